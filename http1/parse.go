@@ -9,6 +9,7 @@ var ErrIncomplete = errors.New("http1: incomplete request head")
 // Rejections. Each is a shared value, so returning one allocates nothing.
 var (
 	errBareCR            = &Error{400, "bare CR in request head"}
+	errMixedLineEnds     = &Error{400, "bare LF and CRLF line ends mixed in one head"}
 	errControlInLine     = &Error{400, "control character in request line"}
 	errControlInField    = &Error{400, "control character in header field"}
 	errMethod            = &Error{400, "invalid method"}
@@ -44,6 +45,7 @@ type Parser struct {
 
 	started   bool // a head is in progress: r holds its request line
 	inHeaders bool // the request line is done
+	bareLF    bool // the request line ended in a bare LF
 	line      int  // start of the line being parsed
 	scan      int  // where the search for that line's end resumes
 }
@@ -101,8 +103,15 @@ func (p *Parser) Parse(buf []byte, r *Request) (int, error) {
 				p.Reset()
 				return 0, err
 			}
-			p.inHeaders = true
+			p.inHeaders, p.bareLF = true, next == end+1
 			continue
+		}
+		if p.bareLF != (next == end+1) {
+			// RFC 9112 §2.2 lets a bare LF end a line, but a head that
+			// mixes it with CRLF is how a field is smuggled past a proxy
+			// that reads the bare LF as part of a value: refuse the mix.
+			p.Reset()
+			return 0, errMixedLineEnds
 		}
 		if end == start {
 			p.Reset()

@@ -1,5 +1,7 @@
 package http1
 
+import "strings"
+
 var errPercent = &Error{400, "invalid percent-encoding in request-target"}
 
 // splitTarget classifies the request-target (RFC 9112 §3.2) and splits its
@@ -27,7 +29,7 @@ func (r *Request) splitTarget(buf []byte) error {
 		r.Form = FormAsterisk
 	case connect:
 		// §3.2.3: CONNECT takes authority-form, host ":" port.
-		if !isAuthorityForm(target) {
+		if !isAuthority(target, true) {
 			return errAuthority
 		}
 		r.Form = FormAuthority
@@ -41,8 +43,8 @@ func (r *Request) splitTarget(buf []byte) error {
 		for pathStart < start+len(target) && buf[pathStart] != '/' && buf[pathStart] != '?' {
 			pathStart++
 		}
-		if pathStart == start+n+3 {
-			return errTarget // empty authority
+		if !isAuthority(buf[start+n+3:pathStart], false) {
+			return errTarget
 		}
 		r.Form = FormAbsolute
 		r.splitPathQuery(pathStart, start+len(target), buf)
@@ -80,28 +82,62 @@ func schemeLength(b []byte) int {
 	return i
 }
 
-// isAuthorityForm accepts uri-host ":" port with a non-empty host, no
-// userinfo and no path.
-func isAuthorityForm(b []byte) bool {
-	colon := -1
-	for i, c := range b {
-		switch c {
-		case '/', '?', '@':
+// isAuthority accepts host [":" port] (RFC 3986 §3.2), the port required
+// when needPort. The host is an IP-literal in brackets or a reg-name.
+// Userinfo is refused: RFC 9110 §4.2.4 has recipients treat it as an error.
+func isAuthority(b []byte, needPort bool) bool {
+	host := b
+	port := []byte(nil)
+	if len(b) > 0 && b[0] == '[' {
+		end := 1
+		for end < len(b) && b[end] != ']' {
+			if !(isHexDigit(b[end]) || b[end] == ':' || b[end] == '.') {
+				return false
+			}
+			end++
+		}
+		if end == len(b) || end == 1 {
 			return false
-		case ':':
-			colon = i
+		}
+		host, port = b[:end+1], b[end+1:]
+		if len(port) > 0 && port[0] != ':' {
+			return false
+		}
+	} else {
+		for i, c := range b {
+			if c == ':' {
+				host, port = b[:i], b[i:]
+				break
+			}
+			if !isRegNameByte(c) {
+				return false
+			}
 		}
 	}
-	if colon <= 0 || colon == len(b)-1 {
+	if len(host) == 0 {
 		return false
 	}
-	for _, c := range b[colon+1:] {
+	if len(port) == 0 {
+		return !needPort
+	}
+	if len(port) == 1 {
+		return false
+	}
+	for _, c := range port[1:] {
 		if !isDigit(c) {
 			return false
 		}
 	}
 	return true
 }
+
+// isRegNameByte: unreserved, pct-encoded's '%', or sub-delims (RFC 3986 §3.2.2).
+func isRegNameByte(c byte) bool {
+	l := lowerTable[c]
+	return l >= 'a' && l <= 'z' || isDigit(c) || strings.IndexByte("-._~%!$&'()*+,;=", c) >= 0
+}
+
+func isHexDigit(c byte) bool { return unhex(c) < 16 }
 
 // DecodePath appends the percent-decoded form of src (RFC 3986 §2.1) to
 // dst and returns it. A '%' not followed by two hex digits is a 400. '+'
