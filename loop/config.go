@@ -1,0 +1,86 @@
+package loop
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/m0serve/m0serve/http1"
+)
+
+// Config is what a Loop needs. Zero durations and sizes take the defaults
+// below.
+type Config struct {
+	// NewBackend creates the I/O backend. It is called on the loop's own
+	// locked OS thread, so a ring set up with SINGLE_ISSUER is submitted
+	// to from the thread that created it.
+	NewBackend func() (Backend, error)
+	// ListenFD is the listening socket (non-blocking).
+	ListenFD int
+
+	Handler Handler
+	// Jobs receives the requests Handler defers; nil makes a deferral a
+	// 500 (no handler threads).
+	Jobs *JobQueue
+
+	MaxConnections   int
+	HeaderTimeout    time.Duration // a request head must complete within this (408)
+	KeepAliveTimeout time.Duration // idle time between requests before a silent close
+	BodyTimeout      time.Duration // longest stall while a request body is read
+	MaxBodySize      int64         // 413 beyond it; 0: DefaultMaxBodySize, <0: no limit
+	Limits           http1.Limits
+	// Server is the Server field value; nil sends none.
+	Server []byte
+
+	// Logf reports conditions worth an operator's attention; nil discards.
+	Logf func(format string, args ...any)
+	// OnStart is called on the loop thread once the backend is up, with
+	// its description.
+	OnStart func(backendName string)
+}
+
+// Defaults.
+const (
+	DefaultMaxConnections   = 10000
+	DefaultHeaderTimeout    = 30 * time.Second
+	DefaultKeepAliveTimeout = 5 * time.Second
+	DefaultBodyTimeout      = 30 * time.Second
+	DefaultMaxBodySize      = 1 << 30
+)
+
+func (c *Config) applyDefaults() error {
+	if c.NewBackend == nil {
+		return errors.New("loop: Config.NewBackend is nil")
+	}
+	if c.Handler == nil {
+		return errors.New("loop: Config.Handler is nil")
+	}
+	if c.MaxConnections == 0 {
+		c.MaxConnections = DefaultMaxConnections
+	}
+	if c.MaxConnections < 1 {
+		return fmt.Errorf("loop: MaxConnections %d: must be at least 1", c.MaxConnections)
+	}
+	if c.HeaderTimeout == 0 {
+		c.HeaderTimeout = DefaultHeaderTimeout
+	}
+	if c.KeepAliveTimeout == 0 {
+		c.KeepAliveTimeout = DefaultKeepAliveTimeout
+	}
+	if c.BodyTimeout == 0 {
+		c.BodyTimeout = DefaultBodyTimeout
+	}
+	if c.MaxBodySize == 0 {
+		c.MaxBodySize = DefaultMaxBodySize
+	}
+	if c.Limits.MaxHeadBytes <= 0 {
+		c.Limits.MaxHeadBytes = http1.DefaultLimits.MaxHeadBytes
+	}
+	if c.Limits.MaxFields <= 0 {
+		c.Limits.MaxFields = http1.DefaultLimits.MaxFields
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+	return nil
+}

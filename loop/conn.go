@@ -1,0 +1,230 @@
+package loop
+
+import (
+	"github.com/m0serve/m0serve/http1"
+)
+
+// sendHighWater stops parsing further pipelined requests on a connection
+// until what is already answered has been sent.
+const sendHighWater = 64 << 10
+
+// continue100 is the interim response to "Expect: 100-continue" (RFC 9110
+// §10.1.1), sent when a handler first reads the body.
+const continue100 = "HTTP/1.1 100 Continue\r\n\r\n"
+
+// advance moves a connection forward as far as the bytes and job state at
+// hand allow: every complete pipelined request in the buffer is answered
+// in order (RFC 9112 §9.3), and their responses gather in one send buffer.
+func (l *Loop) advance(s *slot) {
+	for s.open && !s.closing && !s.closeAfter && !s.sending {
+		var more bool
+		switch s.state {
+		case stateHead:
+			more = l.readHead(s)
+		case stateJob:
+			more = l.serviceJob(s)
+		case stateDiscard:
+			more = l.discardBody(s)
+		}
+		if !more {
+			return
+		}
+	}
+}
+
+// readHead parses the next request head in the input and dispatches it.
+// It reports whether the connection can go on at once.
+func (l *Loop) readHead(s *slot) bool {
+	in := s.input()
+	if len(in) == 0 {
+		if s.peerEOF || l.draining || !s.keepAlive {
+			s.closeAfter = true
+			return false
+		}
+		if s.deadlineKind == deadlineNone {
+			s.deadline, s.deadlineKind = l.now+int64(l.cfg.KeepAliveTimeout), deadlineIdle
+		}
+		s.recvWanted = true
+		return false
+	}
+	if len(s.send) >= sendHighWater {
+		return false
+	}
+	n, err := s.parser.Parse(in, &s.req)
+	if err == http1.ErrIncomplete {
+		if s.peerEOF {
+			// A partial head and no more to come: nothing to answer.
+			s.closeAfter = true
+			return false
+		}
+		if s.deadlineKind != deadlineHeader {
+			s.deadline, s.deadlineKind = l.now+int64(l.cfg.HeaderTimeout), deadlineHeader
+		}
+		s.recvWanted = true
+		return false
+	}
+	if err != nil {
+		if perr, ok := err.(*http1.Error); ok {
+			l.writeError(s, perr.Status, perr.Reason)
+		} else {
+			l.writeError(s, 400, "bad request")
+		}
+		return false
+	}
+	l.dispatch(s, in[:n])
+	return true
+}
+
+// dispatch hands one parsed request to the handler.
+func (l *Loop) dispatch(s *slot, head []byte) {
+	req := &s.req
+	s.deadline, s.deadlineKind = 0, deadlineNone
+	s.keepAlive = req.KeepAlive && !l.draining
+	s.bodyRead = 0
+	s.bodyChunked = req.Chunked
+	if req.Chunked {
+		s.chunked.Reset()
+		s.bodyRemaining = 0
+	} else {
+		s.bodyRemaining = max(req.ContentLength, 0)
+	}
+	if l.cfg.MaxBodySize >= 0 && req.ContentLength > l.cfg.MaxBodySize {
+		l.writeError(s, 413, "request body too large")
+		return
+	}
+	l.request.Request, l.request.slot = req, s
+	l.writer.reset(s, req)
+	l.cfg.Handler.ServeInline(&l.request, &l.writer)
+	l.request.Request, l.request.slot = nil, nil
+	if l.writer.deferred {
+		if l.cfg.Jobs == nil {
+			l.writeError(s, 500, "no handler threads for a deferred request")
+			return
+		}
+		l.startJob(s, head)
+		return
+	}
+	if !l.writer.responded {
+		l.writeError(s, 500, "handler wrote no response")
+		return
+	}
+	s.consume(len(head))
+	if req.HasBody() {
+		s.state = stateDiscard
+	}
+}
+
+// writeResponse encodes an inline handler's whole response.
+func (l *Loop) writeResponse(s *slot, req *http1.Request, status int, fields, body []byte) {
+	// An inline handler never reads the body; a client waiting for 100
+	// (Continue) may or may not send it, so the connection cannot be
+	// reused (RFC 9110 §10.1.1).
+	close := !s.keepAlive || req.Expect100 && req.HasBody()
+	head := http1.ResponseHead{
+		Status:        status,
+		Version:       req.Version,
+		ContentLength: int64(len(body)),
+		Close:         close,
+		KeepAlive10:   !close && req.Version == http1.Version10,
+		HeadRequest:   req.MethodIs("HEAD"),
+		Server:        l.cfg.Server,
+	}
+	if s.send == nil {
+		s.send = l.buffers.getSend()
+	}
+	s.send = http1.AppendStatusLine(s.send, status)
+	s.send = append(s.send, fields...)
+	var mode http1.BodyMode
+	s.send, mode = http1.AppendFraming(s.send, &head, &l.date)
+	if mode == http1.BodyLength || mode == http1.BodyUntilClose {
+		s.send = append(s.send, body...)
+	}
+	if close || mode == http1.BodyUntilClose {
+		s.closeAfter = true
+	}
+}
+
+// writeError answers with status and a short plain-text reason, then
+// closes: after a rejected request the framing of what follows cannot be
+// trusted.
+func (l *Loop) writeError(s *slot, status int, reason string) {
+	if s.job != nil {
+		j := s.job
+		s.job = nil
+		l.detachJob(j, ErrAborted)
+	}
+	if s.send == nil {
+		s.send = l.buffers.getSend()
+	}
+	head := http1.ResponseHead{
+		Status:        status,
+		Version:       http1.Version11,
+		ContentLength: int64(len(reason) + 1),
+		Close:         true,
+		Server:        l.cfg.Server,
+	}
+	s.send = http1.AppendStatusLine(s.send, status)
+	s.send, _ = http1.AppendFieldString(s.send, "Content-Type", "text/plain; charset=utf-8")
+	s.send, _ = http1.AppendFraming(s.send, &head, &l.date)
+	s.send = append(s.send, reason...)
+	s.send = append(s.send, '\n')
+	s.closeAfter = true
+	s.deadline, s.deadlineKind = 0, deadlineNone
+}
+
+// discardBody reads and drops the rest of a request body whose response is
+// done, so the next request on the connection can be read.
+func (l *Loop) discardBody(s *slot) bool {
+	for {
+		in := s.input()
+		if s.bodyChunked {
+			if len(in) == 0 {
+				return l.waitBody(s)
+			}
+			data, consumed, done, err := s.chunked.Decode(in)
+			if err != nil {
+				s.closeAfter = true
+				return false
+			}
+			s.consume(consumed)
+			s.bodyRead += int64(len(data))
+			if done {
+				break
+			}
+			if consumed == 0 {
+				return l.waitBody(s)
+			}
+		} else {
+			if s.bodyRemaining == 0 {
+				break
+			}
+			if len(in) == 0 {
+				return l.waitBody(s)
+			}
+			n := int(min(int64(len(in)), s.bodyRemaining))
+			s.consume(n)
+			s.bodyRemaining -= int64(n)
+			s.bodyRead += int64(n)
+		}
+		if l.cfg.MaxBodySize >= 0 && s.bodyRead > l.cfg.MaxBodySize {
+			s.closeAfter = true
+			return false
+		}
+	}
+	s.state = stateHead
+	s.deadline, s.deadlineKind = 0, deadlineNone
+	return true
+}
+
+// waitBody asks for more body bytes and arms the body stall deadline.
+func (l *Loop) waitBody(s *slot) bool {
+	if s.peerEOF {
+		s.closeAfter = true
+		return false
+	}
+	if s.deadlineKind != deadlineBody {
+		s.deadline, s.deadlineKind = l.now+int64(l.cfg.BodyTimeout), deadlineBody
+	}
+	s.recvWanted = true
+	return false
+}

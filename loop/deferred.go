@@ -1,0 +1,304 @@
+package loop
+
+import (
+	"github.com/m0serve/m0serve/http1"
+)
+
+// startJob hands the request just parsed to the JobQueue. The head is
+// copied into the job (the receive buffer moves on) and the parsed request
+// is swapped into it, so neither side allocates.
+func (l *Loop) startJob(s *slot, head []byte) {
+	j := l.getJob()
+	j.Head = append(j.Head[:0], head...)
+	s.req, j.Request = j.Request, s.req
+	j.Request.Rebase(j.Head)
+	j.RemoteAddr = s.remoteAddr()
+	j.slot, j.gen = s.index, s.gen
+	j.expect100 = j.Request.Expect100 && j.Request.HasBody()
+	j.bodyDone = !j.Request.HasBody()
+	s.consume(len(head))
+	s.job = j
+	s.state = stateJob
+	if len(l.heldJobs) > 0 || !l.cfg.Jobs.push(j) {
+		l.heldJobs = append(l.heldJobs, j)
+	}
+}
+
+func (l *Loop) getJob() *Job {
+	var j *Job
+	if n := len(l.freeJobs); n > 0 {
+		j = l.freeJobs[n-1]
+		l.freeJobs[n-1] = nil
+		l.freeJobs = l.freeJobs[:n-1]
+	} else {
+		j = &Job{loop: l}
+		j.cond.L = &j.mu
+	}
+	j.reset()
+	return j
+}
+
+// releaseJob takes back a job both sides are done with. slot 0 marks it
+// released, so a stale note for it still in the ring is ignored.
+func (l *Loop) releaseJob(j *Job) {
+	j.slot, j.gen, j.detached = 0, 0, false
+	if cap(j.inbox) > 4*inboxLimit {
+		j.inbox = nil
+	}
+	if cap(j.outbox) > 4*outboxLimit {
+		j.outbox = nil
+	}
+	l.freeJobs = append(l.freeJobs, j)
+}
+
+// detachJob cuts a job off its connection: the handler's Read and Write
+// now fail with err, and the job is released once the handler finishes.
+func (l *Loop) detachJob(j *Job, err error) {
+	j.mu.Lock()
+	j.detached = true
+	if !j.finished {
+		j.aborted = true
+		if j.bodyErr == nil && err != ErrAborted {
+			j.bodyErr = err
+		}
+	}
+	finished := j.finished
+	j.cond.Broadcast()
+	j.mu.Unlock()
+	if finished {
+		l.releaseJob(j)
+	}
+}
+
+// drainNotes handles every job that posted news since the last pass.
+func (l *Loop) drainNotes() {
+	for {
+		j, ok := l.notes.pop()
+		if !ok {
+			return
+		}
+		j.mu.Lock()
+		j.queued = false
+		detached, finished := j.detached, j.finished
+		j.mu.Unlock()
+		if detached {
+			if finished {
+				l.releaseJob(j)
+			}
+			continue
+		}
+		if j.slot == 0 || int(j.slot) >= len(l.slots) {
+			continue
+		}
+		s := l.slots[j.slot]
+		if s == nil || s.gen != j.gen || s.job != j {
+			continue
+		}
+		l.advance(s)
+		l.touch(s)
+	}
+}
+
+// pushHeldJobs retries, in order, jobs a full JobQueue refused.
+func (l *Loop) pushHeldJobs() {
+	n := 0
+	for n < len(l.heldJobs) {
+		j := l.heldJobs[n]
+		if j.detached {
+			// Its connection is gone and no handler has seen it.
+			j.mu.Lock()
+			j.finished = true
+			j.mu.Unlock()
+			l.releaseJob(j)
+		} else if !l.cfg.Jobs.push(j) {
+			break
+		}
+		l.heldJobs[n] = nil
+		n++
+	}
+	if n > 0 {
+		rest := copy(l.heldJobs, l.heldJobs[n:])
+		l.heldJobs = l.heldJobs[:rest]
+	}
+}
+
+// serviceJob moves data between a connection and its deferred job: body
+// bytes in, response bytes out. It reports whether the job is over and the
+// connection can go on to its next request.
+func (l *Loop) serviceJob(s *slot) bool {
+	j := s.job
+	j.mu.Lock()
+	if j.aborted {
+		// The handler gave up (the loop's own aborts detach first).
+		if !j.headWritten {
+			j.mu.Unlock()
+			l.writeError(s, 500, "handler aborted")
+			return false
+		}
+		s.job = nil
+		j.detached = true
+		finished := j.finished
+		j.cond.Broadcast()
+		j.mu.Unlock()
+		if finished {
+			l.releaseJob(j)
+		}
+		s.closeAfter = true
+		return false
+	}
+	if s.send == nil {
+		s.send = l.buffers.getSend()
+	}
+	if j.expect100 && j.wantBody && !j.sent100 && !j.headPosted {
+		s.send = append(s.send, continue100...)
+		j.sent100 = true
+	}
+	if !j.bodyDone && (!j.expect100 || j.sent100) {
+		if !l.deliverBody(s, j) {
+			return false // deliverBody answered an error and released the lock
+		}
+	}
+	if j.headPosted && !j.headWritten {
+		l.writeJobHead(s, j)
+	}
+	if j.headWritten && len(j.outbox) > 0 {
+		switch j.mode {
+		case http1.BodyChunked:
+			s.send = http1.AppendChunk(s.send, j.outbox)
+		case http1.BodyLength, http1.BodyUntilClose:
+			s.send = append(s.send, j.outbox...)
+		}
+		j.outbox = j.outbox[:0]
+		j.cond.Broadcast()
+	}
+	if !j.finished {
+		j.mu.Unlock()
+		return false
+	}
+	if j.mode == http1.BodyChunked {
+		s.send, _ = http1.AppendLastChunk(s.send)
+	}
+	if j.mode == http1.BodyUntilClose {
+		s.keepAlive = false
+	}
+	bodyDone, skipped100 := j.bodyDone, j.expect100 && !j.sent100
+	s.job = nil
+	j.mu.Unlock()
+	l.releaseJob(j)
+	switch {
+	case !s.keepAlive, !bodyDone && skipped100:
+		s.closeAfter = true
+		return false
+	case !bodyDone:
+		s.state = stateDiscard
+	default:
+		s.state = stateHead
+	}
+	s.deadline, s.deadlineKind = 0, deadlineNone
+	return true
+}
+
+// writeJobHead encodes a deferred response's head. Called with j.mu held.
+func (l *Loop) writeJobHead(s *slot, j *Job) {
+	req := &j.Request
+	// A client still waiting to be asked for its body will not get to
+	// send the next request in a way we can frame: close.
+	close := !s.keepAlive || j.expect100 && !j.sent100 && !j.bodyDone
+	if close {
+		s.keepAlive = false
+	}
+	head := http1.ResponseHead{
+		Status:        j.status,
+		Version:       req.Version,
+		ContentLength: j.contentLength,
+		Close:         close,
+		KeepAlive10:   !close && req.Version == http1.Version10,
+		HeadRequest:   req.MethodIs("HEAD"),
+		Server:        l.cfg.Server,
+	}
+	s.send = http1.AppendStatusLine(s.send, j.status)
+	s.send = append(s.send, j.fields...)
+	s.send, j.mode = http1.AppendFraming(s.send, &head, &l.date)
+	j.headWritten = true
+}
+
+// deliverBody moves request body bytes from the connection's input into
+// the job's inbox, up to the inbox limit. Called with j.mu held; it returns
+// false after releasing the lock when the body was refused (the
+// connection then closes).
+func (l *Loop) deliverBody(s *slot, j *Job) bool {
+	delivered := false
+	for !j.bodyDone {
+		space := inboxLimit - len(j.inbox)
+		if space <= 0 {
+			break // the handler is behind: stop reading until it drains
+		}
+		in := s.input()
+		if len(in) == 0 {
+			l.waitBody(s)
+			break
+		}
+		var n int
+		if s.bodyChunked {
+			// A window a little past the free space bounds the inbox's
+			// overshoot while leaving room for a chunk-size line.
+			window := min(len(in), space+4096+64)
+			data, consumed, done, err := s.chunked.Decode(in[:window])
+			if err == nil && consumed == 0 && !done && window < len(in) {
+				data, consumed, done, err = s.chunked.Decode(in)
+			}
+			if err != nil {
+				status, reason := 400, "malformed chunked body"
+				if perr, ok := err.(*http1.Error); ok {
+					status, reason = perr.Status, perr.Reason
+				}
+				return l.refuseBody(s, j, status, reason, ErrAborted)
+			}
+			j.inbox = append(j.inbox, data...)
+			s.consume(consumed)
+			n = len(data)
+			if done {
+				j.bodyDone = true
+			} else if consumed == 0 {
+				l.waitBody(s)
+				break
+			}
+		} else {
+			n = int(min(int64(len(in)), int64(space), s.bodyRemaining))
+			j.inbox = append(j.inbox, in[:n]...)
+			s.consume(n)
+			s.bodyRemaining -= int64(n)
+			if s.bodyRemaining == 0 {
+				j.bodyDone = true
+			}
+		}
+		s.bodyRead += int64(n)
+		delivered = delivered || n > 0 || j.bodyDone
+		if l.cfg.MaxBodySize >= 0 && s.bodyRead > l.cfg.MaxBodySize {
+			return l.refuseBody(s, j, 413, "request body too large", ErrBodyTooLarge)
+		}
+	}
+	if j.bodyDone {
+		s.deadline, s.deadlineKind = 0, deadlineNone
+	}
+	if delivered {
+		j.cond.Broadcast()
+	}
+	return true
+}
+
+// refuseBody ends a job whose body cannot be accepted: the status is
+// answered when no response has started, and the connection closes.
+// Called with j.mu held; returns with it released.
+func (l *Loop) refuseBody(s *slot, j *Job, status int, reason string, err error) bool {
+	headWritten := j.headWritten
+	j.mu.Unlock()
+	s.job = nil
+	l.detachJob(j, err)
+	if !headWritten {
+		l.writeError(s, status, reason)
+	} else {
+		s.closeAfter = true
+	}
+	return false
+}

@@ -1,0 +1,89 @@
+package loop
+
+import (
+	"net/netip"
+
+	"github.com/m0serve/m0serve/http1"
+)
+
+// Handler answers requests. ServeInline runs on the loop thread for every
+// request and must not block: it either answers through w (the inline
+// shape: native handlers) or calls w.Defer to hand the request to a
+// handler thread through the Config's JobQueue (the deferred shape: the
+// Python bridge, or anything that blocks).
+type Handler interface {
+	ServeInline(req *Request, w *ResponseWriter)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(req *Request, w *ResponseWriter)
+
+// ServeInline calls f.
+func (f HandlerFunc) ServeInline(req *Request, w *ResponseWriter) { f(req, w) }
+
+// Request is the request an inline handler sees. Its spans point into the
+// connection's receive buffer and are valid only during ServeInline. An
+// inline handler does not see the body; one that needs it defers.
+type Request struct {
+	*http1.Request
+	slot *slot
+}
+
+// RemoteAddr returns the client's address (the zero value if unknown).
+func (r *Request) RemoteAddr() netip.AddrPort { return r.slot.remoteAddr() }
+
+// ResponseWriter builds an inline response straight into the connection's
+// send buffer. Add fields with AddHeader, then call Respond once.
+type ResponseWriter struct {
+	loop      *Loop
+	slot      *slot
+	req       *http1.Request
+	fields    []byte
+	responded bool
+	deferred  bool
+}
+
+func (w *ResponseWriter) reset(s *slot, req *http1.Request) {
+	w.slot, w.req = s, req
+	w.fields = w.fields[:0]
+	w.responded, w.deferred = false, false
+}
+
+// AddHeader adds a response field; an invalid name or value is refused
+// (never written). Framing fields are the loop's: do not set them.
+func (w *ResponseWriter) AddHeader(name, value string) error {
+	fields, err := http1.AppendFieldString(w.fields, name, value)
+	if err != nil {
+		return err
+	}
+	w.fields = fields
+	return nil
+}
+
+// AddHeaderBytes is AddHeader for byte slices.
+func (w *ResponseWriter) AddHeaderBytes(name, value []byte) error {
+	fields, err := http1.AppendField(w.fields, name, value)
+	if err != nil {
+		return err
+	}
+	w.fields = fields
+	return nil
+}
+
+// Respond writes the whole response: status, the fields added so far, the
+// framing, and body (left out for HEAD and for statuses without a body).
+func (w *ResponseWriter) Respond(status int, body []byte) {
+	if w.responded || w.deferred {
+		return
+	}
+	w.responded = true
+	w.loop.writeResponse(w.slot, w.req, status, w.fields, body)
+}
+
+// Defer hands the request to the deferred path: a Job on the Config's
+// JobQueue. Nothing may be written through w after it.
+func (w *ResponseWriter) Defer() {
+	if !w.responded {
+		w.deferred = true
+	}
+}

@@ -1,0 +1,241 @@
+package loop
+
+import (
+	"errors"
+	"io"
+	"net/netip"
+	"sync"
+
+	"github.com/m0serve/m0serve/http1"
+)
+
+// Errors a deferred handler sees.
+var (
+	// ErrAborted: the connection is gone (client reset, timeout, shutdown
+	// deadline) or the job was aborted; stop working on it and call Finish.
+	ErrAborted = errors.New("loop: request aborted")
+	// ErrBodyTooLarge: the request body passed --max-body-size. The loop
+	// has answered 413 itself when no response had started.
+	ErrBodyTooLarge = errors.New("loop: request body too large")
+	// ErrHeadWritten: a header change after the response head was posted.
+	ErrHeadWritten = errors.New("loop: response head already written")
+)
+
+// Flow-control sizes of a deferred job. The body inbox bounds how far the
+// loop reads ahead of the handler; the outbox bounds how far a handler
+// writes ahead of the socket (a full outbox blocks Write).
+const (
+	inboxLimit  = 64 << 10
+	outboxLimit = 64 << 10
+)
+
+// Job is one request handed off by the loop to a handler thread: the
+// deferred handler shape. A handler takes it from a JobQueue, reads the
+// request (Request, Head, RemoteAddr are its own copies), streams the body
+// with Read, answers with SetHeader/WriteHeader/Write and ends with Finish
+// or Abort. After Finish or Abort the job belongs to the loop again and
+// must not be touched.
+//
+// Read blocks while the loop receives more body; Write blocks while the
+// response outbox is full (back-pressure from a slow client). Neither holds
+// anything the loop needs, so the loop never waits for a handler.
+type Job struct {
+	// Request is the parsed head; its spans point into Head.
+	Request http1.Request
+	// Head is a copy of the request head's bytes.
+	Head []byte
+	// RemoteAddr is the client's address (the zero value if unknown).
+	RemoteAddr netip.AddrPort
+
+	loop *Loop
+
+	mu   sync.Mutex
+	cond sync.Cond
+
+	// Body, filled by the loop and drained by Read.
+	inbox     []byte
+	inboxRead int
+	bodyDone  bool
+	bodyErr   error
+	wantBody  bool
+
+	// Response, filled by the handler and drained by the loop.
+	status        int
+	contentLength int64
+	fields        []byte
+	headPosted    bool
+	outbox        []byte
+	finished      bool
+	aborted       bool
+
+	// queued: the job sits in the loop's notification ring (at most once).
+	queued bool
+
+	// Loop-side state, touched only by the loop thread.
+	slot        uint32
+	gen         uint32
+	detached    bool // the connection is gone; release once finished
+	headWritten bool
+	mode        http1.BodyMode
+	expect100   bool
+	sent100     bool
+}
+
+func (j *Job) reset() {
+	j.inbox = j.inbox[:0]
+	j.inboxRead = 0
+	j.bodyDone, j.bodyErr, j.wantBody = false, nil, false
+	j.status, j.contentLength = 0, -1
+	j.fields = j.fields[:0]
+	j.outbox = j.outbox[:0]
+	j.headPosted, j.finished, j.aborted = false, false, false
+	j.detached, j.headWritten, j.expect100, j.sent100 = false, false, false, false
+	j.mode = http1.BodyNone
+	j.RemoteAddr = netip.AddrPort{}
+}
+
+// notify tells the loop this job has news (body wanted or drained, output
+// ready, finished). Called with j.mu held; the job enters the loop's ring
+// at most once until the loop takes it.
+func (j *Job) notify() {
+	if j.queued {
+		return
+	}
+	j.queued = true
+	j.loop.post(j)
+}
+
+// Read reads request body bytes. It returns io.EOF after the last byte,
+// ErrBodyTooLarge past --max-body-size, ErrAborted when the connection is
+// gone. The first Read is what sends "100 Continue" to a client that
+// asked for it.
+func (j *Job) Read(p []byte) (int, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.wantBody {
+		j.wantBody = true
+		j.notify()
+	}
+	for {
+		if j.inboxRead < len(j.inbox) {
+			if len(p) == 0 {
+				return 0, nil
+			}
+			wasFull := len(j.inbox) >= inboxLimit
+			n := copy(p, j.inbox[j.inboxRead:])
+			j.inboxRead += n
+			if j.inboxRead == len(j.inbox) {
+				j.inbox = j.inbox[:0]
+				j.inboxRead = 0
+				if wasFull || !j.bodyDone {
+					// The loop stops reading when the inbox is full; say
+					// there is room again.
+					j.notify()
+				}
+			}
+			return n, nil
+		}
+		switch {
+		case j.bodyErr != nil:
+			return 0, j.bodyErr
+		case j.aborted:
+			return 0, ErrAborted
+		case j.bodyDone:
+			return 0, io.EOF
+		}
+		j.cond.Wait()
+	}
+}
+
+// SetHeader adds a response header field. Framing fields (Content-Length,
+// Transfer-Encoding, Connection, Date) are the loop's: do not set them.
+func (j *Job) SetHeader(name, value string) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.headPosted {
+		return ErrHeadWritten
+	}
+	fields, err := http1.AppendFieldString(j.fields, name, value)
+	if err != nil {
+		return err
+	}
+	j.fields = fields
+	return nil
+}
+
+// WriteHeader posts the response head: status, and the body length if
+// known (-1: unknown, sent chunked to HTTP/1.1 clients).
+func (j *Job) WriteHeader(status int, contentLength int64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.writeHeaderLocked(status, contentLength)
+}
+
+func (j *Job) writeHeaderLocked(status int, contentLength int64) error {
+	if j.aborted {
+		if j.bodyErr != nil {
+			return j.bodyErr
+		}
+		return ErrAborted
+	}
+	if j.headPosted {
+		return ErrHeadWritten
+	}
+	j.status, j.contentLength, j.headPosted = status, contentLength, true
+	j.notify()
+	return nil
+}
+
+// Write appends body bytes to the response, posting a 200 head with an
+// unknown length first if none was posted. It blocks while the outbox is
+// full.
+func (j *Job) Write(p []byte) (int, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.headPosted {
+		if err := j.writeHeaderLocked(200, -1); err != nil {
+			return 0, err
+		}
+	}
+	written := 0
+	for len(p) > 0 {
+		if j.aborted {
+			return written, ErrAborted
+		}
+		room := outboxLimit - len(j.outbox)
+		if room <= 0 {
+			j.cond.Wait()
+			continue
+		}
+		n := min(room, len(p))
+		j.outbox = append(j.outbox, p[:n]...)
+		p = p[n:]
+		written += n
+		j.notify()
+	}
+	return written, nil
+}
+
+// Finish ends the response. A job finished without a posted head answers
+// 200 with an empty body.
+func (j *Job) Finish() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var err error
+	if !j.headPosted && !j.aborted {
+		err = j.writeHeaderLocked(200, 0)
+	}
+	j.finished = true
+	j.notify()
+	return err
+}
+
+// Abort ends the job without completing the response: the connection
+// closes (after a 500 when no head was posted yet).
+func (j *Job) Abort() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.aborted = true
+	j.finished = true
+	j.notify()
+}

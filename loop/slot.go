@@ -1,0 +1,121 @@
+package loop
+
+import (
+	"net/netip"
+
+	"github.com/m0serve/m0serve/http1"
+	"golang.org/x/sys/unix"
+)
+
+// connState is where a connection stands in its request cycle.
+type connState uint8
+
+const (
+	// stateHead: reading a request head (or idle between requests).
+	stateHead connState = iota
+	// stateJob: a deferred handler owns the request; its body streams to
+	// it and its response streams back.
+	stateJob
+	// stateDiscard: the response is done but the request body is not:
+	// read and drop it before the next request.
+	stateDiscard
+)
+
+// deadlineKind says what a slot's deadline is waiting for.
+type deadlineKind uint8
+
+const (
+	deadlineNone deadlineKind = iota
+	deadlineHeader
+	deadlineIdle
+	deadlineBody
+)
+
+// slot is one connection. Slots are recycled; gen tells a completion for an
+// earlier connection in the same slot from one for this connection.
+type slot struct {
+	index uint32
+	gen   uint32
+	fd    int
+	open  bool // a connection occupies the slot
+
+	state  connState
+	parser http1.Parser
+	req    http1.Request
+	job    *Job
+
+	// Receive side. Bytes not yet consumed are recv[recvStart:recvEnd],
+	// unless provided holds a backend buffer being parsed in place.
+	recv        []byte
+	recvStart   int
+	recvEnd     int
+	provided    []byte
+	recvPending bool // a receive is queued or a multishot receive is armed
+	recvOwnBuf  bool // the pending receive writes into recv
+	recvWanted  bool // the slot needs bytes: queue a receive at the end of the pass
+	peerEOF     bool
+
+	// Send side. send is the buffer responses are written into; while
+	// sending, the backend owns it.
+	send    []byte
+	sending bool
+
+	// Body framing of the request being read.
+	bodyChunked   bool
+	bodyRemaining int64 // Content-Length bytes still to come
+	bodyRead      int64
+	chunked       http1.ChunkedDecoder
+
+	keepAlive  bool
+	closeAfter bool // close once everything queued is sent
+	closing    bool // QueueClose issued; waiting for OpClose
+	closed     bool // OpClose arrived
+
+	deadline     int64 // unix nanoseconds; 0: none
+	deadlineKind deadlineKind
+
+	touched bool // on the loop's list of slots to flush this pass
+
+	remote      netip.AddrPort
+	remoteKnown bool
+}
+
+// input returns the bytes received and not yet consumed.
+func (s *slot) input() []byte {
+	if s.provided != nil {
+		return s.provided
+	}
+	return s.recv[s.recvStart:s.recvEnd]
+}
+
+// consume drops n bytes from the front of the input.
+func (s *slot) consume(n int) {
+	if s.provided != nil {
+		s.provided = s.provided[n:]
+		return
+	}
+	s.recvStart += n
+	if s.recvStart == s.recvEnd && !s.recvOwnBuf {
+		s.recvStart, s.recvEnd = 0, 0
+	}
+}
+
+// remoteAddr returns the peer address, asking the kernel once per
+// connection and only when someone wants it.
+func (s *slot) remoteAddr() netip.AddrPort {
+	if s.remoteKnown {
+		return s.remote
+	}
+	s.remoteKnown = true
+	sa, err := unix.Getpeername(s.fd)
+	if err != nil {
+		return s.remote
+	}
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		s.remote = netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port))
+	case *unix.SockaddrInet6:
+		s.remote = netip.AddrPortFrom(netip.AddrFrom16(a.Addr).Unmap(), uint16(a.Port))
+	}
+	return s.remote
+}
