@@ -1,0 +1,3 @@
+module github.com/m0serve/m0serve/bench
+
+go 1.26.0

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+)
+
+// Arm is one server under test, held as data: a name, a command line and
+// an environment. The native arms (m0serve, fasthttp, net/http, the C
+// floor) are built in; arms for Python servers (uvicorn, gunicorn, uWSGI,
+// m0serve running a WSGI or ASGI app) are entries of the same shape, read
+// from a JSON file with -extra-arms, so adding one needs no code.
+type Arm struct {
+	Name string `json:"name"`
+	// Kind groups rows in the table: "native", "wsgi" or "asgi".
+	Kind string `json:"kind"`
+	// Command is the argv; "{host}", "{port}" and "{addr}" (host:port) in
+	// any argument are replaced by where the harness wants it to listen.
+	Command []string `json:"command"`
+	// Env entries (KEY=VALUE) are added to the harness's own environment.
+	Env []string `json:"env,omitempty"`
+	// Dir is the working directory; empty means the repository root.
+	Dir string `json:"dir,omitempty"`
+	// Peer marks an arm every row is compared against in the table.
+	Peer bool `json:"peer,omitempty"`
+	// Requires lists files (a path containing "/") or executables (looked
+	// up on PATH) that must exist; when one is missing the arm is skipped,
+	// not failed.
+	Requires []string `json:"requires,omitempty"`
+	// SkipReason, when set, says why the arm is not measured.
+	SkipReason string `json:"skip_reason,omitempty"`
+}
+
+// Argv is the command line with the listen address filled in.
+func (a Arm) Argv(host string, port int) []string {
+	addr := host + ":" + strconv.Itoa(port)
+	replacer := strings.NewReplacer("{host}", host, "{port}", strconv.Itoa(port), "{addr}", addr)
+	argv := make([]string, len(a.Command))
+	for i, arg := range a.Command {
+		argv[i] = replacer.Replace(arg)
+	}
+	return argv
+}
+
+// Missing names the first requirement that is not there, or "" when all
+// are (the command's own executable counts as a requirement).
+func (a Arm) Missing(root string) string {
+	if len(a.Command) == 0 {
+		return "no command"
+	}
+	needs := append([]string{a.Command[0]}, a.Requires...)
+	for _, need := range needs {
+		if strings.Contains(need, "/") {
+			path := need
+			if !strings.HasPrefix(path, "/") {
+				path = root + "/" + path
+			}
+			if _, err := os.Stat(path); err != nil {
+				return need + " not found"
+			}
+			continue
+		}
+		if _, err := exec.LookPath(need); err != nil {
+			return need + " not on PATH"
+		}
+	}
+	return ""
+}
+
+// LoadArms reads a JSON array of arms (the -extra-arms file).
+func LoadArms(path string) ([]Arm, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read arms %s: %w", path, err)
+	}
+	var arms []Arm
+	if err := json.Unmarshal(data, &arms); err != nil {
+		return nil, fmt.Errorf("parse arms %s: %w", path, err)
+	}
+	for i, arm := range arms {
+		if arm.Name == "" || len(arm.Command) == 0 {
+			return nil, fmt.Errorf("arms %s: entry %d needs a name and a command", path, i)
+		}
+		if arms[i].Kind == "" {
+			arms[i].Kind = "native"
+		}
+	}
+	return arms, nil
+}

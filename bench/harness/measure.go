@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// Session holds the running arms of one harness run.
+type Session struct {
+	Root, BenchDir string
+	Host           string
+	ServerCPU      string // taskset list for the servers
+	LoadCPU        string // taskset list for wrk
+	Clock          CPUClock
+	LogDir         string
+	PipelineScript string
+	Log            func(format string, args ...any)
+
+	Records []*ArmRecord
+	servers map[string]*Server
+}
+
+// Start launches every arm that can run, each on its own port from
+// portBase up, and checks its response before anything is measured.
+func (s *Session) Start(arms []Arm, portBase int) {
+	s.servers = map[string]*Server{}
+	port := portBase
+	for _, arm := range arms {
+		record := &ArmRecord{Arm: arm}
+		s.Records = append(s.Records, record)
+		if record.SkipReason == "" {
+			record.SkipReason = arm.Missing(s.Root)
+		}
+		if record.SkipReason != "" {
+			s.Log("skip %s: %s", arm.Name, record.SkipReason)
+			continue
+		}
+		for !portFree(s.Host, port) {
+			port++
+		}
+		record.Port = port
+		port++
+		server, err := startServer(arm, s.Root, s.Host, record.Port, s.ServerCPU,
+			filepath.Join(s.LogDir, arm.Name+".log"))
+		if err != nil {
+			record.Failed = err.Error()
+			s.Log("fail %s: %v", arm.Name, err)
+			continue
+		}
+		if err := server.WaitReady(s.Host, 15*time.Second); err != nil {
+			server.Stop(3 * time.Second)
+			record.Failed = err.Error()
+			s.Log("fail %s: %v", arm.Name, err)
+			continue
+		}
+		parity, err := checkParity(server.Addr(s.Host), 5*time.Second)
+		record.Parity = &parity
+		if err != nil {
+			server.Stop(3 * time.Second)
+			record.Failed = err.Error()
+			s.Log("fail %s: %v", arm.Name, err)
+			continue
+		}
+		s.servers[arm.Name] = server
+		s.Log("ready %s on port %d (pid %d, %d-byte response)", arm.Name, record.Port, server.Pid(), parity.ResponseBytes)
+	}
+}
+
+// Stop ends every server the session started.
+func (s *Session) Stop() {
+	for _, server := range s.servers {
+		server.Stop(3 * time.Second)
+	}
+}
+
+// live is the arms still being measured, in arm order.
+func (s *Session) live() []*ArmRecord {
+	var live []*ArmRecord
+	for _, record := range s.Records {
+		if _, ok := s.servers[record.Name]; ok && record.Failed == "" {
+			live = append(live, record)
+		}
+	}
+	return live
+}
+
+// fail takes an arm out of the measurement for the rest of the run.
+func (s *Session) fail(record *ArmRecord, err error) {
+	record.Failed = err.Error()
+	s.Log("fail %s: %v", record.Name, err)
+	if server, ok := s.servers[record.Name]; ok {
+		server.Stop(3 * time.Second)
+	}
+}
+
+// Measure runs every scenario: a warm-up per arm, then rounds in which the
+// arms take turns (A B C D A B C D ...), so drift in the machine's load
+// lands on every arm rather than on whichever ran last.
+func (s *Session) Measure(ctx context.Context, chosen []Scenario, rounds int, duration, warmup time.Duration) ([]Run, error) {
+	var runs []Run
+	for _, scenario := range chosen {
+		s.Log("scenario %s: %s", scenario.Name, scenario.Describe())
+		for _, record := range s.live() {
+			if _, err := s.runOnce(ctx, scenario, record, warmup); err != nil {
+				if ctx.Err() != nil {
+					return runs, ctx.Err()
+				}
+				s.fail(record, fmt.Errorf("warm-up %s: %w", scenario.Name, err))
+			}
+		}
+		for round := 1; round <= rounds; round++ {
+			for _, record := range s.live() {
+				run, err := s.runOnce(ctx, scenario, record, duration)
+				if err != nil {
+					if ctx.Err() != nil {
+						return runs, ctx.Err()
+					}
+					s.fail(record, fmt.Errorf("%s round %d: %w", scenario.Name, round, err))
+					continue
+				}
+				run.Round = round
+				runs = append(runs, run)
+				s.Log("  %-14s round %d: %9.0f rps  p50 %7.0f µs  p99 %7.0f µs  %6.2f µs/req  %.2f cores%s",
+					record.Name, round, run.RPS, run.P50us, run.P99us, run.CPUusPerRequest, run.Cores, errorNote(run.WrkResult))
+			}
+		}
+	}
+	return runs, nil
+}
+
+// runOnce is one wrk run with the server's CPU time read either side.
+func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRecord, duration time.Duration) (Run, error) {
+	server := s.servers[record.Name]
+	if !server.Alive() {
+		return Run{}, fmt.Errorf("server exited: %s", server.LogTail())
+	}
+	url := "http://" + server.Addr(s.Host) + "/"
+	args := append([]string{"-c", s.LoadCPU, "wrk"}, scenario.WrkArgs(url, duration, s.PipelineScript)...)
+	// wrk stops itself after -d; the context bounds a wrk that hangs.
+	runCtx, cancel := context.WithTimeout(ctx, duration+30*time.Second)
+	defer cancel()
+	before, err := s.Clock.Ticks(server.Pid())
+	if err != nil {
+		return Run{}, err
+	}
+	started := time.Now()
+	out, err := exec.CommandContext(runCtx, "taskset", args...).CombinedOutput()
+	wall := time.Since(started)
+	after, tickErr := s.Clock.Ticks(server.Pid())
+	if err != nil {
+		return Run{}, fmt.Errorf("wrk: %v: %s", err, lastLines(string(out), 3))
+	}
+	if tickErr != nil {
+		return Run{}, tickErr
+	}
+	result, err := parseWrk(string(out))
+	if err != nil {
+		return Run{}, err
+	}
+	if result.Requests == 0 {
+		return Run{}, fmt.Errorf("wrk completed no requests: %s", lastLines(string(out), 3))
+	}
+	ticks := after - before
+	cpu := s.Clock.Microseconds(ticks)
+	return Run{
+		Scenario:        scenario.Name,
+		Arm:             record.Name,
+		WrkResult:       result,
+		CPUTicks:        ticks,
+		CPUusPerRequest: cpu / float64(result.Requests),
+		Cores:           cpu / float64(wall.Microseconds()),
+	}, nil
+}
+
+// errorNote flags a run in which wrk saw errors.
+func errorNote(r WrkResult) string {
+	note := ""
+	if r.SocketErrors != "" {
+		note += "  socket errors: " + r.SocketErrors
+	}
+	if r.Non2xx != 0 {
+		note += fmt.Sprintf("  non-2xx: %d", r.Non2xx)
+	}
+	return note
+}
+
+// logf prints a progress line to stderr.
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "harness: "+format+"\n", args...)
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+)
+
+// helloBody is what every arm must answer; an arm that answers anything
+// else is not measured.
+const helloBody = "Hello, World!"
+
+// Parity is what one GET to an arm returned, kept in the results so
+// differences in response size between arms are on record.
+type Parity struct {
+	Status        int      `json:"status"`
+	ResponseBytes int      `json:"response_bytes"`
+	HeaderOrder   []string `json:"header_order"`
+}
+
+// checkParity sends one GET over a fresh connection and requires status
+// 200 and the hello body.
+func checkParity(addr string, timeout time.Duration) (Parity, error) {
+	var p Parity
+	conn, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return p, fmt.Errorf("parity: dial %s: %w", addr, err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return p, fmt.Errorf("parity: deadline: %w", err)
+	}
+	request := "GET / HTTP/1.1\r\nHost: " + addr + "\r\n\r\n"
+	if _, err := io.WriteString(conn, request); err != nil {
+		return p, fmt.Errorf("parity: send to %s: %w", addr, err)
+	}
+	var raw bytes.Buffer
+	response, err := http.ReadResponse(bufio.NewReader(io.TeeReader(conn, &raw)), nil)
+	if err != nil {
+		return p, fmt.Errorf("parity: read response from %s: %w", addr, err)
+	}
+	body, err := io.ReadAll(response.Body)
+	response.Body.Close()
+	if err != nil {
+		return p, fmt.Errorf("parity: read body from %s: %w", addr, err)
+	}
+	p.Status = response.StatusCode
+	p.ResponseBytes = raw.Len()
+	p.HeaderOrder = headerOrder(raw.Bytes())
+	if response.StatusCode != http.StatusOK {
+		return p, fmt.Errorf("parity: %s answered status %d, want 200", addr, response.StatusCode)
+	}
+	if string(body) != helloBody {
+		return p, fmt.Errorf("parity: %s answered body %q, want %q", addr, body, helloBody)
+	}
+	return p, nil
+}
+
+// headerOrder lists the header names of a raw response in wire order.
+func headerOrder(raw []byte) []string {
+	head, _, _ := bytes.Cut(raw, []byte("\r\n\r\n"))
+	lines := bytes.Split(head, []byte("\r\n"))
+	var names []string
+	for _, line := range lines[1:] {
+		if name, _, ok := bytes.Cut(line, []byte(":")); ok {
+			names = append(names, string(name))
+		}
+	}
+	return names
+}

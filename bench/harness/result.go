@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Result is one harness run as written to bench/results/: where it ran,
+// how, and every round's raw figures, so any table can be recomputed.
+type Result struct {
+	Mode        string            `json:"mode"`
+	Commit      string            `json:"commit"`
+	Dirty       bool              `json:"dirty"`
+	Date        string            `json:"date"`
+	Kernel      string            `json:"kernel"`
+	CPUModel    string            `json:"cpu_model"`
+	CPUs        int               `json:"cpus"`
+	GoVersion   string            `json:"go_version"`
+	WrkVersion  string            `json:"wrk_version"`
+	Peers       map[string]string `json:"peers"`
+	Config      Config            `json:"config"`
+	Arms        []ArmRecord       `json:"arms"`
+	Scenarios   []Scenario        `json:"scenarios"`
+	Runs        []Run             `json:"runs"`
+	Summary     []Summary         `json:"summary"`
+	Syscalls    []SyscallBudget   `json:"syscalls,omitempty"`
+	TicksPerSec float64           `json:"clock_ticks_per_second"`
+}
+
+// Config is how the run was made.
+type Config struct {
+	Rounds    int    `json:"rounds"`
+	Duration  string `json:"duration"`
+	Warmup    string `json:"warmup"`
+	ServerCPU string `json:"server_cpu"`
+	LoadCPU   string `json:"load_cpu"`
+	Host      string `json:"host"`
+}
+
+// ArmRecord is an arm as it was run: its command, port and parity
+// response, or why it was skipped or failed.
+type ArmRecord struct {
+	Arm
+	Port   int     `json:"port,omitempty"`
+	Parity *Parity `json:"parity,omitempty"`
+	// Failed says why an arm that started stopped being measured.
+	Failed string `json:"failed,omitempty"`
+}
+
+// Run is one wrk run against one arm.
+type Run struct {
+	Scenario string `json:"scenario"`
+	Arm      string `json:"arm"`
+	Round    int    `json:"round"`
+	WrkResult
+	CPUTicks uint64 `json:"cpu_ticks"`
+	// CPUusPerRequest is the server's utime+stime over the run divided by
+	// the requests wrk completed.
+	CPUusPerRequest float64 `json:"cpu_us_per_request"`
+	// Cores is the server's CPU time over the wall time of the run: near
+	// 1.0 the server was the bottleneck, well under it the load was.
+	Cores float64 `json:"cores"`
+}
+
+// collectEnvironment fills the fields that say where the run was made.
+func collectEnvironment(r *Result, root, benchDir string) {
+	r.Date = time.Now().UTC().Format(time.RFC3339)
+	r.Commit = commandLine(root, "git", "rev-parse", "HEAD")
+	r.Dirty = commandLine(root, "git", "status", "--porcelain", "--untracked-files=no") != ""
+	r.Kernel = commandLine(root, "uname", "-r")
+	r.CPUModel = cpuModel()
+	r.CPUs = runtime.NumCPU()
+	r.GoVersion = commandLine(root, "go", "env", "GOVERSION")
+	r.WrkVersion = commandLine(root, "wrk", "-v")
+	r.Peers = map[string]string{
+		"fasthttp": moduleVersion(filepath.Join(benchDir, "peers", "go.mod"), "github.com/valyala/fasthttp"),
+		"nethttp":  "net/http of " + r.GoVersion,
+		"floor":    "gcc -O2: " + commandLine(root, "gcc", "--version"),
+	}
+}
+
+// commandLine is the first line of a command's output, or "" on failure
+// (wrk -v exits 1 after printing its version, so output counts even then).
+func commandLine(dir, name string, args ...string) string {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	out, _ := cmd.CombinedOutput()
+	line, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimSpace(line)
+}
+
+// cpuModel is the first "model name" of /proc/cpuinfo.
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	defer f.Close()
+	scanner := bufio.NewScanner(f)
+	for scanner.Scan() {
+		key, value, ok := strings.Cut(scanner.Text(), ":")
+		if ok && strings.TrimSpace(key) == "model name" {
+			return strings.TrimSpace(value)
+		}
+	}
+	return "unknown"
+}
+
+// moduleVersion reads the version a go.mod requires of a module.
+func moduleVersion(goMod, module string) string {
+	data, err := os.ReadFile(goMod)
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(fields) >= 2 && fields[0] == module {
+			return fields[1]
+		}
+	}
+	return "not required in " + goMod
+}
+
+// writeResult writes the JSON next to a .tmp first, so a run that dies
+// mid-write never leaves half a result under a real name.
+func writeResult(dir, prefix string, r *Result) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("results dir: %w", err)
+	}
+	stamp := time.Now().UTC().Format("20060102T150405Z")
+	path := filepath.Join(dir, prefix+"-"+stamp+".json")
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("encode result: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return "", fmt.Errorf("write result: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", fmt.Errorf("rename result: %w", err)
+	}
+	return path, nil
+}

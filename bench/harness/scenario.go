@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Scenario is one load shape wrk puts on every arm.
+type Scenario struct {
+	Name        string `json:"name"`
+	Connections int    `json:"connections"`
+	// Close sends "Connection: close" on every request: a connect, one
+	// request and a close per response, the accept path's cost.
+	Close bool `json:"close,omitempty"`
+	// PipelineDepth > 1 sends that many requests per write (pipeline.lua).
+	PipelineDepth int `json:"pipeline_depth,omitempty"`
+}
+
+// scenarios are the four shapes every run measures.
+var scenarios = []Scenario{
+	{Name: "c16", Connections: 16},
+	{Name: "c256", Connections: 256},
+	{Name: "c16-close", Connections: 16, Close: true},
+	{Name: "c16-pipe16", Connections: 16, PipelineDepth: 16},
+}
+
+// Describe is the scenario in words for the table.
+func (s Scenario) Describe() string {
+	switch {
+	case s.Close:
+		return fmt.Sprintf("%d connections, Connection: close", s.Connections)
+	case s.PipelineDepth > 1:
+		return fmt.Sprintf("%d connections, keep-alive, pipelined depth %d", s.Connections, s.PipelineDepth)
+	default:
+		return fmt.Sprintf("%d connections, keep-alive", s.Connections)
+	}
+}
+
+// WrkArgs is wrk's command line for this scenario: one wrk thread (it has
+// one core to itself), latency percentiles on.
+func (s Scenario) WrkArgs(url string, duration time.Duration, pipelineScript string) []string {
+	args := []string{"-t1", "-c" + strconv.Itoa(s.Connections), "-d" + wrkDuration(duration), "--latency"}
+	if s.Close {
+		args = append(args, "-H", "Connection: close")
+	}
+	if s.PipelineDepth > 1 {
+		args = append(args, "-s", pipelineScript)
+	}
+	args = append(args, url)
+	if s.PipelineDepth > 1 {
+		// wrk passes what follows the URL to the script's init(args).
+		args = append(args, "--", strconv.Itoa(s.PipelineDepth))
+	}
+	return args
+}
+
+// wrkDuration renders d in whole seconds: wrk's -d takes s, m and h only.
+func wrkDuration(d time.Duration) string {
+	seconds := int(d.Round(time.Second) / time.Second)
+	if seconds < 1 {
+		seconds = 1
+	}
+	return strconv.Itoa(seconds) + "s"
+}
+
+// selectScenarios keeps the scenarios named in a comma-separated list
+// (all of them when the list is empty).
+func selectScenarios(list string) ([]Scenario, error) {
+	if list == "" {
+		return scenarios, nil
+	}
+	var chosen []Scenario
+	for _, name := range strings.Split(list, ",") {
+		found := false
+		for _, s := range scenarios {
+			if s.Name == strings.TrimSpace(name) {
+				chosen = append(chosen, s)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown scenario %q (have c16, c256, c16-close, c16-pipe16)", name)
+		}
+	}
+	return chosen, nil
+}

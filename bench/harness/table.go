@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Summary is one arm in one scenario: the median of its rounds.
+type Summary struct {
+	Scenario        string  `json:"scenario"`
+	Arm             string  `json:"arm"`
+	Rounds          int     `json:"rounds"`
+	RPS             float64 `json:"rps"`
+	P50us           float64 `json:"p50_us"`
+	P99us           float64 `json:"p99_us"`
+	CPUusPerRequest float64 `json:"cpu_us_per_request"`
+	Cores           float64 `json:"cores"`
+}
+
+// summarise takes the median of every figure over each arm's rounds in
+// each scenario, in the order the runs were made.
+func summarise(runs []Run) []Summary {
+	type key struct{ scenario, arm string }
+	var order []key
+	grouped := map[key][]Run{}
+	for _, run := range runs {
+		k := key{run.Scenario, run.Arm}
+		if _, seen := grouped[k]; !seen {
+			order = append(order, k)
+		}
+		grouped[k] = append(grouped[k], run)
+	}
+	summaries := make([]Summary, 0, len(order))
+	for _, k := range order {
+		group := grouped[k]
+		pick := func(figure func(Run) float64) float64 {
+			values := make([]float64, len(group))
+			for i, run := range group {
+				values[i] = figure(run)
+			}
+			return median(values)
+		}
+		summaries = append(summaries, Summary{
+			Scenario:        k.scenario,
+			Arm:             k.arm,
+			Rounds:          len(group),
+			RPS:             pick(func(r Run) float64 { return r.RPS }),
+			P50us:           pick(func(r Run) float64 { return r.P50us }),
+			P99us:           pick(func(r Run) float64 { return r.P99us }),
+			CPUusPerRequest: pick(func(r Run) float64 { return r.CPUusPerRequest }),
+			Cores:           pick(func(r Run) float64 { return r.Cores }),
+		})
+	}
+	return summaries
+}
+
+// median of an even count is the mean of the middle two.
+func median(values []float64) float64 {
+	if len(values) == 0 {
+		return 0
+	}
+	sorted := append([]float64(nil), values...)
+	sort.Float64s(sorted)
+	middle := len(sorted) / 2
+	if len(sorted)%2 == 1 {
+		return sorted[middle]
+	}
+	return (sorted[middle-1] + sorted[middle]) / 2
+}
+
+// ratio is a/b, or 0 when b is 0 (a peer with no figure).
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// printTable writes, per scenario, a row per arm with its medians and its
+// ratio to each peer: rps× above 1 is faster than the peer, cpu× below 1
+// is cheaper per request. Skipped and failed arms are listed after.
+func printTable(w io.Writer, chosen []Scenario, records []*ArmRecord, summaries []Summary) {
+	var peers []string
+	for _, record := range records {
+		if record.Peer {
+			peers = append(peers, record.Name)
+		}
+	}
+	find := func(scenario, arm string) (Summary, bool) {
+		for _, s := range summaries {
+			if s.Scenario == scenario && s.Arm == arm {
+				return s, true
+			}
+		}
+		return Summary{}, false
+	}
+	for _, scenario := range chosen {
+		fmt.Fprintf(w, "\n%s (%s); medians; ratios are rps× / cpu× against each peer\n", scenario.Name, scenario.Describe())
+		header := fmt.Sprintf("%-14s %10s %9s %9s %8s %6s", "arm", "rps", "p50 µs", "p99 µs", "µs/req", "cores")
+		for _, peer := range peers {
+			header += fmt.Sprintf("  %-13s", "vs "+peer)
+		}
+		fmt.Fprintln(w, header)
+		for _, record := range records {
+			row, ok := find(scenario.Name, record.Name)
+			if !ok {
+				fmt.Fprintf(w, "%-14s %s\n", record.Name, armState(record))
+				continue
+			}
+			line := fmt.Sprintf("%-14s %10.0f %9.0f %9.0f %8.2f %6.2f",
+				record.Name, row.RPS, row.P50us, row.P99us, row.CPUusPerRequest, row.Cores)
+			for _, peer := range peers {
+				base, ok := find(scenario.Name, peer)
+				if !ok {
+					line += fmt.Sprintf("  %-13s", "-")
+					continue
+				}
+				line += fmt.Sprintf("  %-13s", fmt.Sprintf("%.2f/%.2f", ratio(row.RPS, base.RPS), ratio(row.CPUusPerRequest, base.CPUusPerRequest)))
+			}
+			fmt.Fprintln(w, strings.TrimRight(line, " "))
+		}
+	}
+}
+
+// armState says why an arm has no figures.
+func armState(record *ArmRecord) string {
+	switch {
+	case record.SkipReason != "":
+		return "skipped: " + record.SkipReason
+	case record.Failed != "":
+		return "failed: " + record.Failed
+	default:
+		return "no figures"
+	}
+}
