@@ -60,10 +60,11 @@ func parseWrk(out string) (WrkResult, error) {
 			r.RPS, haveRPS = v, true
 		case strings.HasPrefix(line, "Socket errors:"):
 			r.SocketErrors = strings.TrimSpace(strings.TrimPrefix(line, "Socket errors:"))
-		case strings.HasPrefix(line, "Non-2xx or 3xx responses:") && len(fields) == 4:
-			n, err := strconv.ParseInt(fields[3], 10, 64)
+		case strings.HasPrefix(line, "Non-2xx or 3xx responses:"):
+			last := fields[len(fields)-1]
+			n, err := strconv.ParseInt(last, 10, 64)
 			if err != nil {
-				return r, fmt.Errorf("wrk non-2xx count %q: %w", fields[3], err)
+				return r, fmt.Errorf("wrk non-2xx count %q: %w", last, err)
 			}
 			r.Non2xx = n
 		}

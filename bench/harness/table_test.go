@@ -1,0 +1,76 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestMedian(t *testing.T) {
+	cases := []struct {
+		values []float64
+		want   float64
+	}{
+		{nil, 0},
+		{[]float64{3}, 3},
+		{[]float64{9, 1, 5}, 5},
+		{[]float64{4, 1, 3, 2}, 2.5},
+	}
+	for _, c := range cases {
+		if got := median(c.values); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.values, got, c.want)
+		}
+	}
+	values := []float64{3, 1, 2}
+	median(values)
+	if values[0] != 3 {
+		t.Error("median reordered its input")
+	}
+}
+
+func TestSummariseTakesMediansPerArmAndScenario(t *testing.T) {
+	runs := []Run{
+		{Scenario: "c16", Arm: "a", WrkResult: WrkResult{RPS: 100, P50us: 10}, CPUusPerRequest: 5},
+		{Scenario: "c16", Arm: "b", WrkResult: WrkResult{RPS: 50}, CPUusPerRequest: 9},
+		{Scenario: "c16", Arm: "a", WrkResult: WrkResult{RPS: 300, P50us: 30}, CPUusPerRequest: 7},
+		{Scenario: "c16", Arm: "a", WrkResult: WrkResult{RPS: 200, P50us: 20}, CPUusPerRequest: 6},
+		{Scenario: "c256", Arm: "a", WrkResult: WrkResult{RPS: 1}, CPUusPerRequest: 1},
+	}
+	s := summarise(runs)
+	if len(s) != 3 {
+		t.Fatalf("%d summaries, want 3: %+v", len(s), s)
+	}
+	a := s[0]
+	if a.Scenario != "c16" || a.Arm != "a" || a.Rounds != 3 || a.RPS != 200 || a.P50us != 20 || a.CPUusPerRequest != 6 {
+		t.Errorf("c16/a summary %+v, want 3 rounds, medians 200 rps, 20 µs, 6 µs/req", a)
+	}
+	if s[1].Arm != "b" || s[2].Scenario != "c256" {
+		t.Errorf("summaries out of run order: %+v", s)
+	}
+}
+
+func TestPrintTableShowsRatiosAndSkippedArms(t *testing.T) {
+	records := []*ArmRecord{
+		{Arm: Arm{Name: "m0serve"}},
+		{Arm: Arm{Name: "fasthttp", Peer: true}},
+		{Arm: Arm{Name: "uvicorn", SkipReason: "uvicorn not on PATH"}},
+		{Arm: Arm{Name: "broken"}, Failed: "exited before listening"},
+	}
+	summaries := []Summary{
+		{Scenario: "c16", Arm: "m0serve", RPS: 200000, CPUusPerRequest: 4},
+		{Scenario: "c16", Arm: "fasthttp", RPS: 100000, CPUusPerRequest: 8},
+	}
+	var out strings.Builder
+	printTable(&out, scenarios[:1], records, summaries)
+	text := out.String()
+	for _, want := range []string{
+		"vs fasthttp",
+		"2.00/0.50", // m0serve: twice the rps at half the CPU per request
+		"1.00/1.00", // the peer against itself
+		"skipped: uvicorn not on PATH",
+		"failed: exited before listening",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("table lacks %q:\n%s", want, text)
+		}
+	}
+}
