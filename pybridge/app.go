@@ -1,0 +1,122 @@
+package pybridge
+
+/*
+#include "shim.h"
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+)
+
+// Interface is the protocol an application speaks.
+type Interface uint8
+
+const (
+	WSGI Interface = iota + 1 // PEP 3333: app(environ, start_response)
+	ASGI                      // ASGI 3.0: async app(scope, receive, send)
+)
+
+func (i Interface) String() string {
+	switch i {
+	case WSGI:
+		return "wsgi"
+	case ASGI:
+		return "asgi"
+	}
+	return "unknown"
+}
+
+// AppSpec names an application and the fixed parts of its environ.
+type AppSpec struct {
+	// Target is "module:attr"; attr may be dotted, and "module:make()"
+	// calls make with no arguments to get the app.
+	Target string
+	// Factory calls the attribute with no arguments to get the app, as a
+	// trailing "()" does.
+	Factory bool
+	// RootPath is SCRIPT_NAME: the prefix the app is mounted under, with
+	// no trailing slash ("" for the root). It is stripped from PATH_INFO.
+	RootPath string
+	// ServerName and ServerPort fill SERVER_NAME and SERVER_PORT.
+	ServerName string
+	ServerPort int
+	// URLScheme is wsgi.url_scheme: "http" when empty.
+	URLScheme string
+	// MultiThread and MultiProcess fill wsgi.multithread and
+	// wsgi.multiprocess: more than one handler thread, more than one
+	// worker process.
+	MultiThread, MultiProcess bool
+}
+
+// App is a loaded application and its environ template.
+type App struct {
+	c         *C.m0_app
+	spec      AppSpec
+	Interface Interface
+}
+
+// Spec returns what the app was loaded from.
+func (a *App) Spec() AppSpec { return a.spec }
+
+// LoadApp imports the application. A Python error (the module does not
+// import, the attribute is missing, the factory raised) comes back as an
+// error whose text is the Python traceback.
+func (ip *Interpreter) LoadApp(spec AppSpec) (*App, error) {
+	if spec.URLScheme == "" {
+		spec.URLScheme = "http"
+	}
+	if spec.RootPath == "/" {
+		spec.RootPath = ""
+	}
+	if spec.RootPath != "" && spec.RootPath[0] != '/' {
+		return nil, fmt.Errorf("pybridge: root path %q must start with /", spec.RootPath)
+	}
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	if ip.closed {
+		return nil, errors.New("pybridge: interpreter closed")
+	}
+	target := C.CString(spec.Target)
+	root := C.CString(spec.RootPath)
+	name := C.CString(spec.ServerName)
+	scheme := C.CString(spec.URLScheme)
+	defer func() {
+		for _, p := range []*C.char{target, root, name, scheme} {
+			C.free(unsafe.Pointer(p))
+		}
+	}()
+	var cerr *C.char
+	c := C.m0_app_load(target, cBool(spec.Factory), root, name, C.int(spec.ServerPort),
+		scheme, cBool(spec.MultiThread), cBool(spec.MultiProcess), &cerr)
+	if c == nil {
+		return nil, &LoadError{Target: spec.Target, Python: takeText(cerr)}
+	}
+	app := &App{c: c, spec: spec, Interface: WSGI}
+	if c.is_asgi != 0 {
+		app.Interface = ASGI
+	}
+	ip.apps = append(ip.apps, app)
+	return app, nil
+}
+
+// LoadError is an application that failed to load; Python holds the
+// formatted exception, traceback included.
+type LoadError struct {
+	Target string
+	Python string
+}
+
+func (e *LoadError) Error() string {
+	return fmt.Sprintf("cannot load the application %s:\n%s", e.Target, e.Python)
+}
+
+func cBool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,66 @@
+package pybridge
+
+/*
+#include <stddef.h>
+*/
+import "C"
+
+import (
+	"errors"
+	"io"
+	"unsafe"
+)
+
+// Calls from C, made with the GIL released: they may block.
+
+// m0goBodyRead reads at most n body bytes into dst: the count, 0 at the
+// end of the body, -1 when the reader failed.
+//
+//export m0goBodyRead
+func m0goBodyRead(thread C.int, dst *C.char, n C.size_t) C.long {
+	t := threads[thread].Load()
+	if t == nil || t.job == nil || t.job.Body == nil {
+		return 0
+	}
+	p := unsafe.Slice((*byte)(unsafe.Pointer(dst)), int(n))
+	for {
+		k, err := t.job.Body.Read(p)
+		if k > 0 {
+			return C.long(k)
+		}
+		if errors.Is(err, io.EOF) {
+			return 0
+		}
+		if err != nil {
+			t.job.BodyErr = err
+			return -1
+		}
+	}
+}
+
+// m0goStream passes the head (op 1) or a body block (op 2) to the job's
+// BodyWriter: 0, or -1 when the client is gone.
+//
+//export m0goStream
+func m0goStream(thread C.int, op C.int, p *C.char, n C.size_t) C.int {
+	t := threads[thread].Load()
+	if t == nil || t.job == nil || t.job.Writer == nil {
+		return -1
+	}
+	w := t.job.Writer
+	var err error
+	switch op {
+	case 1:
+		err = w.WriteHead(t.job.Response)
+	case 2:
+		if _, err = w.Write(unsafe.Slice((*byte)(unsafe.Pointer(p)), int(n))); err == nil {
+			err = w.Flush()
+		}
+	default:
+		err = errors.New("unknown stream op")
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}

@@ -1,0 +1,365 @@
+/*
+ * The WSGI environ (PEP 3333): a per-app template copied per request, keys
+ * interned once, a cache from the raw header name to its HTTP_* key, and
+ * every value decoded as latin-1 straight from the head bytes.
+ */
+#include "shim.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Interned keys and constant values, made once at start. */
+static PyObject *k_request_method, *k_script_name, *k_path_info,
+    *k_query_string, *k_content_type, *k_content_length, *k_server_name,
+    *k_server_port, *k_server_protocol, *k_remote_addr, *k_remote_port,
+    *k_raw_uri, *k_wsgi_version, *k_wsgi_url_scheme, *k_wsgi_input,
+    *k_wsgi_errors, *k_wsgi_multithread, *k_wsgi_multiprocess,
+    *k_wsgi_run_once, *k_wsgi_file_wrapper, *k_wsgi_input_terminated;
+static PyObject *v_http10, *v_http11, *v_empty, *v_comma, *v_semicolon;
+
+/* Methods common enough that their value objects are shared. */
+static const char *const known_methods[] = {"GET",     "POST",  "HEAD",
+                                            "PUT",     "DELETE", "OPTIONS",
+                                            "PATCH"};
+#define KNOWN_METHODS (sizeof known_methods / sizeof known_methods[0])
+static PyObject *v_methods[KNOWN_METHODS];
+
+static PyObject *intern(const char *s)
+{
+	return PyUnicode_InternFromString(s);
+}
+
+int m0_environ_init(void)
+{
+	struct {
+		PyObject **slot;
+		const char *text;
+	} keys[] = {
+	    {&k_request_method, "REQUEST_METHOD"},
+	    {&k_script_name, "SCRIPT_NAME"},
+	    {&k_path_info, "PATH_INFO"},
+	    {&k_query_string, "QUERY_STRING"},
+	    {&k_content_type, "CONTENT_TYPE"},
+	    {&k_content_length, "CONTENT_LENGTH"},
+	    {&k_server_name, "SERVER_NAME"},
+	    {&k_server_port, "SERVER_PORT"},
+	    {&k_server_protocol, "SERVER_PROTOCOL"},
+	    {&k_remote_addr, "REMOTE_ADDR"},
+	    {&k_remote_port, "REMOTE_PORT"},
+	    {&k_raw_uri, "RAW_URI"},
+	    {&k_wsgi_version, "wsgi.version"},
+	    {&k_wsgi_url_scheme, "wsgi.url_scheme"},
+	    {&k_wsgi_input, "wsgi.input"},
+	    {&k_wsgi_errors, "wsgi.errors"},
+	    {&k_wsgi_multithread, "wsgi.multithread"},
+	    {&k_wsgi_multiprocess, "wsgi.multiprocess"},
+	    {&k_wsgi_run_once, "wsgi.run_once"},
+	    {&k_wsgi_file_wrapper, "wsgi.file_wrapper"},
+	    {&k_wsgi_input_terminated, "wsgi.input_terminated"},
+	    {&v_http10, "HTTP/1.0"},
+	    {&v_http11, "HTTP/1.1"},
+	    {&v_empty, ""},
+	    {&v_comma, ", "},
+	    {&v_semicolon, "; "},
+	};
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if ((*keys[i].slot = intern(keys[i].text)) == NULL)
+			return -1;
+	for (size_t i = 0; i < KNOWN_METHODS; i++)
+		if ((v_methods[i] = intern(known_methods[i])) == NULL)
+			return -1;
+	return 0;
+}
+
+/* set_steal stores value under key and drops the caller's reference. */
+static int set_steal(PyObject *d, PyObject *key, PyObject *value)
+{
+	if (value == NULL)
+		return -1;
+	int rc = PyDict_SetItem(d, key, value);
+	Py_DECREF(value);
+	return rc;
+}
+
+static PyObject *latin1(const char *p, size_t n)
+{
+	if (n == 0)
+		return Py_NewRef(v_empty);
+	return PyUnicode_DecodeLatin1(p, (Py_ssize_t)n, NULL);
+}
+
+static PyObject *port_text(int port)
+{
+	char buf[16];
+	int n = 0;
+	if (port < 0)
+		port = 0;
+	do {
+		buf[sizeof buf - 1 - n++] = (char)('0' + port % 10);
+		port /= 10;
+	} while (port > 0 && n < (int)sizeof buf);
+	return PyUnicode_FromStringAndSize(buf + sizeof buf - n, n);
+}
+
+PyObject *m0_environ_template(const char *root_path, const char *server_name,
+                              int server_port, const char *url_scheme,
+                              int multithread, int multiprocess)
+{
+	PyObject *d = PyDict_New();
+	if (d == NULL)
+		return NULL;
+	PyObject *errors = PySys_GetObject("stderr"); /* borrowed */
+	if (errors == NULL)
+		errors = Py_None;
+	if (set_steal(d, k_wsgi_version, Py_BuildValue("(ii)", 1, 0)) < 0 ||
+	    set_steal(d, k_wsgi_url_scheme, PyUnicode_InternFromString(url_scheme)) < 0 ||
+	    PyDict_SetItem(d, k_wsgi_errors, errors) < 0 ||
+	    PyDict_SetItem(d, k_wsgi_multithread, multithread ? Py_True : Py_False) < 0 ||
+	    PyDict_SetItem(d, k_wsgi_multiprocess, multiprocess ? Py_True : Py_False) < 0 ||
+	    PyDict_SetItem(d, k_wsgi_run_once, Py_False) < 0 ||
+	    PyDict_SetItem(d, k_wsgi_file_wrapper, (PyObject *)&m0_FileWrapperType) < 0 ||
+	    /* The bridge ends wsgi.input at the end of the body, chunked or not. */
+	    PyDict_SetItem(d, k_wsgi_input_terminated, Py_True) < 0 ||
+	    set_steal(d, k_script_name, latin1(root_path, strlen(root_path))) < 0 ||
+	    set_steal(d, k_server_name, latin1(server_name, strlen(server_name))) < 0 ||
+	    set_steal(d, k_server_port, port_text(server_port)) < 0 ||
+	    PyDict_SetItem(d, k_query_string, v_empty) < 0) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
+}
+
+/* The header-name cache. The raw name as it arrived (case kept: clients
+ * send one spelling) maps to what the environ does with it. Bounded, so a
+ * client sending made-up names cannot grow it; past the bound the key is
+ * built per request. */
+enum { KIND_HTTP, KIND_CONTENT_TYPE, KIND_CONTENT_LENGTH, KIND_DROP };
+
+typedef struct {
+	char *name;
+	uint32_t len, hash;
+	int kind, cookie;
+	PyObject *key;
+} cache_entry;
+
+#define CACHE_SLOTS 1024
+#define CACHE_MAX 512
+static cache_entry cache[CACHE_SLOTS];
+static int cache_count;
+
+static int equal_fold(const char *a, size_t n, const char *lower)
+{
+	if (strlen(lower) != n)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = a[i];
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c + 32);
+		if (c != lower[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* classify fills e (but name and hash) for a raw field name. */
+static int classify(cache_entry *e, const char *name, size_t n)
+{
+	e->cookie = 0;
+	e->key = NULL;
+	if (memchr(name, '_', n) != NULL) {
+		/* Dropped: "X_Forwarded" and "X-Forwarded" would share a key, and a
+		 * client could then shadow a proxy's header (what nginx and
+		 * gunicorn >= 22 do too). */
+		e->kind = KIND_DROP;
+		return 0;
+	}
+	if (equal_fold(name, n, "content-type")) {
+		e->kind = KIND_CONTENT_TYPE;
+		return 0;
+	}
+	if (equal_fold(name, n, "content-length")) {
+		e->kind = KIND_CONTENT_LENGTH;
+		return 0;
+	}
+	e->kind = KIND_HTTP;
+	e->cookie = equal_fold(name, n, "cookie");
+	char stack[128];
+	char *buf = n + 5 <= sizeof stack ? stack : malloc(n + 5);
+	if (buf == NULL) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	memcpy(buf, "HTTP_", 5);
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		if (c >= 'a' && c <= 'z')
+			c = (char)(c - 32);
+		else if (c == '-')
+			c = '_';
+		buf[5 + i] = c;
+	}
+	e->key = PyUnicode_DecodeLatin1(buf, (Py_ssize_t)(n + 5), NULL);
+	if (buf != stack)
+		free(buf);
+	if (e->key == NULL)
+		return -1;
+	PyUnicode_InternInPlace(&e->key);
+	return 0;
+}
+
+/* lookup returns the entry for name: the cached one, or *spare filled for
+ * this request only (then spare->key is the caller's to drop). */
+static cache_entry *lookup(const char *name, size_t n, cache_entry *spare)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)name[i]) * 16777619u;
+	uint32_t i = h & (CACHE_SLOTS - 1);
+	for (;;) {
+		cache_entry *e = &cache[i];
+		if (e->name == NULL)
+			break;
+		if (e->hash == h && e->len == n && memcmp(e->name, name, n) == 0)
+			return e;
+		i = (i + 1) & (CACHE_SLOTS - 1);
+	}
+	if (cache_count < CACHE_MAX) {
+		cache_entry *e = &cache[i];
+		char *copy = malloc(n ? n : 1);
+		if (copy != NULL) {
+			if (classify(e, name, n) < 0) {
+				free(copy);
+				return NULL;
+			}
+			memcpy(copy, name, n);
+			e->name = copy;
+			e->len = (uint32_t)n;
+			e->hash = h;
+			cache_count++;
+			return e;
+		}
+	}
+	if (classify(spare, name, n) < 0)
+		return NULL;
+	spare->name = NULL;
+	return spare;
+}
+
+/* add_joined stores value under key, or joins it to a value already there:
+ * repeated fields with ", " (RFC 9110 §5.3), Cookie with "; " (RFC 6265
+ * §5.4). Steals value. */
+static int add_joined(PyObject *env, PyObject *key, PyObject *value, int cookie)
+{
+	if (value == NULL)
+		return -1;
+	PyObject *had = PyDict_SetDefault(env, key, value); /* borrowed */
+	if (had == NULL || had == value) {
+		Py_DECREF(value);
+		return had == NULL ? -1 : 0;
+	}
+	PyObject *first = PyUnicode_Concat(had, cookie ? v_semicolon : v_comma);
+	PyObject *joined = first ? PyUnicode_Concat(first, value) : NULL;
+	Py_XDECREF(first);
+	Py_DECREF(value);
+	return set_steal(env, key, joined);
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* path_info percent-decodes the path (a malformed escape stays as sent,
+ * as wsgiref and gunicorn keep it) and strips the root path. */
+static PyObject *path_info(m0_thread *t, m0_app *app, const char *p, size_t n)
+{
+	if (t->scratch_cap < n) {
+		char *s = realloc(t->scratch, n);
+		if (s == NULL)
+			return PyErr_NoMemory();
+		t->scratch = s;
+		t->scratch_cap = n;
+	}
+	char *out = t->scratch;
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		int hi, lo;
+		if (p[i] == '%' && i + 2 < n &&
+		    (hi = hexval(p[i + 1])) >= 0 && (lo = hexval(p[i + 2])) >= 0) {
+			out[m++] = (char)(hi << 4 | lo);
+			i += 2;
+		} else {
+			out[m++] = p[i];
+		}
+	}
+	if (app->root_len > 0 && m >= app->root_len &&
+	    memcmp(out, app->root_path, app->root_len) == 0 &&
+	    (m == app->root_len || out[app->root_len] == '/'))
+		return latin1(out + app->root_len, m - app->root_len);
+	return latin1(out, m);
+}
+
+static PyObject *method_value(const char *p, size_t n)
+{
+	for (size_t i = 0; i < KNOWN_METHODS; i++)
+		if (strlen(known_methods[i]) == n && memcmp(known_methods[i], p, n) == 0)
+			return Py_NewRef(v_methods[i]);
+	return latin1(p, n);
+}
+
+#define SPAN(s) (head + (s).start), ((size_t)((s).end - (s).start))
+
+PyObject *m0_environ_build(m0_thread *t, m0_app *app, const m0_request *req,
+                           const char *head, const m0_field *fields,
+                           const char *remote)
+{
+	PyObject *env = PyDict_Copy(app->environ);
+	if (env == NULL)
+		return NULL;
+	if (set_steal(env, k_request_method, method_value(SPAN(req->method))) < 0 ||
+	    set_steal(env, k_path_info, path_info(t, app, SPAN(req->path))) < 0 ||
+	    (req->query.end > req->query.start &&
+	     set_steal(env, k_query_string, latin1(SPAN(req->query))) < 0) ||
+	    PyDict_SetItem(env, k_server_protocol,
+	                   req->version == 10 ? v_http10 : v_http11) < 0 ||
+	    set_steal(env, k_remote_addr, latin1(remote, req->remote_len)) < 0 ||
+	    set_steal(env, k_remote_port, port_text(req->remote_port)) < 0 ||
+	    set_steal(env, k_raw_uri, latin1(SPAN(req->target))) < 0 ||
+	    PyDict_SetItem(env, k_wsgi_input, (PyObject *)t->input) < 0)
+		goto fail;
+	for (uint32_t i = 0; i < req->nfields; i++) {
+		const m0_field *f = &fields[i];
+		cache_entry spare;
+		cache_entry *e = lookup(SPAN(f->name), &spare);
+		if (e == NULL)
+			goto fail;
+		int rc = 0;
+		switch (e->kind) {
+		case KIND_DROP:
+			break;
+		case KIND_CONTENT_TYPE:
+			rc = add_joined(env, k_content_type, latin1(SPAN(f->value)), 0);
+			break;
+		case KIND_CONTENT_LENGTH:
+			rc = add_joined(env, k_content_length, latin1(SPAN(f->value)), 0);
+			break;
+		default:
+			rc = add_joined(env, e->key, latin1(SPAN(f->value)), e->cookie);
+		}
+		if (e == &spare)
+			Py_XDECREF(spare.key);
+		if (rc < 0)
+			goto fail;
+	}
+	return env;
+fail:
+	Py_DECREF(env);
+	return NULL;
+}

@@ -1,0 +1,191 @@
+package pybridge
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// maxThreads bounds handler threads per process: the C side names a
+// thread by its index in threads.
+const maxThreads = 1024
+
+// threads maps a thread id to its state, for the callbacks from C.
+var (
+	threads    [maxThreads]atomic.Pointer[thread]
+	threadsMu  sync.Mutex
+	threadUsed [maxThreads]bool
+)
+
+// thread is one handler thread: a goroutine locked to its OS thread, with
+// one Python thread state for life.
+type thread struct {
+	id   int
+	c    *C.m0_thread
+	job  *Job
+	creq C.m0_request
+}
+
+func newThreadID() (int, error) {
+	threadsMu.Lock()
+	defer threadsMu.Unlock()
+	for i := range threadUsed {
+		if !threadUsed[i] {
+			threadUsed[i] = true
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("pybridge: more than %d handler threads", maxThreads)
+}
+
+func freeThreadID(id int) {
+	threadsMu.Lock()
+	threadUsed[id] = false
+	threadsMu.Unlock()
+}
+
+// attach must run on the locked OS thread; it returns holding the GIL.
+func attach() (*thread, error) {
+	id, err := newThreadID()
+	if err != nil {
+		return nil, err
+	}
+	t := &thread{id: id}
+	t.c = C.m0_thread_new(C.int(id))
+	if t.c == nil {
+		freeThreadID(id)
+		return nil, errors.New("pybridge: cannot create a Python thread state")
+	}
+	threads[id].Store(t)
+	return t, nil
+}
+
+// detach runs with the GIL held and ends with it released.
+func (t *thread) detach() {
+	threads[t.id].Store(nil)
+	C.m0_thread_free(t.c)
+	t.c = nil
+	freeThreadID(t.id)
+}
+
+func (t *thread) release() { C.m0_thread_release(t.c) }
+func (t *thread) acquire() { C.m0_thread_acquire(t.c) }
+
+
+// serve runs one job: one cgo call, the GIL held.
+func (t *thread) serve(j *Job, mode C.int) {
+	r := &j.Request
+	c := &t.creq
+	c.method = C.m0_span{start: C.uint32_t(r.Method.Start), end: C.uint32_t(r.Method.End)}
+	c.target = C.m0_span{start: C.uint32_t(r.Target.Start), end: C.uint32_t(r.Target.End)}
+	c.path = C.m0_span{start: C.uint32_t(r.Path.Start), end: C.uint32_t(r.Path.End)}
+	c.query = C.m0_span{start: C.uint32_t(r.Query.Start), end: C.uint32_t(r.Query.End)}
+	c.content_length = C.int64_t(r.ContentLength)
+	c.chunked = 0
+	if r.Chunked {
+		c.chunked = 1
+	}
+	if j.Body == nil {
+		c.content_length, c.chunked = 0, 0
+	}
+	c.nfields = C.uint32_t(len(r.Fields))
+	c.remote_len = C.uint32_t(len(r.RemoteAddr))
+	c.remote_port = C.int32_t(r.RemotePort)
+	c.version = C.uint8_t(r.Version)
+	c.stream = 0
+	if j.Writer != nil {
+		c.stream = 1
+	}
+	j.BodyErr = nil
+	t.job = j
+	// Each pointer passed points at memory holding no Go pointer (bytes,
+	// spans, the pointer-free request record), as cgo requires.
+	C.m0_wsgi_serve(t.c, j.App.c, c,
+		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.Head))),
+		(*C.m0_field)(unsafe.Pointer(unsafe.SliceData(r.Fields))),
+		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.RemoteAddr))),
+		j.Response.c, mode)
+	t.job = nil
+}
+
+// Handlers is a group of handler threads serving jobs from one source.
+type Handlers struct {
+	ip *Interpreter
+	wg sync.WaitGroup
+}
+
+// StartHandlers starts n handler threads taking up to batch jobs at a
+// time from src and handing each to done when its response is final. The
+// group ends when src is closed and drained; Wait for it before Close.
+func (ip *Interpreter) StartHandlers(n, batch int, src JobSource, done Completer) (*Handlers, error) {
+	if n < 1 || batch < 1 {
+		return nil, fmt.Errorf("pybridge: %d handler threads taking %d jobs at a time", n, batch)
+	}
+	ip.mu.Lock()
+	if ip.closed {
+		ip.mu.Unlock()
+		return nil, errors.New("pybridge: interpreter closed")
+	}
+	ip.handlers++
+	ip.mu.Unlock()
+	h := &Handlers{ip: ip}
+	started := make(chan error, n)
+	h.wg.Add(n)
+	for i := 0; i < n; i++ {
+		go h.run(batch, src, done, started)
+	}
+	var err error
+	for i := 0; i < n; i++ {
+		if e := <-started; e != nil && err == nil {
+			err = e
+		}
+	}
+	return h, err
+}
+
+func (h *Handlers) run(batch int, src JobSource, done Completer, started chan<- error) {
+	defer h.wg.Done()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	t, err := attach()
+	started <- err
+	if err != nil {
+		return
+	}
+	jobs := make([]*Job, batch)
+	for {
+		n := src.TryTake(jobs)
+		if n == 0 {
+			// Park without the GIL, so the other handlers run Python.
+			t.release()
+			n = src.Take(jobs)
+			t.acquire()
+			if n == 0 {
+				break
+			}
+		}
+		for i, j := range jobs[:n] {
+			jobs[i] = nil
+			t.serve(j, C.M0_SERVE_FULL)
+			done.Complete(j)
+		}
+	}
+	t.detach()
+}
+
+// Wait returns when every thread of the group has ended (its source was
+// closed and drained).
+func (h *Handlers) Wait() {
+	h.wg.Wait()
+	h.ip.mu.Lock()
+	h.ip.handlers--
+	h.ip.mu.Unlock()
+}

@@ -1,0 +1,180 @@
+package pybridge
+
+/*
+#cgo pkg-config: python3-embed
+#cgo CFLAGS: -Wall -Wextra -O2
+#include "shim.h"
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"github.com/m0serve/m0serve/http1"
+)
+
+// Config says where the interpreter finds the application and its
+// packages.
+type Config struct {
+	// AppDir goes first on sys.path (the directory the app module is
+	// imported from); empty means the current directory.
+	AppDir string
+	// VirtualEnv is a venv whose site-packages is added (with its .pth
+	// files); empty means $VIRTUAL_ENV, if set. The venv must have been
+	// made for the Python this binary embeds.
+	VirtualEnv string
+	// SitePackages are further site directories, added the same way.
+	SitePackages []string
+}
+
+// Interpreter is the process's one embedded CPython. It is started on a
+// thread of its own, which also finalises it: CPython expects Py_FinalizeEx
+// on the thread that initialised it.
+type Interpreter struct {
+	stop     chan struct{}
+	finished chan int
+
+	mu       sync.Mutex
+	apps     []*App
+	handlers int // handler groups not yet ended
+	closed   bool
+}
+
+// started is set by the first Start: CPython cannot be initialised again
+// reliably after Py_FinalizeEx (extension modules keep static state).
+var started atomic.Bool
+
+// Version is the embedded Python's version, as "3.11".
+func Version() string {
+	return fmt.Sprintf("%d.%d", int(C.PY_MAJOR_VERSION), int(C.PY_MINOR_VERSION))
+}
+
+// Start initialises the interpreter. Python installs no signal handlers
+// (signals stay the Go runtime's) and SIGPIPE is ignored, so a write to a
+// closed socket or pipe from Python returns EPIPE instead of ending the
+// process.
+func Start(cfg Config) (*Interpreter, error) {
+	if err := checkLayout(); err != nil {
+		return nil, err
+	}
+	appDir := cfg.AppDir
+	if appDir == "" {
+		appDir = "."
+	}
+	appDir, err := filepath.Abs(appDir)
+	if err != nil {
+		return nil, fmt.Errorf("pybridge: app dir: %w", err)
+	}
+	sites, err := siteDirs(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if !started.CompareAndSwap(false, true) {
+		return nil, errors.New("pybridge: the interpreter was already started in this process")
+	}
+	signal.Ignore(syscall.SIGPIPE)
+
+	ip := &Interpreter{stop: make(chan struct{}), finished: make(chan int, 1)}
+	initErr := make(chan error, 1)
+	go func() {
+		// Never unlocked: the thread holds the main thread state until
+		// the interpreter ends.
+		runtime.LockOSThread()
+		cdir := C.CString(appDir)
+		csites := C.CString(strings.Join(sites, "\n"))
+		cerr := C.m0_init(cdir, csites)
+		C.free(unsafe.Pointer(cdir))
+		C.free(unsafe.Pointer(csites))
+		if cerr != nil {
+			initErr <- fmt.Errorf("pybridge: starting Python %s:\n%s", Version(), takeText(cerr))
+			C.m0_finalize()
+			return
+		}
+		initErr <- nil
+		<-ip.stop
+		ip.finished <- int(C.m0_finalize())
+	}()
+	if err := <-initErr; err != nil {
+		return nil, err
+	}
+	return ip, nil
+}
+
+// siteDirs lists the site directories to add: the venv's, then the
+// explicit ones.
+func siteDirs(cfg Config) ([]string, error) {
+	venv := cfg.VirtualEnv
+	if venv == "" {
+		venv = os.Getenv("VIRTUAL_ENV")
+	}
+	var dirs []string
+	if venv != "" {
+		dir := filepath.Join(venv, "lib", "python"+Version(), "site-packages")
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("pybridge: virtualenv %s has no %s: was it made for another Python than the embedded %s?",
+				venv, dir, Version())
+		}
+		dirs = append(dirs, dir)
+	}
+	return append(dirs, cfg.SitePackages...), nil
+}
+
+// checkLayout: the request's fields cross to C as the http1 slice itself,
+// so http1.Field and m0_field must agree byte for byte.
+func checkLayout() error {
+	var f http1.Field
+	var c C.m0_field
+	if unsafe.Sizeof(f) != unsafe.Sizeof(c) ||
+		unsafe.Offsetof(f.Value) != unsafe.Offsetof(c.value) ||
+		unsafe.Offsetof(f.Known) != unsafe.Offsetof(c.known) ||
+		unsafe.Sizeof(http1.Span{}) != unsafe.Sizeof(C.m0_span{}) {
+		return errors.New("pybridge: http1.Field no longer matches m0_field in shim.h; update the C struct")
+	}
+	return nil
+}
+
+// takeText turns malloc'd C text into a Go string and frees it.
+func takeText(c *C.char) string {
+	s := C.GoString(c)
+	C.free(unsafe.Pointer(c))
+	return strings.TrimRight(s, "\n")
+}
+
+// Close ends the interpreter after every handler group has ended. Apps are
+// released first, so their objects' finalisers run while Python still
+// works.
+func (ip *Interpreter) Close() error {
+	ip.mu.Lock()
+	if ip.closed {
+		ip.mu.Unlock()
+		return errors.New("pybridge: interpreter already closed")
+	}
+	if ip.handlers > 0 {
+		ip.mu.Unlock()
+		return fmt.Errorf("pybridge: %d handler groups still running; close their job sources and Wait first", ip.handlers)
+	}
+	ip.closed = true
+	apps := ip.apps
+	ip.apps = nil
+	ip.mu.Unlock()
+	for _, a := range apps {
+		C.m0_app_free(a.c)
+		a.c = nil
+	}
+	close(ip.stop)
+	if rc := <-ip.finished; rc != 0 {
+		return fmt.Errorf("pybridge: Py_FinalizeEx failed (%d): an exception during shutdown was printed", rc)
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package pybridge
+
+// Job is one request for a handler thread: what to call, with what, and
+// where the response goes. The server owns jobs and reuses them; a job's
+// fields must not change between handing it over and its completion.
+type Job struct {
+	App     *App
+	Request Request
+	// Body is the request body; nil when there is none.
+	Body BodyReader
+	// Writer takes a response whose body comes piece by piece; nil
+	// buffers every response whole in Response.
+	Writer BodyWriter
+	// Response receives the status, headers and (unless streamed) body.
+	Response *Response
+	// BodyErr is the BodyReader's error when a read failed (the app saw
+	// an OSError), for the server's log.
+	BodyErr error
+}
+
+// JobSource is where handler threads take jobs from, in batches: a handler
+// holds the GIL across a batch and releases it only to park.
+type JobSource interface {
+	// TryTake moves up to len(dst) ready jobs into dst without blocking
+	// and returns how many.
+	TryTake(dst []*Job) int
+	// Take blocks until at least one job is ready, then moves up to
+	// len(dst) into dst. It returns 0 once the source is closed and empty:
+	// the handler thread then ends.
+	Take(dst []*Job) int
+}
+
+// Completer receives each job when its response is final (any Outcome),
+// in the order the thread took them. It is called with the GIL held, so
+// it must not block: size the completion queue for every job in flight.
+type Completer interface {
+	Complete(j *Job)
+}
+
+// Queue is a bounded JobSource on a channel: Push blocks when it is full,
+// which is the back-pressure the loop feels.
+type Queue struct {
+	jobs chan *Job
+}
+
+// NewQueue makes a queue holding up to capacity jobs.
+func NewQueue(capacity int) *Queue {
+	return &Queue{jobs: make(chan *Job, capacity)}
+}
+
+// Push hands a job over, blocking while the queue is full.
+func (q *Queue) Push(j *Job) { q.jobs <- j }
+
+// TryPush hands a job over unless the queue is full.
+func (q *Queue) TryPush(j *Job) bool {
+	select {
+	case q.jobs <- j:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close ends the queue: handler threads finish what is queued, then end.
+func (q *Queue) Close() { close(q.jobs) }
+
+// TryTake implements JobSource.
+func (q *Queue) TryTake(dst []*Job) int {
+	n := 0
+	for n < len(dst) {
+		select {
+		case j, ok := <-q.jobs:
+			if !ok {
+				return n
+			}
+			dst[n] = j
+			n++
+		default:
+			return n
+		}
+	}
+	return n
+}
+
+// Take implements JobSource.
+func (q *Queue) Take(dst []*Job) int {
+	if len(dst) == 0 {
+		return 0
+	}
+	j, ok := <-q.jobs
+	if !ok {
+		return 0
+	}
+	dst[0] = j
+	return 1 + q.TryTake(dst[1:])
+}

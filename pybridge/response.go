@@ -1,0 +1,100 @@
+package pybridge
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import "unsafe"
+
+// Outcome is what became of a response.
+type Outcome uint8
+
+const (
+	// Complete: status, headers and the whole body are in the Response.
+	Complete Outcome = C.M0_COMPLETE
+	// Streamed: the head and the body went to the job's BodyWriter, and
+	// the body ended well; the server ends the framing (last chunk).
+	Streamed Outcome = C.M0_STREAMED
+	// Aborted: the head went out, then the app failed or the client
+	// left; the server closes the connection without a valid end.
+	Aborted Outcome = C.M0_ABORTED
+)
+
+// BodyWriter takes a response whose body the app produces piece by piece
+// (any iterable but a list or tuple of bytes, or write()). Each method
+// may block for back-pressure: the handler thread releases the GIL first.
+// An error means the client is gone: the response aborts.
+type BodyWriter interface {
+	// WriteHead is called once, at the first body byte: resp's status and
+	// headers are final. The body's length is unknown to the bridge (the
+	// app may have sent Content-Length).
+	WriteHead(resp *Response) error
+	// Write takes one block of the body. p is valid only during the call.
+	Write(p []byte) (int, error)
+	// Flush follows every Write: PEP 3333 wants each block the app yields
+	// sent without waiting for the next.
+	Flush() error
+}
+
+// Response is a job-owned arena in C memory that the bridge writes the
+// response into. The byte slices its methods return point into it and are
+// valid until the next request served into it or Free.
+type Response struct {
+	c *C.m0_response
+}
+
+// NewResponse allocates an empty arena; it grows to the largest response
+// it holds and keeps that capacity across requests.
+func NewResponse() *Response {
+	c := C.m0_response_new()
+	if c == nil {
+		panic("pybridge: out of memory for a response arena")
+	}
+	return &Response{c: c}
+}
+
+// Free releases the arena.
+func (r *Response) Free() {
+	C.m0_response_free(r.c)
+	r.c = nil
+}
+
+func (r *Response) bytes(s C.m0_span) []byte {
+	if s.end == s.start {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(r.c.buf)), int(r.c.len))[s.start:s.end:s.end]
+}
+
+// Outcome says how to finish the response.
+func (r *Response) Outcome() Outcome { return Outcome(r.c.outcome) }
+
+// AppError reports that the app failed: the 500 (Complete) or the abort is
+// the bridge's, and the traceback went to stderr.
+func (r *Response) AppError() bool { return r.c.app_error != 0 }
+
+// Status is the status code.
+func (r *Response) Status() int { return int(r.c.status) }
+
+// Reason is the reason phrase the app gave (latin-1).
+func (r *Response) Reason() []byte { return r.bytes(r.c.reason) }
+
+// HeaderLen is the number of header fields.
+func (r *Response) HeaderLen() int { return int(r.c.nheaders) }
+
+// Header returns the i-th field as the app gave it (latin-1, validated: a
+// token name; no CR, LF, NUL or other control in the value; no hop-by-hop
+// field).
+func (r *Response) Header(i int) (name, value []byte) {
+	pair := unsafe.Slice(r.c.headers, 2*int(r.c.nheaders))[2*i:]
+	return r.bytes(pair[0]), r.bytes(pair[1])
+}
+
+// Body is the whole body of a Complete response.
+func (r *Response) Body() []byte { return r.bytes(r.c.body) }
+
+// ContentLength is the body's length for a Complete response, -1 for a
+// streamed one. A Content-Length header the app set is among the headers;
+// the server checks it against this.
+func (r *Response) ContentLength() int64 { return int64(r.c.content_length) }

@@ -1,0 +1,153 @@
+/*
+ * The C side of pybridge: the embedded interpreter, the WSGI environ, the
+ * wsgi.input stream, start_response/write, and the response arena the Go
+ * side reads. Every function here but m0_init, m0_app_load and
+ * m0_finalize runs on a handler thread that holds the GIL.
+ */
+#ifndef M0_SHIM_H
+#define M0_SHIM_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+/* A byte range [start, end) of a buffer, the same layout as http1.Span. */
+typedef struct {
+	uint32_t start, end;
+} m0_span;
+
+/* One header field of the request, the same layout as http1.Field (Go
+ * checks the size and offsets at start, so the Go slice is passed as is). */
+typedef struct {
+	m0_span name, value;
+	uint8_t known;
+} m0_field;
+
+/* The request head as the Go side describes it: spans into the head
+ * bytes, passed beside it. No pointer inside, so Go may pass its own. */
+typedef struct {
+	m0_span method, target, path, query;
+	int64_t content_length; /* -1: none */
+	uint32_t nfields;
+	uint32_t remote_len;
+	int32_t remote_port;
+	uint8_t version; /* 10 or 11 */
+	uint8_t chunked;
+	uint8_t stream; /* a Go stream takes a body of unknown length */
+} m0_request;
+
+/* What became of a response (m0_response.outcome). */
+enum {
+	M0_COMPLETE = 1, /* status, headers and the whole body are in the arena */
+	M0_STREAMED = 2, /* the head and body went to the Go stream; it ended well */
+	M0_ABORTED = 3,  /* the head went out, then the app failed or the client
+	                    left: the connection must close without a valid end */
+};
+
+/* The job-owned arena: C memory the Go side reads after the call. Header
+ * names and values, the reason and the body are spans of buf. */
+typedef struct {
+	char *buf;
+	size_t len, cap;
+	m0_span *headers; /* pairs: headers[2i] name, headers[2i+1] value */
+	uint32_t nheaders, headers_cap;
+	int32_t status;
+	int32_t outcome;
+	int32_t app_error; /* the app failed: the 500 or the abort is ours */
+	m0_span reason;
+	m0_span body;
+	int64_t content_length; /* body length when the bridge knows it, else -1 */
+} m0_response;
+
+/* Per-app state: the callable and its environ template. */
+typedef struct {
+	PyObject *app;
+	PyObject *environ; /* the template copied per request */
+	char *root_path;   /* SCRIPT_NAME, stripped from PATH_INFO */
+	size_t root_len;
+	int is_asgi;
+} m0_app;
+
+typedef struct m0_input m0_input;
+typedef struct m0_start_response m0_start_response;
+
+/* Per-handler-thread state: its thread state for life, the per-request
+ * objects it reuses when the app kept no reference, and the state of the
+ * request in flight. */
+typedef struct {
+	int id; /* index of the Go handler: the callbacks find the job by it */
+	PyThreadState *tstate;
+	m0_input *input;
+	m0_start_response *start_response;
+	PyObject *write; /* start_response's write callable */
+	uint64_t generation; /* per request: stale objects refuse to act */
+	m0_response *resp;
+	int streaming; /* the body goes to the Go stream once committed */
+	int head_set;  /* start_response was called */
+	int committed; /* body data was produced: the head is final */
+	int client_gone;
+	char *scratch;
+	size_t scratch_cap;
+} m0_thread;
+
+/* Interpreter (interp.c). Errors come back as malloc'd text. */
+char *m0_init(const char *app_dir, const char *site_dirs);
+int m0_finalize(void);
+m0_app *m0_app_load(const char *target, int factory, const char *root_path,
+                    const char *server_name, int server_port,
+                    const char *url_scheme, int multithread, int multiprocess,
+                    char **err);
+void m0_app_free(m0_app *app);
+char *m0_format_exception(void);
+void m0_log_exception(const char *context);
+
+/* Handler threads (thread.c). */
+m0_thread *m0_thread_new(int id);
+void m0_thread_release(m0_thread *t);
+void m0_thread_acquire(m0_thread *t);
+void m0_thread_free(m0_thread *t);
+
+/* Keys, environ (environ.c). */
+int m0_environ_init(void);
+PyObject *m0_environ_template(const char *root_path, const char *server_name,
+                              int server_port, const char *url_scheme,
+                              int multithread, int multiprocess);
+PyObject *m0_environ_build(m0_thread *t, m0_app *app, const m0_request *req,
+                           const char *head, const m0_field *fields,
+                           const char *remote);
+
+/* wsgi.input (input.c). */
+int m0_input_ready(void);
+m0_input *m0_input_new(m0_thread *t);
+int m0_input_reuse(m0_thread *t, const m0_request *req);
+void m0_input_detach(m0_input *in);
+extern PyTypeObject m0_InputType;
+
+/* start_response, write, file_wrapper and the call itself (wsgi.c). */
+int m0_wsgi_ready(void);
+m0_start_response *m0_start_response_new(m0_thread *t);
+PyObject *m0_write_new(m0_thread *t);
+void m0_callable_detach(PyObject *start_response_or_write);
+extern PyTypeObject m0_FileWrapperType;
+
+/* Modes of m0_wsgi_serve: the whole request, or a part for benchmarks. */
+enum { M0_SERVE_FULL = 0, M0_SERVE_ENVIRON = 1, M0_SERVE_CALL = 2 };
+void m0_wsgi_serve(m0_thread *t, m0_app *app, const m0_request *req,
+                   const char *head, const m0_field *fields,
+                   const char *remote, m0_response *resp, int mode);
+
+/* The arena (arena.c). */
+m0_response *m0_response_new(void);
+void m0_response_free(m0_response *r);
+void m0_response_reset(m0_response *r);
+int m0_arena_append(m0_response *r, const char *p, size_t n, m0_span *at);
+int m0_arena_add_header(m0_response *r, const char *name, size_t nlen,
+                        const char *value, size_t vlen);
+int m0_arena_reserve(m0_response *r, size_t n);
+
+/* Go callbacks (exported by callbacks.go). Both run with the GIL released. */
+extern long m0goBodyRead(int thread, char *dst, size_t n);
+extern int m0goStream(int thread, int op, char *p, size_t n);
+enum { M0_STREAM_HEAD = 1, M0_STREAM_WRITE = 2 };
+
+#endif
