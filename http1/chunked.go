@@ -190,8 +190,10 @@ func (d *ChunkedDecoder) Trailers() *Header { return &d.trailers }
 // is remembered: feed the rest in the next call.
 //
 // err is a *Error: 400 for malformed framing, 413 over MaxBodyBytes, 431
-// over MaxTrailerBytes. Once done, or failed, the decoder keeps answering
-// the same (consuming nothing) until Reset.
+// over MaxTrailerBytes; consumed then says roughly where the fault is,
+// and the connection must close, since the framing of what follows is
+// unknown. Once done, or failed, the decoder keeps answering the same
+// (consuming nothing) until Reset.
 func (d *ChunkedDecoder) Decode(in []byte) (data []byte, consumed int, done bool, err error) {
 	switch d.state {
 	case stateDone:
@@ -282,6 +284,9 @@ func (d *ChunkedDecoder) Decode(in []byte) (data []byte, consumed int, done bool
 				return d.fail(i, errChunkBareCR)
 			}
 			i++
+			if d.lineBytes++; d.lineBytes > MaxChunkLineBytes {
+				return d.fail(i, errChunkLineTooLong)
+			}
 			if d.remaining == 0 {
 				d.state = stateTrailerStart
 				d.buf = d.buf[:0]
