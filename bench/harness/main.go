@@ -114,7 +114,8 @@ func run() error {
 		result.Mode = "quick"
 	}
 	collectEnvironment(result, root, benchDir)
-	logf("server logs in %s", logDir)
+	result.LoadBefore = loadAverage()
+	logf("server logs in %s; load average %s", logDir, result.LoadBefore)
 
 	session.Start(arms, *portBase)
 	defer session.Stop()
@@ -130,6 +131,9 @@ func run() error {
 		result.Summary = summarise(result.Runs)
 		printTable(os.Stdout, chosen, session.Records, result.Summary)
 	}
+	result.LoadAfter = loadAverage()
+	fmt.Printf("\nload average before %s, after %s (the servers and wrk add about 2 while they run; more is other work on the machine)\n",
+		result.LoadBefore, result.LoadAfter)
 	for _, record := range session.Records {
 		result.Arms = append(result.Arms, *record)
 	}

@@ -124,8 +124,8 @@ func (s *Session) Measure(ctx context.Context, chosen []Scenario, rounds int, du
 				}
 				run.Round = round
 				runs = append(runs, run)
-				s.Log("  %-14s round %d: %9.0f rps  p50 %7.0f µs  p99 %7.0f µs  %6.2f µs/req  %.2f cores%s",
-					record.Name, round, run.RPS, run.P50us, run.P99us, run.CPUusPerRequest, run.Cores, errorNote(run.WrkResult))
+				s.Log("  %-14s round %d: %9.0f rps  p50 %7.0f µs  p99 %7.0f µs  %6.2f µs/req  %.2f cores  load %.1f%s",
+					record.Name, round, run.RPS, run.P50us, run.P99us, run.CPUusPerRequest, run.Cores, run.Load1, errorNote(run.WrkResult))
 			}
 		}
 	}
@@ -147,6 +147,7 @@ func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRec
 	if err != nil {
 		return Run{}, err
 	}
+	load := load1()
 	started := time.Now()
 	out, err := exec.CommandContext(runCtx, "taskset", args...).CombinedOutput()
 	wall := time.Since(started)
@@ -173,6 +174,7 @@ func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRec
 		CPUTicks:        ticks,
 		CPUusPerRequest: cpu / float64(result.Requests),
 		Cores:           cpu / float64(wall.Microseconds()),
+		Load1:           load,
 	}, nil
 }
 

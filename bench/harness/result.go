@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -32,6 +33,10 @@ type Result struct {
 	Summary     []Summary         `json:"summary"`
 	Syscalls    []SyscallBudget   `json:"syscalls,omitempty"`
 	TicksPerSec float64           `json:"clock_ticks_per_second"`
+	// LoadBefore and LoadAfter are /proc/loadavg around the whole run: on
+	// a shared 2-core machine they say how much else was running.
+	LoadBefore string `json:"loadavg_before"`
+	LoadAfter  string `json:"loadavg_after"`
 }
 
 // Config is how the run was made.
@@ -65,8 +70,11 @@ type Run struct {
 	// the requests wrk completed.
 	CPUusPerRequest float64 `json:"cpu_us_per_request"`
 	// Cores is the server's CPU time over the wall time of the run: near
-	// 1.0 the server was the bottleneck, well under it the load was.
+	// 1.0 the server was the bottleneck; well under it, wrk or another
+	// process on the server's core was.
 	Cores float64 `json:"cores"`
+	// Load1 is the one-minute load average as the run started.
+	Load1 float64 `json:"load1"`
 }
 
 // collectEnvironment fills the fields that say where the run was made.
@@ -94,6 +102,29 @@ func commandLine(dir, name string, args ...string) string {
 	out, _ := cmd.CombinedOutput()
 	line, _, _ := strings.Cut(string(out), "\n")
 	return strings.TrimSpace(line)
+}
+
+// loadAverage is /proc/loadavg's first three fields.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) < 3 {
+		return strings.TrimSpace(string(data))
+	}
+	return strings.Join(fields[:3], " ")
+}
+
+// load1 is the one-minute load average, 0 when unreadable.
+func load1() float64 {
+	first, _, _ := strings.Cut(loadAverage(), " ")
+	v, err := strconv.ParseFloat(first, 64)
+	if err != nil {
+		return 0
+	}
+	return v
 }
 
 // cpuModel is the first "model name" of /proc/cpuinfo.
