@@ -565,3 +565,80 @@ func BenchmarkChunkedEncode64KiB(b *testing.B) {
 		out, _ = AppendLastChunk(out)
 	}
 }
+
+// Deliberate differences from net/http's chunked reader (httputil's
+// NewChunkedReader), which the fuzz target allows and nothing else:
+//
+//	input                                 net/http        m0serve      why
+//	BWS before ';' ("5 ;x")               refuses         accepts      RFC 9112 §7.1.1: chunk-ext = *( BWS ";" ... )
+//	a CTL but HTAB in a chunk extension   accepts         refuses 400  no CTL in a token or quoted-string (RFC 9110 §5.6); a smuggling surface
+//	anything in the trailer section       does not read   validates    httputil stops at the last chunk; the server must parse trailers
+//	over 16 KiB of non-data overhead      refuses         accepts      lines are bounded at 4 KiB each; the slow-body timeout and MaxBodyBytes bound the rest
+//	a size over 2^62 (16 digits)          accepts line    refuses 400  sizes stay in int64 downstream
+//
+// Everything else must agree: the same data whenever both accept, and
+// whichever refuses first has delivered a prefix of what the other did,
+// so the two never disagree about where a chunk's data begins or ends.
+func FuzzChunkedDecoder(f *testing.F) {
+	for _, tt := range validChunked {
+		f.Add([]byte(tt.in), uint16(len(tt.in)/2))
+	}
+	for _, tt := range invalidChunked {
+		f.Add([]byte(tt.in), uint16(len(tt.in)/3))
+	}
+	f.Fuzz(func(t *testing.T, in []byte, split uint16) {
+		var d ChunkedDecoder
+		got := decodeGrowing(t, &d, in, whole)
+
+		// The same input, fed any way, decodes the same.
+		d.Reset()
+		if other := decodeGrowing(t, &d, in, byteByByte); !other.equal(got) {
+			t.Fatalf("byte by byte:\n got %v\nwant %v", other, got)
+		}
+		cut := 1 + int(split)%max(len(in), 1)
+		d.Reset()
+		other := decodeGrowing(t, &d, in, func(avail int) int {
+			if avail == 0 {
+				return cut
+			}
+			return 1 << 30
+		})
+		if !other.equal(got) {
+			t.Fatalf("split at %d:\n got %v\nwant %v", cut, other, got)
+		}
+
+		goData, goErr := goChunked(in)
+		if !bytes.HasPrefix(got.data, goData) && !bytes.HasPrefix(goData, got.data) {
+			t.Fatalf("data disagrees with net/http:\n ours %q\n  net/http %q (%v)", got.data, goData, goErr)
+		}
+		switch {
+		case goErr == nil && got.err == nil:
+			// Both passed the last chunk (ours may wait for trailers).
+			if !bytes.Equal(got.data, goData) {
+				t.Fatalf("both accept, data differs:\n ours %q\n  net/http %q", got.data, goData)
+			}
+		case goErr == nil:
+			switch got.err {
+			case errChunkExtension:
+			case errTrailerFold, errTrailerName, errTrailerSpaceColon, errTrailerControl, errTrailerTooLarge,
+				errChunkBareLF, errChunkBareCR:
+				if !bytes.Equal(got.data, goData) {
+					t.Fatalf("refused %v after net/http's last chunk, but data differs:\n ours %q\n  net/http %q", got.err, got.data, goData)
+				}
+			default:
+				t.Fatalf("net/http accepts, we refuse: %v", got)
+			}
+		case got.err == nil:
+			switch {
+			case goErr == io.ErrUnexpectedEOF && !got.done:
+				if !bytes.Equal(got.data, goData) {
+					t.Fatalf("both wait for more, data differs:\n ours %q\n  net/http %q", got.data, goData)
+				}
+			case goErr.Error() == "invalid byte in chunk length" && bwsBeforeExtension(in):
+			case goErr.Error() == "chunked encoding contains too much non-data":
+			default:
+				t.Fatalf("net/http refuses (%v), we accept: %v", goErr, got)
+			}
+		}
+	})
+}
