@@ -79,7 +79,6 @@ func (t *thread) detach() {
 func (t *thread) release() { C.m0_thread_release(t.c) }
 func (t *thread) acquire() { C.m0_thread_acquire(t.c) }
 
-
 // serve runs one job: one cgo call, the GIL held.
 func (t *thread) serve(j *Job, mode C.int) {
 	r := &j.Request

@@ -1,0 +1,39 @@
+"""Response shapes: the list fast path, generators, write(), file_wrapper."""
+import io
+
+
+def app(environ, start_response):
+    path = environ["PATH_INFO"]
+    text = [("Content-Type", "text/plain"), ("X-Path", path)]
+    if path == "/list":
+        start_response("200 OK", text)
+        return [b"hello ", b"", b"world"]
+    if path == "/tuple":
+        start_response("201 Created", text)
+        return (b"a", b"b")
+    if path == "/empty":
+        start_response("204 No Content", [])
+        return []
+    if path == "/generator":
+        start_response("200 OK", text)
+        return (b"chunk%d;" % i for i in range(3))
+    if path == "/generator-empty":
+        def gen():
+            start_response("200 OK", text)
+            yield b""
+        return gen()
+    if path == "/write":
+        write = start_response("200 OK", text)
+        write(b"written ")
+        return [b"then returned"]
+    if path == "/file":
+        start_response("200 OK", text)
+        return environ["wsgi.file_wrapper"](io.BytesIO(b"0123456789" * 1000), 4096)
+    if path == "/latin1":
+        start_response("200 \xe9t\xe9", [("X-Latin", "caf\xe9")])
+        return [b"x"]
+    if path == "/many-headers":
+        start_response("200 OK", [("X-H%d" % i, "v%d" % i) for i in range(40)])
+        return [b"x"]
+    start_response("404 Not Found", text)
+    return [b""]
