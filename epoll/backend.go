@@ -239,6 +239,12 @@ func (p poller) Register(fd int) error {
 	return unix.EpollCtl(p.epollFD, unix.EPOLL_CTL_ADD, fd, &event)
 }
 
+// RegisterListener adds a listening socket once for good.
+func (p poller) RegisterListener(fd int) error {
+	event := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(fd)}
+	return unix.EpollCtl(p.epollFD, unix.EPOLL_CTL_ADD, fd, &event)
+}
+
 // Unregister deletes fd before it is closed. close(2) alone leaves the
 // registration alive while another descriptor shares the open file (a dup,
 // a fork), and its events would then arrive for a recycled fd number.

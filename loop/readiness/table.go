@@ -19,6 +19,9 @@ type Poller interface {
 	// fd. It is called once per socket, the first time an operation is
 	// queued on it, so steady-state keep-alive costs no registration call.
 	Register(fd int) error
+	// RegisterListener adds persistent, edge-triggered read interest in a
+	// listening socket (write interest means nothing there).
+	RegisterListener(fd int) error
 	// Unregister drops the interest just before the socket is closed.
 	Unregister(fd int)
 }
@@ -139,7 +142,7 @@ func (t *Table) QueueAccept(listenFD int) {
 		t.listenRegistry = false
 	}
 	if !t.listenRegistry {
-		if err := t.poller.Register(listenFD); err != nil {
+		if err := t.poller.RegisterListener(listenFD); err != nil {
 			t.Finish(loop.Completion{Op: loop.OpAccept, Res: -int32(errnoOf(err))})
 			return
 		}
