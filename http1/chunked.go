@@ -81,7 +81,8 @@ const (
 var (
 	errChunkSize         = &Error{400, "chunked body: invalid chunk size"}
 	errChunkSizeTooLarge = &Error{400, "chunked body: chunk size too large"}
-	errChunkExtension    = &Error{400, "chunked body: control character in chunk extension"}
+	errChunkExtension    = &Error{400, "chunked body: malformed chunk extension"}
+	errChunkSizeSpace    = &Error{400, "chunked body: whitespace after chunk size without an extension"}
 	errChunkLineTooLong  = &Error{400, "chunked body: chunk-size line too long"}
 	errChunkBareCR       = &Error{400, "chunked body: bare CR"}
 	errChunkBareLF       = &Error{400, "chunked body: line ends in a bare LF"}
@@ -97,20 +98,29 @@ var (
 type chunkState uint8
 
 const (
-	stateSizeStart    chunkState = iota // first hex digit of a chunk-size
-	stateSize                           // more hex digits, or what follows them
-	stateSizeSpace                      // BWS after the size: more of it, ';' or CR
-	stateExtension                      // inside chunk-ext, skipped up to CR
-	stateSizeLF                         // the LF after a chunk-size line's CR
-	stateData                           // chunk-data, size bytes left
-	stateDataCR                         // the CRLF after chunk-data
-	stateDataLF                         //
-	stateTrailerStart                   // a trailer field line, or the final CRLF
-	stateTrailerLine                    // inside a trailer field line
-	stateTrailerLF                      // the LF after a trailer line's CR
-	stateEndLF                          // the LF of the final CRLF
-	stateDone                           // the body has ended
-	stateFailed                         // an error was returned
+	stateSizeStart      chunkState = iota // first hex digit of a chunk-size
+	stateSize                             // more hex digits, or what follows them
+	stateAfterSize                        // after the digits: BWS, ';' or CR
+	stateSizeSpace                        // BWS after the size: more of it or ';'
+	stateExtBeforeName                    // after ';': BWS, then an extension name
+	stateExtName                          // in an extension name
+	stateExtAfterName                     // BWS after a name: '=' or ';'
+	stateExtBeforeValue                   // after '=': BWS, then a token or a quoted string
+	stateExtValue                         // in a token value
+	stateExtQuoted                        // in a quoted-string value
+	stateExtQuotedPair                    // after a backslash in a quoted string
+	stateExtValueEnd                      // right after a value: ';', BWS or CR
+	stateExtAfterValue                    // BWS after a value: more of it or ';'
+	stateSizeLF                           // the LF after a chunk-size line's CR
+	stateData                             // chunk-data, size bytes left
+	stateDataCR                           // the CRLF after chunk-data
+	stateDataLF                           //
+	stateTrailerStart                     // a trailer field line, or the final CRLF
+	stateTrailerLine                      // inside a trailer field line
+	stateTrailerLF                        // the LF after a trailer line's CR
+	stateEndLF                            // the LF of the final CRLF
+	stateDone                             // the body has ended
+	stateFailed                           // an error was returned
 )
 
 // ChunkedDecoder decodes a chunked body (RFC 9112 §7.1) incrementally,
@@ -125,10 +135,9 @@ const (
 //     disagreeing with a front proxy about where a chunked body ends is
 //     request smuggling (CVE-2025-22871). A bare CR is refused (§2.2).
 //   - chunk-size is 1 to 16 hex digits and at most 2^62.
-//   - After the size, SP/HTAB is skipped (BWS, §7.1.1, also before CRLF,
-//     as most parsers do); chunk extensions are skipped without parsing
-//     their grammar, but they may not hold a control byte other than
-//     HTAB, and the whole line is bounded by MaxChunkLineBytes.
+//   - Chunk extensions follow their grammar (§7.1.1, see chunkext.go)
+//     and are then dropped; whitespace after the size is BWS, allowed
+//     only before ';'. The whole line is bounded by MaxChunkLineBytes.
 //   - chunk-data must be followed by exactly CRLF (§7.1).
 //   - Trailer fields follow the request header rules (RFC 9112 §5):
 //     token name, no whitespace before the colon, no obs-fold, no control
@@ -232,52 +241,7 @@ func (d *ChunkedDecoder) Decode(in []byte) (data []byte, consumed int, done bool
 				return d.fail(i, errChunkBodyTooLarge)
 			}
 			d.total += int64(d.remaining)
-			d.state = stateSizeSpace
-
-		case stateSizeSpace:
-			switch c {
-			case ' ', '\t':
-			case ';':
-				d.state = stateExtension
-			case '\r':
-				d.state = stateSizeLF
-			case '\n':
-				return d.fail(i, errChunkBareLF)
-			default:
-				return d.fail(i, errChunkSize)
-			}
-			i++
-			if d.lineBytes++; d.lineBytes > MaxChunkLineBytes {
-				return d.fail(i, errChunkLineTooLong)
-			}
-
-		case stateExtension:
-			// Extensions carry nothing the server uses; skip to the line
-			// end. HTAB, SP, VCHAR and obs-text are what the grammar's
-			// tokens and quoted strings are made of (RFC 9110 §5.6).
-			j := scanControl(in, i)
-			for j < len(in) && in[j] == '\t' {
-				j = scanControl(in, j+1)
-			}
-			if d.lineBytes += j - i; d.lineBytes > MaxChunkLineBytes {
-				return d.fail(i, errChunkLineTooLong)
-			}
-			i = j
-			if j == len(in) {
-				continue
-			}
-			switch in[j] {
-			case '\r':
-				d.state = stateSizeLF
-				i++
-				if d.lineBytes++; d.lineBytes > MaxChunkLineBytes {
-					return d.fail(i, errChunkLineTooLong)
-				}
-			case '\n':
-				return d.fail(j, errChunkBareLF)
-			default:
-				return d.fail(j, errChunkExtension)
-			}
+			d.state = stateAfterSize
 
 		case stateSizeLF:
 			if c != '\n' {
@@ -319,6 +283,17 @@ func (d *ChunkedDecoder) Decode(in []byte) (data []byte, consumed int, done bool
 			}
 			d.state = stateSizeStart
 			i++
+
+		case stateAfterSize, stateSizeSpace, stateExtBeforeName, stateExtName, stateExtAfterName,
+			stateExtBeforeValue, stateExtValue, stateExtQuoted, stateExtQuotedPair, stateExtValueEnd,
+			stateExtAfterValue:
+			if err := d.sizeLineByte(c); err != nil {
+				return d.fail(i, err)
+			}
+			i++
+			if d.lineBytes++; d.lineBytes > MaxChunkLineBytes {
+				return d.fail(i, errChunkLineTooLong)
+			}
 
 		default:
 			var err error

@@ -143,9 +143,10 @@ var validChunked = []struct {
 	{"sixteen digits", "0000000000000005\r\nhello\r\n0000000000000000\r\n\r\n", "hello", nil, ""},
 	{"extensions", "5;name=value\r\nhello\r\n0;last\r\n\r\n", "hello", nil, ""},
 	{"quoted extension", "5;a=\"b c\td;e\";f\r\nhello\r\n0\r\n\r\n", "hello", nil, ""},
-	{"obs-text extension", "5;x=\xff\x80\r\nhello\r\n0\r\n\r\n", "hello", nil, ""},
-	{"BWS before extension", "5 \t;x\r\nhello\r\n0 ;y\r\n\r\n", "hello", nil, ""},
-	{"whitespace before CRLF", "5 \r\nhello\r\n0\t\r\n\r\n", "hello", nil, ""},
+	{"obs-text in quoted extension", "5;x=\"\xff\x80\"\r\nhello\r\n0\r\n\r\n", "hello", nil, ""},
+	{"quoted-pair in extension", "5;x=\"a\\\"b\\\\\";y=\"\"\r\nhello\r\n0\r\n\r\n", "hello", nil, ""},
+	{"BWS in extensions", "5 \t;\tx = y ; z\t;w=\"v\" ;q\r\nhello\r\n0 ;y\r\n\r\n", "hello", nil, ""},
+	{"many extensions", "5;a;b;c=d;e=\"f\"\r\nhello\r\n0\r\n\r\n", "hello", nil, ""},
 	{"framing inside data", "7\r\n0\r\n\r\n\r\n\r\n0\r\n\r\n", "0\r\n\r\n\r\n", nil, ""},
 	{"trailers", "4\r\nbody\r\n0\r\nX-Sum: abc\r\nExpires:never \t\r\n\r\n", "body", []string{"X-Sum: abc", "Expires: never"}, ""},
 	{"trailer empty value", "0\r\nX-E:\r\nX-F: \r\n\r\n", "", []string{"X-E: ", "X-F: "}, ""},
@@ -206,6 +207,22 @@ var invalidChunked = []struct {
 	{"bare CR in extension", "5;a\rb\r\nhello\r\n", errChunkBareCR},
 	{"NUL in extension", "5;a\x00b\r\nhello\r\n", errChunkExtension},
 	{"DEL in extension", "5;a=\x7f\r\nhello\r\n", errChunkExtension},
+	{"whitespace before CRLF", "5 \r\nhello\r\n0\r\n\r\n", errChunkSizeSpace},
+	{"whitespace before CRLF of last chunk", "0\t\r\n\r\n", errChunkSizeSpace},
+	{"extension without name", "5;\r\nhello\r\n", errChunkExtension},
+	{"extension name only BWS", "5; \r\nhello\r\n", errChunkExtension},
+	{"whitespace after extension name", "5;a \r\nhello\r\n", errChunkExtension},
+	{"whitespace after extension value", "5;a=b\t\r\nhello\r\n", errChunkExtension},
+	{"extension without value", "5;a=\r\nhello\r\n", errChunkExtension},
+	{"extension value without name", "5;=b\r\nhello\r\n", errChunkExtension},
+	{"two values", "5;a=b=c\r\nhello\r\n", errChunkExtension},
+	{"space inside token value", "5;a=b c\r\nhello\r\n", errChunkExtension},
+	{"delimiter in extension name", "5;a@b\r\nhello\r\n", errChunkExtension},
+	{"obs-text in token value", "5;x=\xff\r\nhello\r\n", errChunkExtension},
+	{"unterminated quoted value", "5;a=\"b\r\nhello\r\n", errChunkExtension},
+	{"LF in quoted value", "5;a=\"b\nc\"\r\nhello\r\n", errChunkBareLF},
+	{"text after quoted value", "5;a=\"b\"c\r\nhello\r\n", errChunkExtension},
+	{"control in quoted-pair", "5;a=\"\\\x01\"\r\nhello\r\n", errChunkExtension},
 	{"data too long", "5\r\nhelloX\r\n0\r\n\r\n", errChunkDataEnd},
 	{"data then bare LF", "5\r\nhello\n0\r\n\r\n", errChunkDataEnd},
 	{"data then bare CR", "5\r\nhello\r0\r\n\r\n", errChunkDataEnd},
@@ -571,7 +588,8 @@ func BenchmarkChunkedEncode64KiB(b *testing.B) {
 //
 //	input                                 net/http        m0serve      why
 //	BWS before ';' ("5 ;x")               refuses         accepts      RFC 9112 §7.1.1: chunk-ext = *( BWS ";" ... )
-//	a CTL but HTAB in a chunk extension   accepts         refuses 400  no CTL in a token or quoted-string (RFC 9110 §5.6); a smuggling surface
+//	whitespace before CRLF ("5 \r\n")     accepts         refuses 400  not in the grammar (BWS only precedes ';'); gunicorn and llhttp refuse it
+//	a malformed chunk extension           accepts         refuses 400  net/http cuts at ';' and ignores the rest; a smuggling surface (chunkext.go)
 //	anything in the trailer section       does not read   validates    httputil stops at the last chunk; the server must parse trailers
 //	over 16 KiB of non-data overhead      refuses         accepts      lines are bounded at 4 KiB each; the slow-body timeout and MaxBodyBytes bound the rest
 //	a size over 2^62 (16 digits)          accepts line    refuses 400  sizes stay in int64 downstream
@@ -619,7 +637,7 @@ func FuzzChunkedDecoder(f *testing.F) {
 			}
 		case goErr == nil:
 			switch got.err {
-			case errChunkExtension:
+			case errChunkExtension, errChunkSizeSpace:
 			case errTrailerFold, errTrailerName, errTrailerSpaceColon, errTrailerControl, errTrailerTooLarge,
 				errChunkBareLF, errChunkBareCR:
 				if !bytes.Equal(got.data, goData) {
