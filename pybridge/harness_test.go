@@ -96,7 +96,11 @@ func newJob(t testing.TB, app *App, raw string) *Job {
 	j.Request.FromHTTP1(&req, head)
 	j.Request.RemoteAddr = []byte("127.0.0.1")
 	j.Request.RemotePort = 54321
-	t.Cleanup(j.Response.Free)
+	t.Cleanup(func() {
+		if j.Response != nil {
+			j.Response.Free()
+		}
+	})
 	return j
 }
 
@@ -179,3 +183,5 @@ func header(r *Response, name string) (string, bool) {
 	}
 	return "", false
 }
+
+var errEOF = io.EOF

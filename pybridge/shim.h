@@ -85,6 +85,7 @@ typedef struct {
 	int streaming; /* the body goes to the Go stream once committed */
 	int head_set;  /* start_response was called */
 	int committed; /* body data was produced: the head is final */
+	int head_sent; /* the head went to the Go stream */
 	int client_gone;
 	char *scratch;
 	size_t scratch_cap;

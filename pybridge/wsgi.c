@@ -50,6 +50,7 @@ static int commit(m0_thread *t)
 		t->client_gone = 1;
 		return -2;
 	}
+	t->head_sent = 1;
 	return 0;
 }
 
@@ -388,7 +389,7 @@ int m0_wsgi_ready(void)
 static int read_result(m0_thread *t, PyObject *result)
 {
 	if ((PyList_CheckExact(result) || PyTuple_CheckExact(result)) &&
-	    !(t->streaming && t->committed)) {
+	    !t->head_sent) {
 		Py_ssize_t n = PySequence_Fast_GET_SIZE(result);
 		PyObject **items = PySequence_Fast_ITEMS(result);
 		size_t total = 0;
@@ -471,7 +472,7 @@ static void fail(m0_thread *t, const char *context)
 		return;
 	}
 	m0_log_exception(context);
-	if (t->streaming && t->committed) {
+	if (t->head_sent) {
 		t->resp->outcome = M0_ABORTED;
 		t->resp->app_error = 1;
 		return;
@@ -511,7 +512,7 @@ void m0_wsgi_serve(m0_thread *t, m0_app *app, const m0_request *req,
 	t->generation++;
 	t->resp = resp;
 	t->streaming = mode == M0_SERVE_FULL && req->stream;
-	t->head_set = t->committed = t->client_gone = 0;
+	t->head_set = t->committed = t->head_sent = t->client_gone = 0;
 	m0_response_reset(resp);
 	if ((Py_REFCNT(t->start_response) != 1 &&
 	     renew((PyObject **)&t->start_response,
@@ -547,7 +548,7 @@ void m0_wsgi_serve(m0_thread *t, m0_app *app, const m0_request *req,
 	close_result(result);
 	Py_DECREF(result);
 	if (rc == 0) {
-		if (t->streaming && t->committed) {
+		if (t->head_sent) {
 			resp->outcome = M0_STREAMED;
 		} else {
 			if (!t->committed)

@@ -1,0 +1,94 @@
+package pybridge
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestResponseShapesBuffered(t *testing.T) {
+	for _, c := range []struct {
+		path, reason, body string
+		status, headers    int
+	}{
+		{"/list", "OK", "hello world", 200, 2},
+		{"/tuple", "Created", "ab", 201, 2},
+		{"/empty", "No Content", "", 204, 0},
+		{"/generator", "OK", "chunk0;chunk1;chunk2;", 200, 2},
+		{"/generator-empty", "OK", "", 200, 2},
+		{"/write", "OK", "written then returned", 200, 2},
+		{"/file", "OK", strings.Repeat("0123456789", 1000), 200, 2},
+		{"/many-headers", "OK", "x", 200, 40},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			r := get(t, "body_app:app", c.path).Response
+			if r.Outcome() != Complete || r.Status() != c.status || string(r.Reason()) != c.reason ||
+				r.HeaderLen() != c.headers || string(r.Body()) != c.body || r.ContentLength() != int64(len(c.body)) {
+				t.Errorf("outcome %d, %d %q, %d headers, content length %d, body %q",
+					r.Outcome(), r.Status(), r.Reason(), r.HeaderLen(), r.ContentLength(), r.Body())
+			}
+		})
+	}
+}
+
+func TestResponseHeadersInOrder(t *testing.T) {
+	r := get(t, "body_app:app", "/many-headers").Response
+	for i := 0; i < 40; i++ {
+		n, v := r.Header(i)
+		if want := "X-H" + itoa(i); string(n) != want || string(v) != "v"+itoa(i) {
+			t.Fatalf("header %d = %q: %q", i, n, v)
+		}
+	}
+}
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}
+
+func TestResponseLatin1Head(t *testing.T) {
+	r := get(t, "body_app:app", "/latin1").Response
+	if v, _ := header(r, "X-Latin"); v != "caf\xe9" || string(r.Reason()) != "\xe9t\xe9" {
+		t.Errorf("reason %q X-Latin %q, want latin-1 bytes", r.Reason(), v)
+	}
+}
+
+// With a BodyWriter, a list still comes back whole (its length is known);
+// anything else streams, one Write and Flush per non-empty block.
+func TestResponseShapesStreamed(t *testing.T) {
+	for _, c := range []struct {
+		path    string
+		outcome Outcome
+		chunks  []string
+		body    string
+	}{
+		{"/list", Complete, nil, "hello world"},
+		{"/empty", Complete, nil, ""},
+		{"/generator-empty", Complete, nil, ""},
+		{"/generator", Streamed, []string{"chunk0;", "chunk1;", "chunk2;"}, ""},
+		{"/write", Streamed, []string{"written ", "then returned"}, ""},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			j := newJob(t, loadApp(t, "body_app:app"), "GET "+c.path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+			w := &recorder{}
+			j.Writer = w
+			run(j)
+			r := j.Response
+			if r.Outcome() != c.outcome || strings.Join(w.chunks, "|") != strings.Join(c.chunks, "|") ||
+				w.flushes != len(c.chunks) || string(r.Body()) != c.body {
+				t.Errorf("outcome %d chunks %q flushes %d body %q", r.Outcome(), w.chunks, w.flushes, r.Body())
+			}
+			wantHeads := 0
+			if c.outcome == Streamed {
+				wantHeads = 1
+				if r.ContentLength() != -1 || w.status != 200 || w.headers != 2 {
+					t.Errorf("streamed: content length %d, head %d with %d headers", r.ContentLength(), w.status, w.headers)
+				}
+			}
+			if w.heads != wantHeads {
+				t.Errorf("WriteHead called %d times, want %d", w.heads, wantHeads)
+			}
+		})
+	}
+}

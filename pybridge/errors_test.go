@@ -1,0 +1,142 @@
+package pybridge
+
+import (
+	"strings"
+	"testing"
+)
+
+// Each misbehaviour before the head is final ends in the bridge's 500 with
+// the traceback on stderr, close() is called, and the next request works.
+func TestAppErrorsBeforeHead(t *testing.T) {
+	for _, path := range []string{
+		"/raise-before", "/raise-after-start", "/bad-status", "/bad-status-type",
+		"/bad-header-crlf", "/bad-header-nul", "/bad-header-name", "/bad-header-hop",
+		"/bad-header-type", "/bad-header-latin1", "/non-bytes", "/non-bytes-list",
+		"/no-start", "/no-start-empty", "/twice", "/exc-info-after-body",
+	} {
+		t.Run(path, func(t *testing.T) {
+			j := get(t, "errors_app:app", path)
+			r := j.Response
+			if r.Outcome() != Complete || r.Status() != 500 || !r.AppError() ||
+				string(r.Body()) != "Internal Server Error\n" || r.ContentLength() != int64(len(r.Body())) {
+				t.Errorf("outcome %d status %d app error %v body %q", r.Outcome(), r.Status(), r.AppError(), r.Body())
+			}
+			if ct, _ := header(r, "Content-Type"); ct != "text/plain; charset=utf-8" || r.HeaderLen() != 1 {
+				t.Errorf("500 headers: %d, Content-Type %q", r.HeaderLen(), ct)
+			}
+			next := get(t, "errors_app:app", "/ok")
+			if next.Response.Status() != 200 || string(next.Response.Body()) != "fine" {
+				t.Errorf("next request: %d %q", next.Response.Status(), next.Response.Body())
+			}
+		})
+	}
+}
+
+func TestCloseAlwaysCalled(t *testing.T) {
+	get(t, "errors_app:app", "/closed") // clear the record
+	for _, path := range []string{"/ok", "/non-bytes", "/no-start", "/raise-in-close"} {
+		get(t, "errors_app:app", path)
+	}
+	j := get(t, "errors_app:app", "/closed")
+	if got, want := string(j.Response.Body()), "ok,non-bytes,no-start,raise-in-close"; got != want {
+		t.Errorf("close() calls %q, want %q", got, want)
+	}
+}
+
+// close() raising is logged; the response it followed stands.
+func TestCloseRaisingKeepsResponse(t *testing.T) {
+	j := get(t, "errors_app:app", "/raise-in-close")
+	if j.Response.Status() != 200 || string(j.Response.Body()) != "kept" || j.Response.AppError() {
+		t.Errorf("%d %q app error %v", j.Response.Status(), j.Response.Body(), j.Response.AppError())
+	}
+}
+
+// exc_info before the head is final replaces it (PEP 3333).
+func TestExcInfoReplacesHead(t *testing.T) {
+	j := get(t, "errors_app:app", "/exc-info-replace")
+	r := j.Response
+	ct, _ := header(r, "Content-Type")
+	if r.Status() != 503 || string(r.Reason()) != "Service Unavailable" || ct != "text/html" ||
+		r.HeaderLen() != 1 || string(r.Body()) != "replaced" {
+		t.Errorf("%d %q %d headers, Content-Type %q, body %q", r.Status(), r.Reason(), r.HeaderLen(), ct, r.Body())
+	}
+}
+
+// Once a streamed head is out, an error aborts: the server must close
+// without a valid end.
+func TestAppErrorAfterStreamedHeadAborts(t *testing.T) {
+	for _, path := range []string{"/raise-mid-stream", "/exc-info-after-body"} {
+		t.Run(path, func(t *testing.T) {
+			j := newJob(t, loadApp(t, "errors_app:app"), "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+			w := &recorder{}
+			j.Writer = w
+			run(j)
+			if j.Response.Outcome() != Aborted || !j.Response.AppError() || w.heads != 1 || w.status != 200 {
+				t.Errorf("outcome %d app error %v heads %d status %d", j.Response.Outcome(), j.Response.AppError(), w.heads, w.status)
+			}
+			if len(w.chunks) == 0 {
+				t.Errorf("no body chunk reached the writer before the error")
+			}
+		})
+	}
+}
+
+// A client gone mid-stream aborts without blaming the app, and close()
+// still runs.
+func TestClientGoneMidStream(t *testing.T) {
+	get(t, "errors_app:app", "/closed")
+	j := newJob(t, loadApp(t, "body_app:app"), "GET /generator HTTP/1.1\r\nHost: x\r\n\r\n")
+	w := &recorder{failAfter: 2}
+	j.Writer = w
+	run(j)
+	if j.Response.Outcome() != Aborted || j.Response.AppError() {
+		t.Errorf("outcome %d app error %v, want an abort that is not the app's", j.Response.Outcome(), j.Response.AppError())
+	}
+	if strings.Join(w.chunks, "") != "chunk0;" {
+		t.Errorf("chunks %q", w.chunks)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	for _, c := range []struct{ target, want string }{
+		{"broken_app:app", "ModuleNotFoundError: No module named 'no_such_module_m0serve'"},
+		{"no_such_app:app", "ModuleNotFoundError: No module named 'no_such_app'"},
+		{"bench_app:missing", "AttributeError"},
+		{"bench_app", "want module:attr"},
+		{"bench_app:BODY", "is not callable"},
+	} {
+		_, err := interp.LoadApp(AppSpec{Target: c.target})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want it to say %q", c.target, err, c.want)
+		}
+	}
+	_, err := interp.LoadApp(AppSpec{Target: "broken_app:app"})
+	if err == nil || !strings.Contains(err.Error(), "Traceback") || !strings.Contains(err.Error(), "broken_app.py") {
+		t.Errorf("no traceback naming the file in %v", err)
+	}
+}
+
+func TestInterfaceDetection(t *testing.T) {
+	for _, c := range []struct {
+		target  string
+		factory bool
+		want    Interface
+	}{
+		{"asgi_app:app", false, ASGI},
+		{"asgi_app:instance", false, ASGI},
+		{"asgi_app:wsgi", false, WSGI},
+		{"body_app:app", false, WSGI},
+		{"flask_app:app", false, WSGI},
+		{"flask_app:create_app()", false, WSGI},
+		{"flask_app:create_app", true, WSGI},
+	} {
+		a, err := interp.LoadApp(AppSpec{Target: c.target, Factory: c.factory})
+		if err != nil {
+			t.Errorf("%s: %v", c.target, err)
+			continue
+		}
+		if a.Interface != c.want {
+			t.Errorf("%s: %v, want %v", c.target, a.Interface, c.want)
+		}
+	}
+}

@@ -1,0 +1,166 @@
+package pybridge
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// post serves a POST of body, delivered in the given pieces.
+func post(t *testing.T, app *App, path string, chunked bool, body ...string) *Job {
+	t.Helper()
+	total := 0
+	list := make([][]byte, len(body))
+	for i, b := range body {
+		list[i] = []byte(b)
+		total += len(b)
+	}
+	framing := "Content-Length: " + strconv.Itoa(total)
+	if chunked {
+		framing = "Transfer-Encoding: chunked"
+	}
+	j := newJob(t, app, "POST "+path+" HTTP/1.1\r\nHost: x\r\n"+framing+"\r\n\r\n")
+	j.Body = &pieces{list: list}
+	run(j)
+	return j
+}
+
+func TestInputReads(t *testing.T) {
+	app := loadApp(t, "input_app:app")
+	body := []string{"ab", "c\nde", "f\n\ng", "hi"} // "abc\ndef\n\nghi" in four pieces
+	cases := []struct {
+		path string
+		want string
+	}{
+		{"/read3", "b'abc'\nb'\\nde'\nb'f\\n\\n'\nb'ghi'\nb''\n"},
+		{"/read", "b'abc\\ndef\\n\\nghi'\nb''\n"},
+		{"/readline", "b'abc\\n'\nb'def\\n'\nb'\\n'\nb'ghi'\nb''\n"},
+		{"/readline4", "b'abc\\n'\nb'def\\n'\nb'\\n'\nb'ghi'\nb''\n"},
+		{"/readlines", "b'abc\\n'\nb'def\\n'\nb'\\n'\nb'ghi'\n"},
+		{"/iter", "b'abc\\n'\nb'def\\n'\nb'\\n'\nb'ghi'\n"},
+		{"/mixed", "b'abc\\n'\nb'de'\nb'f\\n\\nghi'\n"},
+	}
+	for _, c := range cases {
+		for _, chunked := range []bool{false, true} {
+			name := c.path
+			if chunked {
+				name += "/chunked"
+			}
+			t.Run(name, func(t *testing.T) {
+				j := post(t, app, c.path, chunked, body...)
+				if got := string(j.Response.Body()); got != c.want {
+					t.Errorf("got\n%s\nwant\n%s", got, c.want)
+				}
+			})
+		}
+	}
+}
+
+func TestInputReadlineLimit(t *testing.T) {
+	app := loadApp(t, "input_app:app")
+	j := post(t, app, "/readline4", false, "abcdefgh\nij")
+	want := "b'abcd'\nb'efgh'\nb'\\n'\nb'ij'\nb''\n"
+	if got := string(j.Response.Body()); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// The Content-Length caps reads even if the reader had more to give.
+func TestInputNeverPastContentLength(t *testing.T) {
+	app := loadApp(t, "input_app:app")
+	j := newJob(t, app, "POST /read HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n")
+	j.Body = &pieces{list: [][]byte{[]byte("12345NEXT REQUEST")}}
+	run(j)
+	if got, want := string(j.Response.Body()), "b'12345'\nb''\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestInputLargeBody(t *testing.T) {
+	app := loadApp(t, "input_app:app")
+	big := strings.Repeat("0123456789abcdef", 10000) // 160 000 bytes
+	for _, chunked := range []bool{false, true} {
+		var list []string
+		for i := 0; i < len(big); i += 7000 {
+			list = append(list, big[i:min(i+7000, len(big))])
+		}
+		j := post(t, app, "/read", chunked, list...)
+		if want := "b'" + big + "'\nb''\n"; string(j.Response.Body()) != want {
+			t.Errorf("chunked=%v: body of %d bytes differs", chunked, len(j.Response.Body()))
+		}
+	}
+}
+
+// A body that ends early is an OSError in the app: its error, a 500.
+func TestInputShortBody(t *testing.T) {
+	app := loadApp(t, "input_app:app")
+	j := newJob(t, app, "POST /read HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n")
+	j.Body = &pieces{list: [][]byte{[]byte("123")}}
+	run(j)
+	if j.Response.Status() != 500 || !j.Response.AppError() {
+		t.Errorf("status %d app error %v, want 500 from the app's OSError", j.Response.Status(), j.Response.AppError())
+	}
+	j = newJob(t, app, "POST /read HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+	j.Body = &pieces{list: [][]byte{[]byte("123")}, err: errors.New("bad chunk size")}
+	run(j)
+	if j.Response.Status() != 500 || j.BodyErr == nil || j.BodyErr.Error() != "bad chunk size" {
+		t.Errorf("status %d BodyErr %v, want 500 and the reader's error", j.Response.Status(), j.BodyErr)
+	}
+}
+
+// A read that must wait for the client blocks with the GIL released: the
+// other handler thread serves a request meanwhile.
+func TestInputBlockingReadReleasesGIL(t *testing.T) {
+	app := loadApp(t, "input_app:app")
+	slow := newJob(t, app, "POST /read HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n\r\n")
+	gate := &gated{pieces: make(chan []byte), asked: make(chan struct{}, 1)}
+	slow.Body = gate
+	done := waiting.add(slow)
+	queue.Push(slow)
+	<-gate.asked // the app is now inside read(), waiting for the client
+	fast := get(t, "body_app:app", "/list")
+	if string(fast.Response.Body()) != "hello world" {
+		t.Fatalf("request during a blocked read: %q", fast.Response.Body())
+	}
+	gate.pieces <- []byte("abc")
+	gate.pieces <- []byte("def")
+	close(gate.pieces)
+	<-done
+	if got, want := string(slow.Response.Body()), "b'abcdef'\nb''\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+type gated struct {
+	pieces chan []byte
+	asked  chan struct{}
+	rest   []byte
+}
+
+func (g *gated) Read(p []byte) (int, error) {
+	select {
+	case g.asked <- struct{}{}:
+	default:
+	}
+	if len(g.rest) == 0 {
+		b, ok := <-g.pieces
+		if !ok {
+			return 0, errEOF
+		}
+		g.rest = b
+	}
+	n := copy(p, g.rest)
+	g.rest = g.rest[n:]
+	return n, nil
+}
+
+// A wsgi.input kept past its request refuses to read the next one's body.
+func TestInputStaleAfterRequest(t *testing.T) {
+	app := loadApp(t, "input_app:app")
+	post(t, app, "/keep", false, "first")
+	j := post(t, app, "/stale", false, "second body")
+	if got, want := string(j.Response.Body()), "b'wsgi.input used after its request ended'\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
