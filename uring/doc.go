@@ -1,0 +1,50 @@
+// Package uring is the io_uring implementation of loop.Backend (Linux only),
+// built on github.com/pawelgaczynski/giouring.
+//
+// # Thread
+//
+// New must be called on the loop's locked OS thread (runtime.LockOSThread),
+// and every method but Wake must be called from that same thread afterwards:
+// with IORING_SETUP_SINGLE_ISSUER the kernel binds the ring to the task that
+// created it and refuses io_uring_enter from any other with EEXIST, and with
+// IORING_SETUP_DEFER_TASKRUN completions are only run in that task's own
+// io_uring_enter.
+//
+// # Features
+//
+// New probes the kernel and takes the best it offers, each with a fallback:
+//
+//	defer_taskrun      IORING_SETUP_SINGLE_ISSUER|DEFER_TASKRUN (6.1)
+//	coop_taskrun       IORING_SETUP_COOP_TASKRUN (5.19), when defer_taskrun is off
+//	multishot_accept   IORING_ACCEPT_MULTISHOT (5.19), else one accept re-armed per connection
+//	buf_ring           IORING_REGISTER_PBUF_RING (5.19), else recv into the slot's buffer
+//	multishot_recv     IORING_RECV_MULTISHOT over the buffer ring (6.0), else one recv per QueueRecv
+//	cancel_fd          IORING_ASYNC_CANCEL_FD|ALL (5.19), else cancel by user_data
+//
+// Setting M0_URING_DISABLE (or Options.Disable) to a comma list of those
+// names forces each off, so that every fallback path runs on a kernel that
+// would otherwise skip it. Name reports what is in use.
+//
+// # user_data
+//
+// Every SQE carries a 64-bit user_data that says what its completion is:
+//
+//	bits 63..56  kind (accept, recv, send, close, cancel, wake)
+//	bits 55..32  slot (so slots are limited to 2^24-1)
+//	bits 31..0   generation
+//
+// For accept the slot is 0 and the generation counts QueueAccept calls, so
+// that a completion of an arm StopAccept cancelled is told from the current
+// arm. The encoding never produces all ones, which giouring reserves for its
+// internal timeout SQE on kernels without IORING_FEAT_EXT_ARG.
+//
+// # Completions and slots
+//
+// The backend keeps per-slot state (the buffer the kernel is writing into or
+// reading from, the progress of a send) so that buffers stay referenced for as
+// long as the kernel holds them and a short send is resumed without the loop
+// seeing it. OpClose for a slot is delivered only after every operation the
+// kernel still held for it has delivered its own completion, so once the
+// loop sees OpClose it may queue on the slot again with a new generation.
+// The loop must not queue on a slot with a new generation before that.
+package uring

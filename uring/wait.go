@@ -1,0 +1,230 @@
+//go:build linux
+
+package uring
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/m0serve/m0serve/loop"
+	"github.com/pawelgaczynski/giouring"
+	"golang.org/x/sys/unix"
+)
+
+// Wait gives back the provided buffers delivered by the previous Wait,
+// submits everything queued and, when nothing is ready yet, waits for one
+// completion or the timeout, all in one io_uring_enter; then it takes every
+// ready CQE it has room for in one batch and advances the completion queue
+// once. A timeout of zero does not block; a negative one waits for ever.
+func (b *Backend) Wait(out []loop.Completion, timeout time.Duration) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.buffers != nil {
+		b.buffers.recycle()
+	}
+	n := b.takeHeld(out)
+
+	if n > 0 || timeout == 0 || b.ring.CQReady() > 0 {
+		// Something to return already: submit (and run deferred task work,
+		// which with DEFER_TASKRUN is what posts completions) only if there
+		// is something to submit.
+		if b.unsubmitted > 0 || (timeout == 0 && n == 0) {
+			if _, err := b.ring.SubmitAndGetEvents(); err != nil && !transient(err) {
+				return n, b.enterError(err)
+			}
+		}
+	} else {
+		var ts *syscall.Timespec
+		if timeout > 0 {
+			b.timeout = syscall.NsecToTimespec(int64(timeout))
+			ts = &b.timeout
+		}
+		if _, err := b.ring.SubmitAndWaitTimeout(1, ts, nil); err != nil && !transient(err) {
+			return n, b.enterError(err)
+		}
+	}
+	b.unsubmitted = 0
+	return n + b.reap(out[n:]), nil
+}
+
+// transient errors from io_uring_enter end the wait without completions:
+// the timeout passed (ETIME), a signal arrived (EINTR), or the completion
+// queue overflowed and must be drained first (EBUSY, EAGAIN).
+func transient(err error) bool {
+	return errors.Is(err, unix.ETIME) || errors.Is(err, unix.EINTR) ||
+		errors.Is(err, unix.EBUSY) || errors.Is(err, unix.EAGAIN)
+}
+
+func (b *Backend) enterError(err error) error {
+	if errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("uring: io_uring_enter from a thread other than the one that called New (the ring is SINGLE_ISSUER: lock the loop's OS thread before New): %w", err)
+	}
+	return fmt.Errorf("uring: io_uring_enter: %w", err)
+}
+
+// reap turns ready CQEs into completions, as many CQEs as out has room
+// for; a CQE that yields two completions (a receive and the OpClose waiting
+// for it) parks the second in held if out is full.
+func (b *Backend) reap(out []loop.Completion) int {
+	n := 0
+	for n < len(out) {
+		want := min(uint32(len(out)-n), uint32(len(b.cqes)))
+		if ready := b.ring.CQReady(); ready > 0 {
+			want = min(want, ready)
+		} else {
+			// One entry is enough to let giouring flush an overflowed
+			// completion queue into the ring.
+			want = 1
+		}
+		got := b.ring.PeekBatchCQE(b.cqes[:want])
+		if got == 0 {
+			break
+		}
+		for _, cqe := range b.cqes[:got] {
+			n = b.complete(cqe, out, n)
+		}
+		b.ring.CQAdvance(got)
+		if got < want {
+			break
+		}
+	}
+	return n
+}
+
+// emit puts c in out[n] when there is room, else in held; bufferID is a
+// provided buffer c's Data points into (or -1), given back after c is
+// delivered.
+func (b *Backend) emit(c loop.Completion, bufferID int32, out []loop.Completion, n int) int {
+	if n < len(out) {
+		out[n] = c
+		if bufferID >= 0 {
+			b.buffers.delivered = append(b.buffers.delivered, uint16(bufferID))
+		}
+		return n + 1
+	}
+	b.held = append(b.held, heldCompletion{completion: c, bufferID: bufferID})
+	return n
+}
+
+func (b *Backend) takeHeld(out []loop.Completion) int {
+	n := 0
+	for b.heldHead < len(b.held) && n < len(out) {
+		h := b.held[b.heldHead]
+		b.heldHead++
+		n = b.emit(h.completion, h.bufferID, out, n)
+	}
+	if b.heldHead == len(b.held) {
+		b.held = b.held[:0]
+		b.heldHead = 0
+	}
+	return n
+}
+
+func (b *Backend) complete(cqe *giouring.CompletionQueueEvent, out []loop.Completion, n int) int {
+	k, slot, gen := splitUserData(cqe.UserData)
+	more := cqe.Flags&giouring.CQEFMore != 0
+	switch k {
+	case kindAccept:
+		return b.completeAccept(cqe.Res, gen, more, out, n)
+	case kindRecv:
+		return b.completeRecv(cqe, slot, gen, more, out, n)
+	case kindSend:
+		return b.completeSend(cqe.Res, slot, gen, out, n)
+	case kindClose:
+		state := &b.slots[slot]
+		state.closed = true
+		state.closeRes = cqe.Res
+		return b.finishClose(state, slot, out, n)
+	case kindWake:
+		return b.completeWake(cqe.Res, out, n)
+	}
+	// kindCancel: its result (how many it cancelled, or -ENOENT) tells the
+	// loop nothing; the cancelled operations report for themselves.
+	return n
+}
+
+func (b *Backend) completeAccept(res int32, gen uint32, more bool, out []loop.Completion, n int) int {
+	current := gen == b.acceptGen && b.accepting
+	if !current {
+		// An arm StopAccept (or a later QueueAccept) replaced: its
+		// cancellation is not news, but a connection it accepted is the
+		// loop's to serve or close.
+		if res < 0 {
+			return n
+		}
+		return b.emit(loop.Completion{Op: loop.OpAccept, Res: res}, -1, out, n)
+	}
+	if b.features&featureMultishotAccept == 0 && res >= 0 {
+		b.armAccept()
+		more = true
+	}
+	if !more {
+		b.accepting = false
+	}
+	return b.emit(loop.Completion{Op: loop.OpAccept, Res: res, More: more}, -1, out, n)
+}
+
+func (b *Backend) completeRecv(cqe *giouring.CompletionQueueEvent, slot, gen uint32, more bool, out []loop.Completion, n int) int {
+	state := &b.slots[slot]
+	c := loop.Completion{Op: loop.OpRecv, Slot: slot, Gen: gen, Res: cqe.Res, More: more}
+	bufferID := int32(-1)
+	if cqe.Flags&giouring.CQEFBuffer != 0 {
+		id := uint16(cqe.Flags >> giouring.CQEBufferShift)
+		if cqe.Res > 0 {
+			c.Data = b.buffers.buffer(id, cqe.Res)
+			c.Provided = true
+			bufferID = int32(id)
+		} else {
+			b.buffers.delivered = append(b.buffers.delivered, id)
+		}
+	} else if cqe.Res > 0 {
+		c.Data = state.recvBuf[:cqe.Res]
+	}
+	if !more {
+		state.recvBuf = nil
+		state.pending--
+	}
+	n = b.emit(c, bufferID, out, n)
+	return b.finishClose(state, slot, out, n)
+}
+
+func (b *Backend) completeSend(res int32, slot, gen uint32, out []loop.Completion, n int) int {
+	state := &b.slots[slot]
+	if res > 0 {
+		state.sendDone += int(res)
+		if state.sendDone < len(state.sendData) && !state.closing {
+			b.sendResumes++
+			b.submitSend(state, slot, gen)
+			return n
+		}
+	}
+	switch {
+	case res < 0:
+	case state.sendDone == len(state.sendData):
+		res = int32(state.sendDone)
+	case state.closing:
+		res = -int32(unix.ECANCELED)
+	default:
+		// A stream socket that takes no byte of a non-empty send is
+		// broken; stop rather than resubmit for ever.
+		res = -int32(unix.EPIPE)
+	}
+	state.sendData = nil
+	state.pending--
+	n = b.emit(loop.Completion{Op: loop.OpSend, Slot: slot, Gen: gen, Res: res}, -1, out, n)
+	return b.finishClose(state, slot, out, n)
+}
+
+// finishClose delivers OpClose once the close has completed and nothing the
+// kernel held for the slot is left.
+func (b *Backend) finishClose(state *slotState, slot uint32, out []loop.Completion, n int) int {
+	if !state.closing || !state.closed || state.pending != 0 {
+		return n
+	}
+	c := loop.Completion{Op: loop.OpClose, Slot: slot, Gen: state.closeGen, Res: state.closeRes}
+	*state = slotState{}
+	return b.emit(c, -1, out, n)
+}

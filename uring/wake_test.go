@@ -1,0 +1,70 @@
+//go:build linux
+
+package uring
+
+import (
+	"testing"
+	"time"
+
+	"github.com/m0serve/m0serve/loop"
+)
+
+func TestWakeFromAnotherGoroutine(t *testing.T) {
+	forEachCombo(t, Options{}, func(t *testing.T, b *Backend) {
+		woken := make(chan error, 1)
+		go func() {
+			// Give the loop the chance to be blocked in Wait; the test
+			// passes either way, the wake must arrive in both.
+			time.Sleep(5 * time.Millisecond)
+			woken <- b.Wake()
+		}()
+		seen := collect(t, b, func(c loop.Completion) bool { return c.Op == loop.OpWake })
+		if err := <-woken; err != nil {
+			t.Fatalf("Wake: %v", err)
+		}
+		if len(seen) != 1 {
+			t.Fatalf("completions %+v, want the one OpWake", seen)
+		}
+
+		// Wakes before a Wait coalesce into one OpWake, and the read is
+		// re-armed: nothing more without another Wake, then a new one.
+		for range 3 {
+			if err := b.Wake(); err != nil {
+				t.Fatalf("Wake: %v", err)
+			}
+		}
+		out := make([]loop.Completion, 8)
+		wakes := 0
+		for range 3 {
+			n, err := b.Wait(out, 20*time.Millisecond)
+			if err != nil {
+				t.Fatalf("Wait: %v", err)
+			}
+			for _, c := range out[:n] {
+				if c.Op != loop.OpWake {
+					t.Fatalf("unexpected completion %+v", c)
+				}
+				wakes++
+			}
+		}
+		if wakes != 1 {
+			t.Fatalf("three Wakes before Wait gave %d OpWake, want 1", wakes)
+		}
+		if err := b.Wake(); err != nil {
+			t.Fatalf("Wake: %v", err)
+		}
+		collect(t, b, func(c loop.Completion) bool { return c.Op == loop.OpWake })
+	})
+}
+
+func TestWaitTimesOutWithNothingReady(t *testing.T) {
+	forEachCombo(t, Options{}, func(t *testing.T, b *Backend) {
+		out := make([]loop.Completion, 4)
+		for _, timeout := range []time.Duration{0, time.Millisecond} {
+			n, err := b.Wait(out, timeout)
+			if err != nil || n != 0 {
+				t.Fatalf("Wait(%v) with nothing queued = %d, %v; want 0, nil", timeout, n, err)
+			}
+		}
+	})
+}
