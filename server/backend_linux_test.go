@@ -1,0 +1,169 @@
+//go:build linux
+
+package server
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/m0serve/m0serve/epoll"
+	"github.com/m0serve/m0serve/loop"
+	"github.com/m0serve/m0serve/uring"
+)
+
+// logLines collects what newBackend logs.
+type logLines []string
+
+func (l *logLines) logf(format string, args ...any) {
+	*l = append(*l, fmt.Sprintf(format, args...))
+}
+
+// withURing replaces the io_uring constructor for one test.
+func withURing(t *testing.T, constructor func() (loop.Backend, error)) {
+	saved := newURingBackend
+	newURingBackend = constructor
+	t.Cleanup(func() { newURingBackend = saved })
+}
+
+func closeBackend(t *testing.T, b loop.Backend) {
+	if err := b.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+func TestBackendKinds(t *testing.T) {
+	var logs logLines
+	b, err := newBackend("epoll", logs.logf)
+	if err != nil {
+		t.Fatalf("--backend epoll: %v", err)
+	}
+	if _, ok := b.(*epoll.Backend); !ok {
+		t.Fatalf("--backend epoll gave %T (%s)", b, b.Name())
+	}
+	closeBackend(t, b)
+
+	if _, err := newBackend("kqueue", logs.logf); err == nil || err.Error() != "--backend kqueue: not available on linux" {
+		t.Fatalf("--backend kqueue: error %v, want \"--backend kqueue: not available on linux\"", err)
+	}
+	if _, err := newBackend("iocp", logs.logf); err == nil || !strings.Contains(err.Error(), "unknown backend") {
+		t.Fatalf("--backend iocp: error %v, want an unknown backend error", err)
+	}
+	if len(logs) != 0 {
+		t.Fatalf("logged %q, want nothing", logs)
+	}
+}
+
+func TestAutoTakesURingWhenItWorks(t *testing.T) {
+	stand, err := epoll.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeBackend(t, stand) })
+	withURing(t, func() (loop.Backend, error) { return stand, nil })
+	var logs logLines
+	b, err := newBackend("auto", logs.logf)
+	if err != nil || b != loop.Backend(stand) {
+		t.Fatalf("--backend auto: %v, %v; want the io_uring constructor's backend", b, err)
+	}
+	if len(logs) != 0 {
+		t.Fatalf("logged %q, want nothing", logs)
+	}
+}
+
+func TestAutoFallsBackWhenURingUnavailable(t *testing.T) {
+	refused := fmt.Errorf("%w: refused by seccomp: %w", uring.ErrUnavailable, unix.EPERM)
+	withURing(t, func() (loop.Backend, error) { return nil, refused })
+	var logs logLines
+	b, err := newBackend("auto", logs.logf)
+	if err != nil {
+		t.Fatalf("--backend auto: %v", err)
+	}
+	defer closeBackend(t, b)
+	if _, ok := b.(*epoll.Backend); !ok {
+		t.Fatalf("--backend auto gave %T, want epoll", b)
+	}
+	if len(logs) != 1 || !strings.Contains(logs[0], "falling back to epoll") || !strings.Contains(logs[0], "refused by seccomp") {
+		t.Fatalf("logged %q, want one line with the fallback and its reason", logs)
+	}
+
+	// Asked for by name, io_uring is not replaced.
+	logs = nil
+	if _, err := newBackend("uring", logs.logf); !errors.Is(err, uring.ErrUnavailable) {
+		t.Fatalf("--backend uring: error %v, want uring.ErrUnavailable", err)
+	}
+	if len(logs) != 0 {
+		t.Fatalf("logged %q, want nothing", logs)
+	}
+}
+
+func TestAutoKeepsOtherURingErrors(t *testing.T) {
+	broken := errors.New("buffer ring: BufferCount 3 is not a power of two")
+	withURing(t, func() (loop.Backend, error) { return nil, broken })
+	var logs logLines
+	b, err := newBackend("auto", logs.logf)
+	if !errors.Is(err, broken) || b != nil {
+		t.Fatalf("--backend auto: %v, %v; want the io_uring error and no backend", b, err)
+	}
+	if len(logs) != 0 {
+		t.Fatalf("logged %q, want nothing", logs)
+	}
+}
+
+// childVariable marks the test binary run under noiouring by
+// TestAutoFallsBackUnderSeccomp.
+const childVariable = "M0_SERVER_BACKEND_CHILD"
+
+// TestAutoFallsBackUnderSeccomp runs the real selection where
+// io_uring_setup is refused by seccomp, as in a default Docker container.
+func TestAutoFallsBackUnderSeccomp(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	helper := filepath.Join(t.TempDir(), "noiouring")
+	build := exec.Command(goTool, "build", "-ldflags=-checklinkname=0", "-o", helper,
+		"github.com/m0serve/m0serve/tests/tools/noiouring")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build noiouring: %v\n%s", err, out)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(helper, self, "-test.run=^TestAutoBackendChild$", "-test.v")
+	child.Env = append(os.Environ(), childVariable+"=1")
+	out, err := child.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child under noiouring: %v\n%s", err, out)
+	}
+	text := string(out)
+	if !strings.Contains(text, "backend: epoll") ||
+		strings.Count(text, "log: ") != 1 ||
+		!strings.Contains(text, "log: m0serve: falling back to epoll: io_uring unavailable") ||
+		!strings.Contains(text, "seccomp") {
+		t.Fatalf("under noiouring, --backend auto said:\n%s\nwant epoll and one log line naming seccomp", text)
+	}
+}
+
+// TestAutoBackendChild is the child side of TestAutoFallsBackUnderSeccomp.
+func TestAutoBackendChild(t *testing.T) {
+	if os.Getenv(childVariable) == "" {
+		t.Skip("runs only as the child of TestAutoFallsBackUnderSeccomp")
+	}
+	b, err := newBackend("auto", func(format string, args ...any) {
+		fmt.Printf("log: "+format+"\n", args...)
+	})
+	if err != nil {
+		t.Fatalf("--backend auto: %v", err)
+	}
+	defer closeBackend(t, b)
+	fmt.Printf("backend: %s\n", b.Name())
+}
