@@ -97,6 +97,25 @@ func (s *Session) fail(record *ArmRecord, err error) {
 	}
 }
 
+// maxRunErrors is how many runs in a row may go wrong (wrk completing
+// nothing while a busy machine starves the server, say) before an arm is
+// taken out; a server that has exited is taken out at once.
+const maxRunErrors = 3
+
+// runFailed records a run that produced no figure and says whether the
+// arm stays in.
+func (s *Session) runFailed(record *ArmRecord, what string, err error) bool {
+	record.RunErrors = append(record.RunErrors, what+": "+err.Error())
+	record.errorsInRow++
+	server := s.servers[record.Name]
+	if !server.Alive() || record.errorsInRow >= maxRunErrors {
+		s.fail(record, fmt.Errorf("%s: %w", what, err))
+		return false
+	}
+	s.Log("  %-14s %s: no figure: %v", record.Name, what, err)
+	return true
+}
+
 // Measure runs every scenario: a warm-up per arm, then rounds in which the
 // arms take turns (A B C D A B C D ...), so drift in the machine's load
 // lands on every arm rather than on whichever ran last.
@@ -109,7 +128,7 @@ func (s *Session) Measure(ctx context.Context, chosen []Scenario, rounds int, du
 				if ctx.Err() != nil {
 					return runs, ctx.Err()
 				}
-				s.fail(record, fmt.Errorf("warm-up %s: %w", scenario.Name, err))
+				s.runFailed(record, "warm-up "+scenario.Name, err)
 			}
 		}
 		for round := 1; round <= rounds; round++ {
@@ -119,9 +138,10 @@ func (s *Session) Measure(ctx context.Context, chosen []Scenario, rounds int, du
 					if ctx.Err() != nil {
 						return runs, ctx.Err()
 					}
-					s.fail(record, fmt.Errorf("%s round %d: %w", scenario.Name, round, err))
+					s.runFailed(record, fmt.Sprintf("%s round %d", scenario.Name, round), err)
 					continue
 				}
+				record.errorsInRow = 0
 				run.Round = round
 				runs = append(runs, run)
 				s.Log("  %-14s round %d: %9.0f rps  p50 %7.0f µs  p99 %7.0f µs  %6.2f µs/req  %.2f cores  load %.1f%s",

@@ -57,6 +57,9 @@ type ArmRecord struct {
 	Parity *Parity `json:"parity,omitempty"`
 	// Failed says why an arm that started stopped being measured.
 	Failed string `json:"failed,omitempty"`
+	// RunErrors lists the runs that gave no figure, and why.
+	RunErrors   []string `json:"run_errors,omitempty"`
+	errorsInRow int
 }
 
 // Run is one wrk run against one arm.

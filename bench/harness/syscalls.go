@@ -43,8 +43,9 @@ func (s *Session) MeasureSyscalls(ctx context.Context, scenario Scenario, durati
 	var budgets []SyscallBudget
 	for _, record := range s.live() {
 		if _, err := s.runOnce(ctx, scenario, record, warmup); err != nil {
-			s.fail(record, fmt.Errorf("warm-up: %w", err))
-			continue
+			if !s.runFailed(record, "warm-up", err) {
+				continue
+			}
 		}
 		budget, err := s.traceOnce(ctx, scenario, record, duration)
 		if err != nil {
