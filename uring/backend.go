@@ -20,7 +20,11 @@ type Backend struct {
 	name     string
 	buffers  *bufferRing // nil when the buffer ring is off
 
-	slots []slotState // indexed by slot, grown on first use of a slot
+	// slots[slot] holds the generations of that slot the kernel still has
+	// business with: usually one; two while a closed generation's
+	// cancelled operations drain and the next already runs (the loop may
+	// reuse a slot before OpClose of its previous generation).
+	slots [][]slotState
 	cqes  []*giouring.CompletionQueueEvent
 	// held keeps completions that did not fit in Wait's out, oldest
 	// first from heldHead; the next Wait returns them before any other.
@@ -50,21 +54,28 @@ type Backend struct {
 	sendResumes uint64
 }
 
-// slotState is what the backend must remember about a slot while the
-// kernel holds operations for it.
+// slotState is what the backend must remember about one generation of a
+// slot while the kernel holds operations for it.
 type slotState struct {
+	gen      uint32
+	inUse    bool
 	recvBuf  []byte // the slot buffer a single-shot recv writes into
 	sendData []byte // the data of the send in flight
 	sendDone int    // bytes of sendData already written
 	fd       int32
 	// pending counts operations the kernel still holds for the slot: an
 	// armed receive and a send in flight.
-	pending  uint8
-	closing  bool // QueueClose was called; OpClose not yet delivered
-	closed   bool // the close SQE completed
-	closeGen uint32
-	closeRes int32
+	pending uint8
+	// multishotArmed says a multishot receive is armed: QueueRecv again
+	// would only duplicate it.
+	multishotArmed bool
+	closing        bool // QueueClose was called; OpClose not yet delivered
+	closed         bool // the close SQE completed
+	closeRes       int32
 }
+
+// busy says the kernel may still complete something for this generation.
+func (s *slotState) busy() bool { return s.pending > 0 || s.closing }
 
 type heldCompletion struct {
 	completion loop.Completion
@@ -76,14 +87,42 @@ var _ loop.Backend = (*Backend)(nil)
 // Name is the one line naming the backend and the features in use.
 func (b *Backend) Name() string { return b.name }
 
-func (b *Backend) slot(slot uint32) *slotState {
+// state returns the state of slot's generation gen, making it if there is
+// none: in a lane of another generation that is no longer busy, else in a
+// new lane (an allocation only the first time a slot needs one more).
+func (b *Backend) state(slot, gen uint32) *slotState {
 	if slot > MaxSlot {
 		panic(fmt.Sprintf("uring: slot %d beyond the %d user_data can carry", slot, MaxSlot))
 	}
 	for uint32(len(b.slots)) <= slot {
-		b.slots = append(b.slots, slotState{})
+		b.slots = append(b.slots, nil)
 	}
-	return &b.slots[slot]
+	if s := b.find(slot, gen); s != nil {
+		return s
+	}
+	lanes := b.slots[slot]
+	for i := range lanes {
+		if !lanes[i].busy() {
+			lanes[i] = slotState{gen: gen, inUse: true}
+			return &lanes[i]
+		}
+	}
+	b.slots[slot] = append(lanes, slotState{gen: gen, inUse: true})
+	return &b.slots[slot][len(lanes)]
+}
+
+// find returns the state of slot's generation gen, or nil.
+func (b *Backend) find(slot, gen uint32) *slotState {
+	if slot >= uint32(len(b.slots)) {
+		return nil
+	}
+	lanes := b.slots[slot]
+	for i := range lanes {
+		if lanes[i].inUse && lanes[i].gen == gen {
+			return &lanes[i]
+		}
+	}
+	return nil
 }
 
 // sqe returns a cleared submission entry. When the submission queue is
@@ -152,11 +191,16 @@ func (b *Backend) StopAccept() {
 
 // QueueRecv receives from fd. With the buffer ring the kernel picks a
 // provided buffer and buf is not used (Completion.Provided); with
-// multishot receive the arm stays while completions report More. Without
-// the buffer ring buf must not be empty: a zero-length receive completes
-// with 0, which reads as end of stream.
+// multishot receive the arm stays while completions report More, and
+// QueueRecv while it is armed does nothing (a loop that queues a receive
+// after every completion works unchanged). Without the buffer ring buf must
+// not be empty: a zero-length receive completes with 0, which reads as end
+// of stream.
 func (b *Backend) QueueRecv(fd int, slot, gen uint32, buf []byte) {
-	state := b.slot(slot)
+	state := b.state(slot, gen)
+	if state.multishotArmed {
+		return
+	}
 	entry := b.sqe()
 	if entry == nil {
 		return
@@ -167,6 +211,7 @@ func (b *Backend) QueueRecv(fd int, slot, gen uint32, buf []byte) {
 		entry.PrepareRecvMultishot(fd, 0, 0, 0)
 		entry.Flags |= giouring.SqeBufferSelect
 		entry.BufIG = bufferGroup
+		state.multishotArmed = true
 	case b.buffers != nil:
 		entry.PrepareRecv(fd, 0, b.buffers.size, 0)
 		entry.Flags |= giouring.SqeBufferSelect
@@ -183,7 +228,7 @@ func (b *Backend) QueueRecv(fd int, slot, gen uint32, buf []byte) {
 // The completion's Res is len(data) on success, so data must be shorter
 // than 2 GiB.
 func (b *Backend) QueueSend(fd int, slot, gen uint32, data []byte) {
-	state := b.slot(slot)
+	state := b.state(slot, gen)
 	state.fd = int32(fd)
 	state.sendData = data
 	state.sendDone = 0
@@ -207,10 +252,9 @@ func (b *Backend) submitSend(state *slotState, slot, gen uint32) {
 // cancelled operation delivers its own completion (-ECANCELED, or what it
 // had done), and OpClose follows the last of them.
 func (b *Backend) QueueClose(fd int, slot, gen uint32) {
-	state := b.slot(slot)
+	state := b.state(slot, gen)
 	state.closing = true
 	state.closed = false
-	state.closeGen = gen
 	// The cancels are hard-linked to the close so the close runs after
 	// them even when there was nothing to cancel (-ENOENT breaks a soft
 	// link). The cancelled completions themselves may still come later, as

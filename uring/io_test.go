@@ -17,23 +17,17 @@ func TestAcceptMany(t *testing.T) {
 	forEachCombo(t, Options{}, func(t *testing.T, b *Backend) {
 		listenFD, addr := listen(t)
 		b.QueueAccept(listenFD)
-		dialed := make(chan error, clients)
-		conns := make(chan net.Conn, clients)
+		type dialResult struct {
+			conn net.Conn
+			err  error
+		}
+		dialed := make(chan dialResult, clients)
 		for range clients {
 			go func() {
 				c, err := net.Dial("tcp", addr)
-				dialed <- err
-				if err == nil {
-					conns <- c
-				}
+				dialed <- dialResult{c, err}
 			}()
 		}
-		t.Cleanup(func() {
-			close(conns)
-			for c := range conns {
-				c.Close()
-			}
-		})
 		accepted := map[int]bool{}
 		collect(t, b, func(c loop.Completion) bool {
 			if c.Op != loop.OpAccept {
@@ -60,9 +54,11 @@ func TestAcceptMany(t *testing.T) {
 			unix.Close(fd)
 		}
 		for range clients {
-			if err := <-dialed; err != nil {
-				t.Fatalf("dial: %v", err)
+			r := <-dialed
+			if r.err != nil {
+				t.Fatalf("dial: %v", r.err)
 			}
+			r.conn.Close()
 		}
 	})
 }

@@ -151,7 +151,7 @@ func New(opts Options) (*Backend, error) {
 	b := &Backend{
 		ring:     ring,
 		features: mode,
-		slots:    make([]slotState, 0, 64),
+		slots:    make([][]slotState, 0, 64),
 		cqes:     make([]*giouring.CompletionQueueEvent, 256),
 		held:     make([]heldCompletion, 0, 64),
 		wakeFD:   -1,

@@ -123,6 +123,9 @@ func (b *Backend) takeHeld(out []loop.Completion) int {
 	return n
 }
 
+// Every operation's generation keeps its state until the operation has
+// completed (a busy lane is never reused), so the find calls below always
+// succeed; the nil checks only keep a bug from becoming a crash.
 func (b *Backend) complete(cqe *giouring.CompletionQueueEvent, out []loop.Completion, n int) int {
 	k, slot, gen := splitUserData(cqe.UserData)
 	more := cqe.Flags&giouring.CQEFMore != 0
@@ -134,7 +137,10 @@ func (b *Backend) complete(cqe *giouring.CompletionQueueEvent, out []loop.Comple
 	case kindSend:
 		return b.completeSend(cqe.Res, slot, gen, out, n)
 	case kindClose:
-		state := &b.slots[slot]
+		state := b.find(slot, gen)
+		if state == nil {
+			return n
+		}
 		state.closed = true
 		state.closeRes = cqe.Res
 		return b.finishClose(state, slot, out, n)
@@ -168,7 +174,10 @@ func (b *Backend) completeAccept(res int32, gen uint32, more bool, out []loop.Co
 }
 
 func (b *Backend) completeRecv(cqe *giouring.CompletionQueueEvent, slot, gen uint32, more bool, out []loop.Completion, n int) int {
-	state := &b.slots[slot]
+	state := b.find(slot, gen)
+	if state == nil {
+		return n
+	}
 	c := loop.Completion{Op: loop.OpRecv, Slot: slot, Gen: gen, Res: cqe.Res, More: more}
 	bufferID := int32(-1)
 	if cqe.Flags&giouring.CQEFBuffer != 0 {
@@ -185,6 +194,7 @@ func (b *Backend) completeRecv(cqe *giouring.CompletionQueueEvent, slot, gen uin
 	}
 	if !more {
 		state.recvBuf = nil
+		state.multishotArmed = false
 		state.pending--
 	}
 	n = b.emit(c, bufferID, out, n)
@@ -192,7 +202,10 @@ func (b *Backend) completeRecv(cqe *giouring.CompletionQueueEvent, slot, gen uin
 }
 
 func (b *Backend) completeSend(res int32, slot, gen uint32, out []loop.Completion, n int) int {
-	state := &b.slots[slot]
+	state := b.find(slot, gen)
+	if state == nil {
+		return n
+	}
 	if res > 0 {
 		state.sendDone += int(res)
 		if state.sendDone < len(state.sendData) && !state.closing {
@@ -224,7 +237,7 @@ func (b *Backend) finishClose(state *slotState, slot uint32, out []loop.Completi
 	if !state.closing || !state.closed || state.pending != 0 {
 		return n
 	}
-	c := loop.Completion{Op: loop.OpClose, Slot: slot, Gen: state.closeGen, Res: state.closeRes}
+	c := loop.Completion{Op: loop.OpClose, Slot: slot, Gen: state.gen, Res: state.closeRes}
 	*state = slotState{}
 	return b.emit(c, -1, out, n)
 }
