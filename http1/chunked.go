@@ -67,6 +67,11 @@ const (
 	// ChunkedDecoder.MaxTrailerBytes is 0; it matches DefaultLimits'
 	// request head size.
 	DefaultMaxTrailerBytes = 8 << 10
+	// MaxTrailerFields bounds the number of trailer fields (431 beyond),
+	// as DefaultLimits bounds request header fields; it also keeps the
+	// field index of a Header far inside its 16 bits whatever
+	// MaxTrailerBytes is.
+	MaxTrailerFields = 100
 	// maxChunkDigits: sixteen hex digits fill a uint64, so a longer size
 	// (leading zeros included, as Go counts them) is refused before it
 	// could overflow.
@@ -93,6 +98,7 @@ var (
 	errTrailerSpaceColon = &Error{400, "chunked body: whitespace between trailer field name and colon"}
 	errTrailerControl    = &Error{400, "chunked body: control character in trailer field"}
 	errTrailerTooLarge   = &Error{431, "chunked body: trailer section too large"}
+	errTrailerTooMany    = &Error{431, "chunked body: too many trailer fields"}
 )
 
 type chunkState uint8
@@ -413,6 +419,9 @@ func (d *ChunkedDecoder) addTrailer() error {
 	}
 	for valueEnd > valueStart && isSpace(line[valueEnd-1]) {
 		valueEnd--
+	}
+	if d.trailers.Len() == MaxTrailerFields {
+		return errTrailerTooMany
 	}
 	base := uint32(d.lineStart)
 	d.trailers.Rebase(d.buf)

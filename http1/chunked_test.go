@@ -336,6 +336,26 @@ func TestChunkedDecoderTrailerLimit(t *testing.T) {
 	}
 }
 
+func TestChunkedDecoderTrailerCount(t *testing.T) {
+	section := func(n int) []byte {
+		b := []byte("0\r\n")
+		for i := range n {
+			b = fmt.Appendf(b, "X-%d: v\r\n", i)
+		}
+		return append(b, "\r\n"...)
+	}
+	d := ChunkedDecoder{MaxTrailerBytes: 1 << 20}
+	got := decodeGrowing(t, &d, section(MaxTrailerFields), whole)
+	if !got.done || len(got.trailers) != MaxTrailerFields {
+		t.Fatalf("%d trailers: %d read, %v", MaxTrailerFields, len(got.trailers), got.err)
+	}
+	d.Reset()
+	got = decodeGrowing(t, &d, section(MaxTrailerFields+1), whole)
+	if got.err != errTrailerTooMany || errTrailerTooMany.Status != 431 {
+		t.Fatalf("%d trailers: %v", MaxTrailerFields+1, got)
+	}
+}
+
 func TestChunkedDecoderSticky(t *testing.T) {
 	var d ChunkedDecoder
 	if _, n, done, err := d.Decode([]byte("0\r\n\r\nmore")); n != 5 || !done || err != nil {
@@ -639,7 +659,7 @@ func FuzzChunkedDecoder(f *testing.F) {
 			switch got.err {
 			case errChunkExtension, errChunkSizeSpace:
 			case errTrailerFold, errTrailerName, errTrailerSpaceColon, errTrailerControl, errTrailerTooLarge,
-				errChunkBareLF, errChunkBareCR:
+				errTrailerTooMany, errChunkBareLF, errChunkBareCR:
 				if !bytes.Equal(got.data, goData) {
 					t.Fatalf("refused %v after net/http's last chunk, but data differs:\n ours %q\n  net/http %q", got.err, got.data, goData)
 				}
