@@ -129,6 +129,7 @@ func run() error {
 		result.Scenarios = chosen
 		result.Runs, err = session.Measure(ctx, chosen, *rounds, *duration, *warmup)
 		result.Summary = summarise(result.Runs)
+		printResponses(os.Stdout, session.Records)
 		printTable(os.Stdout, chosen, session.Records, result.Summary)
 	}
 	result.LoadAfter = loadAverage()

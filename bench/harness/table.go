@@ -124,6 +124,19 @@ func printTable(w io.Writer, chosen []Scenario, records []*ArmRecord, summaries 
 	}
 }
 
+// printResponses lists what each arm answered in the parity check, so a
+// difference in response size between arms is seen next to the figures.
+func printResponses(w io.Writer, records []*ArmRecord) {
+	fmt.Fprintln(w, "\nresponses (parity check)")
+	for _, record := range records {
+		if record.Parity == nil || record.Parity.Status == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%-14s %d, %3d bytes, headers %s\n", record.Name, record.Parity.Status,
+			record.Parity.ResponseBytes, strings.Join(record.Parity.HeaderOrder, ", "))
+	}
+}
+
 // armState says why an arm has no figures.
 func armState(record *ArmRecord) string {
 	switch {

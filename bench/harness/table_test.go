@@ -74,3 +74,18 @@ func TestPrintTableShowsRatiosAndSkippedArms(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintResponsesListsSizeAndHeaderOrder(t *testing.T) {
+	records := []*ArmRecord{
+		{Arm: Arm{Name: "floor"}, Parity: &Parity{Status: 200, ResponseBytes: 127, HeaderOrder: []string{"Server", "Date"}}},
+		{Arm: Arm{Name: "absent", SkipReason: "not built"}},
+	}
+	var out strings.Builder
+	printResponses(&out, records)
+	if !strings.Contains(out.String(), "floor          200, 127 bytes, headers Server, Date") {
+		t.Errorf("responses:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), "absent") {
+		t.Errorf("a skipped arm listed a response:\n%s", out.String())
+	}
+}
