@@ -75,24 +75,27 @@ func (p *Parser) Parse(buf []byte, r *Request) (int, error) {
 	if maxFields <= 0 {
 		maxFields = DefaultLimits.MaxFields
 	}
+	// The resume point lives in locals while the loop runs and goes back
+	// into the Parser only when the head is incomplete.
+	line, scan := p.line, p.scan
 	for {
-		end, next, err := p.findLineEnd(buf)
-		if err == nil && next > maxHead || err == ErrIncomplete && len(buf) > maxHead {
-			inRequestLine := !p.inHeaders
-			p.Reset()
-			if inRequestLine {
-				return 0, errLineTooLong
-			}
-			return 0, errHeadTooLarge
-		}
+		end, next, err := findLineEnd(buf, scan, p.inHeaders)
 		if err != nil {
-			if err != ErrIncomplete {
-				p.Reset()
-			}
+			p.Reset()
 			return 0, err
 		}
-		start := p.line
-		p.line, p.scan = next, next
+		if next == 0 {
+			if len(buf) > maxHead {
+				return 0, p.tooLarge()
+			}
+			p.line, p.scan = line, end
+			return 0, ErrIncomplete
+		}
+		if next > maxHead {
+			return 0, p.tooLarge()
+		}
+		start := line
+		line, scan = next, next
 		if !p.inHeaders {
 			if end == start {
 				// RFC 9112 §2.2: a server SHOULD ignore at least one empty
@@ -121,7 +124,7 @@ func (p *Parser) Parse(buf []byte, r *Request) (int, error) {
 			}
 			return next, nil
 		}
-		if r.Header.Len() == maxFields {
+		if len(r.Header.fields) == maxFields {
 			p.Reset()
 			return 0, errTooManyFields
 		}
@@ -132,26 +135,36 @@ func (p *Parser) Parse(buf []byte, r *Request) (int, error) {
 	}
 }
 
-// findLineEnd finds the end of the line starting at p.line, resuming the
-// search at p.scan. It returns the index of the line's terminator and of
-// the next line's start. Every CTL on the way is checked here, so the line
-// is validated in the same pass that finds its end.
-func (p *Parser) findLineEnd(buf []byte) (end, next int, err error) {
-	for i := scanControl(buf, p.scan); ; i = scanControl(buf, i+1) {
+// tooLarge ends a head that outgrew MaxHeadBytes: 414 while the request
+// line is still being read, 431 after it.
+func (p *Parser) tooLarge() *Error {
+	inRequestLine := !p.inHeaders
+	p.Reset()
+	if inRequestLine {
+		return errLineTooLong
+	}
+	return errHeadTooLarge
+}
+
+// findLineEnd finds the end of the line whose unsearched part starts at
+// i. It returns the index of the line's terminator and of the next line's
+// start; next is 0 when buf ends first, and then end is where the search
+// resumes. Every CTL on the way is checked here, so the line is validated
+// in the same pass that finds its end.
+func findLineEnd(buf []byte, i int, inHeaders bool) (end, next int, err *Error) {
+	for i = scanControl(buf, i); ; i = scanControl(buf, i+1) {
 		if i == len(buf) {
-			p.scan = i
-			return 0, 0, ErrIncomplete
+			return i, 0, nil
 		}
 		switch buf[i] {
 		case '\t':
-			if !p.inHeaders {
+			if !inHeaders {
 				return 0, 0, errControlInLine
 			}
 			// HTAB is whitespace inside a field line (RFC 9110 §5.5).
 		case '\r':
 			if i+1 == len(buf) {
-				p.scan = i
-				return 0, 0, ErrIncomplete
+				return i, 0, nil
 			}
 			if buf[i+1] != '\n' {
 				// RFC 9112 §2.2: a bare CR must be rejected or replaced
@@ -164,7 +177,7 @@ func (p *Parser) findLineEnd(buf []byte) (end, next int, err error) {
 			// terminator. It ends this line; it never joins two.
 			return i, i + 1, nil
 		default:
-			if !p.inHeaders {
+			if !inHeaders {
 				return 0, 0, errControlInLine
 			}
 			return 0, 0, errControlInField

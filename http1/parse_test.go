@@ -274,3 +274,15 @@ func TestDecodePath(t *testing.T) {
 		}
 	}
 }
+
+// TestSWARLaneOrder pins the little-endian load the scanners assume: the
+// byte at the lowest address must be lane 0.
+func TestSWARLaneOrder(t *testing.T) {
+	for at := 0; at < 8; at++ {
+		b := []byte("abcdefgh")
+		b[at] = '\r'
+		if got := scanControl(b, 0); got != at {
+			t.Fatalf("CR at %d found at %d: the word load is not little-endian", at, got)
+		}
+	}
+}

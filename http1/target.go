@@ -1,6 +1,9 @@
 package http1
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 var errPercent = &Error{400, "invalid percent-encoding in request-target"}
 
@@ -9,12 +12,10 @@ var errPercent = &Error{400, "invalid percent-encoding in request-target"}
 func (r *Request) splitTarget(buf []byte) error {
 	target := r.Target.In(buf)
 	start := int(r.Target.Start)
-	for _, c := range target {
-		if c == '#' {
-			// A fragment is never part of a request-target (§3.2); a
-			// client that sends one is broken or probing.
-			return errTarget
-		}
+	if bytes.IndexByte(target, '#') >= 0 {
+		// A fragment is never part of a request-target (§3.2); a client
+		// that sends one is broken or probing.
+		return errTarget
 	}
 	connect := r.MethodIs("CONNECT")
 	switch {
@@ -53,9 +54,9 @@ func (r *Request) splitTarget(buf []byte) error {
 }
 
 func (r *Request) splitPathQuery(start, end int, buf []byte) {
-	q := start
-	for q < end && buf[q] != '?' {
-		q++
+	q := end
+	if i := bytes.IndexByte(buf[start:end], '?'); i >= 0 {
+		q = start + i
 	}
 	r.Path = Span{uint32(start), uint32(q)}
 	if q < end {
