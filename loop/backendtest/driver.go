@@ -22,6 +22,9 @@ type driver struct {
 	backend loop.Backend
 	out     []loop.Completion
 	waiting []loop.Completion
+	// recvArmed says, per slot, that the last recv completion said More:
+	// a multishot receive still armed must not be queued again.
+	recvArmed map[uint32]bool
 }
 
 func newDriver(t *testing.T, newBackend func(t *testing.T) loop.Backend, batch int) *driver {
@@ -32,7 +35,7 @@ func newDriver(t *testing.T, newBackend func(t *testing.T) loop.Backend, batch i
 			t.Errorf("Close: %v", err)
 		}
 	})
-	return &driver{t: t, backend: b, out: make([]loop.Completion, batch)}
+	return &driver{t: t, backend: b, out: make([]loop.Completion, batch), recvArmed: make(map[uint32]bool)}
 }
 
 // wait runs one Wait and keeps what it returns; it reports how many.
@@ -67,7 +70,23 @@ func (d *driver) next() loop.Completion {
 	}
 	c := d.waiting[0]
 	d.waiting = d.waiting[1:]
+	switch c.Op {
+	case loop.OpRecv:
+		d.recvArmed[c.Slot] = c.More
+	case loop.OpClose:
+		delete(d.recvArmed, c.Slot)
+	}
 	return c
+}
+
+// queueRecv queues a recv unless the slot's multishot recv is still armed
+// (the contract: queue again only after a completion with More false).
+// The generation of completions is then the one the recv was armed with.
+func (d *driver) queueRecv(fd int, slot, gen uint32, buf []byte) {
+	if !d.recvArmed[slot] {
+		d.backend.QueueRecv(fd, slot, gen, buf)
+		d.recvArmed[slot] = true
+	}
 }
 
 // expectNone waits for d and fails on any completion: it is for moments
@@ -87,7 +106,7 @@ func (d *driver) recvAll(fd int, slot, gen uint32, buf []byte, want int) []byte 
 	d.t.Helper()
 	got := make([]byte, 0, want)
 	for len(got) < want {
-		d.backend.QueueRecv(fd, slot, gen, buf)
+		d.queueRecv(fd, slot, gen, buf)
 		c := d.next()
 		d.expectOp(c, loop.OpRecv, slot, gen)
 		if c.Res <= 0 {

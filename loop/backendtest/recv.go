@@ -24,18 +24,18 @@ func testRecvIntoSlotBuffer(t *testing.T, newBackend func(t *testing.T) loop.Bac
 	}
 
 	// A recv queued before its bytes: nothing completes until they come.
-	d.backend.QueueRecv(c.fd, 7, 4, buf)
+	d.queueRecv(c.fd, 7, 3, buf)
 	d.expectNone(30*time.Millisecond, "recv with no data sent")
 	second := []byte("second request")
 	if _, err := c.client.Write(second); err != nil {
 		t.Fatal(err)
 	}
 	r := d.next()
-	d.expectOp(r, loop.OpRecv, 7, 4)
+	d.expectOp(r, loop.OpRecv, 7, 3)
 	checkRecvData(t, r, buf)
 	got = append([]byte(nil), r.Data...)
 	if len(got) < len(second) {
-		got = append(got, d.recvAll(c.fd, 7, 4, buf, len(second)-len(got))...)
+		got = append(got, d.recvAll(c.fd, 7, 3, buf, len(second)-len(got))...)
 	}
 	if !bytes.Equal(got, second) {
 		t.Fatalf("recv got %q, want %q", got, second)

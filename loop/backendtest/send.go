@@ -73,11 +73,11 @@ func testHalfClose(t *testing.T, newBackend func(t *testing.T) loop.Backend) {
 	}
 	// End of stream, and again: a recv after it must not hang.
 	for i := 0; i < 2; i++ {
-		d.backend.QueueRecv(c.fd, 3, 1, buf)
+		d.queueRecv(c.fd, 3, 1, buf)
 		r := d.next()
 		d.expectOp(r, loop.OpRecv, 3, 1)
-		if r.Res != 0 {
-			t.Fatalf("recv after the peer's shutdown: Res %d, want 0", r.Res)
+		if r.Res != 0 || r.More {
+			t.Fatalf("recv after the peer's shutdown: Res %d More %v, want 0 and not armed", r.Res, r.More)
 		}
 	}
 	// The other direction is still open.

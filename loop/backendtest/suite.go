@@ -4,13 +4,15 @@
 package backendtest
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/m0serve/m0serve/loop"
 )
 
 // Run runs the contract suite. newBackend makes a fresh backend for each
-// case (it may call t.Skip or t.Fatal); Run closes every backend it gets.
+// case (it may call t.Skip or t.Fatal) on the goroutine that will drive it,
+// locked to its OS thread; Run closes every backend it gets.
 func Run(t *testing.T, newBackend func(t *testing.T) loop.Backend) {
 	cases := []struct {
 		name string
@@ -33,6 +35,12 @@ func Run(t *testing.T, newBackend func(t *testing.T) loop.Backend) {
 		{"GenerationAfterSlotReuse", testGenerationAfterSlotReuse},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.run(t, newBackend) })
+		t.Run(c.name, func(t *testing.T) {
+			// The case's goroutine is the loop thread: a SINGLE_ISSUER
+			// ring must be created and driven from one OS thread. Left
+			// locked on purpose, so Close in the cleanup runs there too.
+			runtime.LockOSThread()
+			c.run(t, newBackend)
+		})
 	}
 }
