@@ -1,17 +1,19 @@
-# m0serve build. Every go build, test and bench carries -checklinkname=0:
-# giouring reaches runtime internals through go:linkname, which Go >= 1.23
-# refuses by default.
-GO        ?= go
-LDFLAGS   := -ldflags=-checklinkname=0
-GOFLAGS_T := $(LDFLAGS) -count=1
-BIN       := bin/m0serve
-FUZZTIME  ?= 10s
+# m0serve build. Every go build, test, vet and bench carries
+# -checklinkname=0: giouring reaches runtime internals through go:linkname,
+# which Go >= 1.23 refuses by default.
+GO          ?= go
+LDFLAGS     := -ldflags=-checklinkname=0
+BIN         := bin/m0serve
+FUZZTIME    ?= 10s
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+GOBIN       := $(shell $(GO) env GOPATH)/bin
 
-# Debian packages the build, tests and benchmarks need. `setup` installs the
-# missing ones only, so it is quick when nothing is missing.
-DEB_PACKAGES := curl wrk strace
+# Debian packages the build, the tests and the benchmarks need. `setup`
+# installs only the missing ones, so it is quick when nothing is missing.
+DEB_PACKAGES := curl wrk strace pkg-config python3-dev \
+	python3-flask python3-django python3-falcon gunicorn
 
-.PHONY: all build test run bench bench-quick fuzz setup vet fmt-check cross-check clean
+.PHONY: all build test unit lint run bench bench-quick bench-parsers fuzz setup vet fmt-check cross-check clean
 
 all: build
 
@@ -27,21 +29,36 @@ setup:
 build:
 	$(GO) build $(LDFLAGS) -o $(BIN) ./cmd/m0serve
 
-vet:
-	$(GO) vet ./...
-
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go') 2>/dev/null); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-test: setup fmt-check vet build
-	$(GO) test $(GOFLAGS_T) ./...
+vet:
+	$(GO) vet $(LDFLAGS) ./...
+
+lint: vet
+	@test -x $(GOBIN)/staticcheck || GOFLAGS= $(GO) install $(STATICCHECK)
+	$(GOBIN)/staticcheck ./...
+
+# The kqueue backend and every pure-Go package must build and vet for the
+# BSDs and macOS (cgo off: the Python bridge is Linux-built here).
+cross-check:
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet $(LDFLAGS) ./http1/ ./loop/... ./kq/
+	GOOS=freebsd GOARCH=amd64 CGO_ENABLED=0 $(GO) vet $(LDFLAGS) ./http1/ ./loop/... ./kq/
+
+test: setup fmt-check lint cross-check build
+	$(GO) test $(LDFLAGS) -count=1 ./...
+	cd bench && $(GO) test $(LDFLAGS) -count=1 ./...
 
 run: setup build
 	$(BIN) --help
 
 bench: build
 	$(GO) test $(LDFLAGS) -run '^$$' -bench . -benchmem ./http1/
+
+# http1 beside fasthttp and net/http on the same request heads, one run.
+bench-parsers:
+	cd bench/parsers && $(GO) test $(LDFLAGS) -run '^$$' -bench . -benchmem -count 5 .
 
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
