@@ -42,6 +42,7 @@ type Backend struct {
 	table     *readiness.Table
 	events    []unix.EpollEvent
 	sincePoll int
+	polls     uint64  // epoll_wait calls, for tests and benchmarks
 	wakeWord  [8]byte // read buffer for the eventfd counter
 	one       [8]byte // the eventfd increment Wake writes; never modified
 }
@@ -165,6 +166,7 @@ func (b *Backend) Wait(out []loop.Completion, timeout time.Duration) (int, error
 // poll runs one epoll_wait and records what it reports.
 func (b *Backend) poll(milliseconds int) error {
 	b.sincePoll = 0
+	b.polls++
 	count, err := unix.EpollWait(b.epollFD, b.events, milliseconds)
 	if err != nil {
 		if errors.Is(err, unix.EINTR) {
