@@ -207,6 +207,9 @@ func errorNote(r WrkResult) string {
 	if r.Non2xx != 0 {
 		note += fmt.Sprintf("  non-2xx: %d", r.Non2xx)
 	}
+	if r.LatencyNote != "" {
+		note += "  (" + r.LatencyNote + ")"
+	}
 	return note
 }
 

@@ -36,9 +36,20 @@ func summarise(runs []Run) []Summary {
 	for _, k := range order {
 		group := grouped[k]
 		pick := func(figure func(Run) float64) float64 {
-			values := make([]float64, len(group))
-			for i, run := range group {
-				values[i] = figure(run)
+			values := make([]float64, 0, len(group))
+			for _, run := range group {
+				values = append(values, figure(run))
+			}
+			return median(values)
+		}
+		// A latency of 0 is wrk failing to report one (see LatencyNote):
+		// the median is over the rounds that have it, 0 when none has.
+		pickLatency := func(figure func(Run) float64) float64 {
+			var values []float64
+			for _, run := range group {
+				if v := figure(run); v > 0 {
+					values = append(values, v)
+				}
 			}
 			return median(values)
 		}
@@ -47,8 +58,8 @@ func summarise(runs []Run) []Summary {
 			Arm:             k.arm,
 			Rounds:          len(group),
 			RPS:             pick(func(r Run) float64 { return r.RPS }),
-			P50us:           pick(func(r Run) float64 { return r.P50us }),
-			P99us:           pick(func(r Run) float64 { return r.P99us }),
+			P50us:           pickLatency(func(r Run) float64 { return r.P50us }),
+			P99us:           pickLatency(func(r Run) float64 { return r.P99us }),
 			CPUusPerRequest: pick(func(r Run) float64 { return r.CPUusPerRequest }),
 			Cores:           pick(func(r Run) float64 { return r.Cores }),
 		})
@@ -109,8 +120,8 @@ func printTable(w io.Writer, chosen []Scenario, records []*ArmRecord, summaries 
 				fmt.Fprintf(w, "%-14s %s\n", record.Name, armState(record))
 				continue
 			}
-			line := fmt.Sprintf("%-14s %10.0f %9.0f %9.0f %8.2f %6.2f",
-				record.Name, row.RPS, row.P50us, row.P99us, row.CPUusPerRequest, row.Cores)
+			line := fmt.Sprintf("%-14s %10.0f %9s %9s %8.2f %6.2f",
+				record.Name, row.RPS, latencyCell(row.P50us), latencyCell(row.P99us), row.CPUusPerRequest, row.Cores)
 			for _, peer := range peers {
 				base, ok := find(scenario.Name, peer)
 				if !ok {
@@ -135,6 +146,14 @@ func printResponses(w io.Writer, records []*ArmRecord) {
 		fmt.Fprintf(w, "%-14s %d, %3d bytes, headers %s\n", record.Name, record.Parity.Status,
 			record.Parity.ResponseBytes, strings.Join(record.Parity.HeaderOrder, ", "))
 	}
+}
+
+// latencyCell prints a latency in whole µs, "-" when wrk gave none.
+func latencyCell(us float64) string {
+	if us <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", us)
 }
 
 // armState says why an arm has no figures.

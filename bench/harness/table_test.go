@@ -89,3 +89,24 @@ func TestPrintResponsesListsSizeAndHeaderOrder(t *testing.T) {
 		t.Errorf("a skipped arm listed a response:\n%s", out.String())
 	}
 }
+
+func TestSummariseLeavesUnreportedLatencyOut(t *testing.T) {
+	runs := []Run{
+		{Scenario: "c16-pipe16", Arm: "a", WrkResult: WrkResult{RPS: 1, P99us: 0}},
+		{Scenario: "c16-pipe16", Arm: "a", WrkResult: WrkResult{RPS: 1, P99us: 900}},
+		{Scenario: "c16-pipe16", Arm: "a", WrkResult: WrkResult{RPS: 1, P99us: 700}},
+		{Scenario: "c16-pipe16", Arm: "b", WrkResult: WrkResult{RPS: 1, P99us: 0}},
+	}
+	s := summarise(runs)
+	if s[0].P99us != 800 {
+		t.Errorf("p99 median %v, want 800 (the 0 left out)", s[0].P99us)
+	}
+	if s[1].P99us != 0 {
+		t.Errorf("p99 %v for an arm wrk never gave one for, want 0", s[1].P99us)
+	}
+	var out strings.Builder
+	printTable(&out, scenarios[3:], []*ArmRecord{{Arm: Arm{Name: "b"}}}, s[1:])
+	if !strings.Contains(out.String(), "  -  ") {
+		t.Errorf("an unreported p99 should print as -:\n%s", out.String())
+	}
+}

@@ -18,6 +18,11 @@ type WrkResult struct {
 	// empty when it reported none.
 	SocketErrors string `json:"socket_errors,omitempty"`
 	Non2xx       int64  `json:"non_2xx,omitempty"`
+	// LatencyNote is set when wrk printed a percentile it cannot have
+	// measured: wrk 4.1 prints "99% 0.00us" on some pipelined runs (its
+	// percentile walk runs off the end of its histogram). Such a
+	// percentile is kept as 0 and left out of the medians.
+	LatencyNote string `json:"latency_note,omitempty"`
 }
 
 // parseWrk reads wrk 4's text report (run with --latency).
@@ -71,6 +76,9 @@ func parseWrk(out string) (WrkResult, error) {
 	}
 	if !haveRequests || !haveRPS || !haveP50 || !haveP99 {
 		return r, fmt.Errorf("wrk output lacks requests, Requests/sec or latency percentiles: %s", lastLines(out, 4))
+	}
+	if r.Requests > 0 && (r.P50us == 0 || r.P99us == 0) {
+		r.LatencyNote = "wrk reported a 0 µs percentile; not a measurement"
 	}
 	return r, nil
 }

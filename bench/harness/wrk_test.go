@@ -81,3 +81,18 @@ func TestParseLatencyUnits(t *testing.T) {
 		t.Error("parseLatency accepted an unknown unit")
 	}
 }
+
+func TestParseWrkFlagsAZeroPercentile(t *testing.T) {
+	report := strings.Replace(wrkReport, "99%    1.21ms", "99%    0.00us", 1)
+	r, err := parseWrk(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.P99us != 0 || r.LatencyNote == "" {
+		t.Errorf("p99 %v note %q: want 0 and a note", r.P99us, r.LatencyNote)
+	}
+	clean, _ := parseWrk(wrkReport)
+	if clean.LatencyNote != "" {
+		t.Errorf("a clean report got a note: %q", clean.LatencyNote)
+	}
+}
