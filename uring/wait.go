@@ -35,19 +35,40 @@ func (b *Backend) Wait(out []loop.Completion, timeout time.Duration) (int, error
 			if _, err := b.ring.SubmitAndGetEvents(); err != nil && !transient(err) {
 				return n, b.enterError(err)
 			}
+			b.unsubmitted = 0
 		}
-	} else {
+		return n + b.reap(out[n:]), nil
+	}
+
+	var start time.Time
+	if timeout > 0 {
+		start = time.Now()
+	}
+	remaining := timeout
+	for {
 		var ts *syscall.Timespec
-		if timeout > 0 {
-			b.timeout = syscall.NsecToTimespec(int64(timeout))
+		if remaining > 0 {
+			b.timeout = syscall.NsecToTimespec(int64(remaining))
 			ts = &b.timeout
 		}
 		if _, err := b.ring.SubmitAndWaitTimeout(1, ts, nil); err != nil && !transient(err) {
-			return n, b.enterError(err)
+			return 0, b.enterError(err)
+		}
+		b.unsubmitted = 0
+		if got := b.reap(out); got > 0 {
+			return got, nil
+		}
+		// The wait ended with nothing to report: a signal (the Go runtime
+		// preempts with SIGURG), task work that posted no completion, or
+		// the timeout. Zero must mean the timeout passed, so wait out the
+		// rest of it.
+		if timeout > 0 {
+			remaining = timeout - time.Since(start)
+			if remaining <= 0 {
+				return 0, nil
+			}
 		}
 	}
-	b.unsubmitted = 0
-	return n + b.reap(out[n:]), nil
 }
 
 // transient errors from io_uring_enter end the wait without completions:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/m0serve/m0serve/loop"
+	"golang.org/x/sys/unix"
 )
 
 func TestWakeFromAnotherGoroutine(t *testing.T) {
@@ -65,6 +66,36 @@ func TestWaitTimesOutWithNothingReady(t *testing.T) {
 			if err != nil || n != 0 {
 				t.Fatalf("Wait(%v) with nothing queued = %d, %v; want 0, nil", timeout, n, err)
 			}
+		}
+	})
+}
+
+// Signals end io_uring_enter early (the Go runtime preempts threads with
+// SIGURG); Wait must not mistake that for the timeout: zero completions
+// means the whole timeout passed.
+func TestWaitZeroOnlyAfterTimeout(t *testing.T) {
+	forEachCombo(t, Options{}, func(t *testing.T, b *Backend) {
+		tid := unix.Gettid()
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(2 * time.Millisecond):
+					unix.Tgkill(unix.Getpid(), tid, unix.SIGURG)
+				}
+			}
+		}()
+		defer func() { close(stop); <-done }()
+		out := make([]loop.Completion, 4)
+		const timeout = 60 * time.Millisecond
+		start := time.Now()
+		n, err := b.Wait(out, timeout)
+		if elapsed := time.Since(start); err != nil || n != 0 || elapsed < timeout {
+			t.Fatalf("Wait(%v) = %d, %v after %v: want 0, nil after the whole timeout", timeout, n, err, elapsed)
 		}
 	})
 }
