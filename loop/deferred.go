@@ -149,11 +149,13 @@ func (l *Loop) serviceJob(s *slot) bool {
 	if s.send == nil {
 		s.send = l.buffers.getSend()
 	}
-	if j.expect100 && j.wantBody && !j.sent100 && !j.headPosted {
+	// The 100 goes out when the handler first reads, even if it already
+	// posted its head: the head is written after it in this same send.
+	if j.expect100 && j.wantBody && !j.sent100 && !j.headWritten {
 		s.send = append(s.send, continue100...)
 		j.sent100 = true
 	}
-	if !j.bodyDone && (!j.expect100 || j.sent100) {
+	if !j.bodyDone && (!j.expect100 || j.wantBody) {
 		if !l.deliverBody(s, j) {
 			return false // deliverBody answered an error and released the lock
 		}

@@ -1,0 +1,137 @@
+// Command m0serve is the m0serve application server. It parses flags and
+// M0_* environment variables (a flag wins over its variable) and hands the
+// configuration to package server.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/m0serve/m0serve/server"
+)
+
+// version is stamped by release builds (-ldflags -X main.version=...).
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg := server.Defaults
+	fs, options := newFlagSet(&cfg)
+	showVersion := fs.Bool("version", false, "print the version and exit")
+
+	for _, o := range options {
+		value, ok := os.LookupEnv(o.env)
+		if !ok {
+			continue
+		}
+		if err := fs.Set(o.name, value); err != nil {
+			fmt.Fprintf(stderr, "m0serve: %s=%q (for --%s): %v\n", o.env, value, o.name, err)
+			return 2
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout, fs, options)
+			return 0
+		}
+		fmt.Fprintf(stderr, "m0serve: %v (see --help)\n", err)
+		return 2
+	}
+	if *showVersion {
+		fmt.Fprintf(stdout, "m0serve %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return 0
+	}
+	switch fs.NArg() {
+	case 0:
+	case 1:
+		cfg.App = fs.Arg(0)
+	default:
+		fmt.Fprintf(stderr, "m0serve: one application at most, got %q\n", fs.Args())
+		return 2
+	}
+
+	logger := log.New(stderr, "", log.LstdFlags|log.LUTC)
+	err := server.Run(cfg, logger.Printf)
+	var cfgErr *server.ConfigError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &cfgErr):
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 1
+	}
+}
+
+// option is one flag with its environment variable.
+type option struct {
+	name, env string
+}
+
+func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
+	fs := flag.NewFlagSet("m0serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var options []option
+	add := func(name string) {
+		env := "M0_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+		options = append(options, option{name, env})
+	}
+	fs.StringVar(&cfg.Host, "host", cfg.Host, "address to listen on")
+	add("host")
+	fs.IntVar(&cfg.Port, "port", cfg.Port, "TCP port to listen on (0: any free port)")
+	add("port")
+	fs.IntVar(&cfg.Backlog, "backlog", cfg.Backlog, "listen backlog")
+	add("backlog")
+	fs.IntVar(&cfg.MaxConnections, "max-connections", cfg.MaxConnections, "open connections at most; at the limit accepting pauses")
+	add("max-connections")
+	fs.Var((*duration)(&cfg.HeaderTimeout), "header-timeout", "time to receive a request head (408 after)")
+	add("header-timeout")
+	fs.Var((*duration)(&cfg.KeepAliveTimeout), "keepalive-timeout", "idle time between requests before closing")
+	add("keepalive-timeout")
+	fs.Var((*duration)(&cfg.BodyTimeout), "body-timeout", "longest stall while receiving a request body")
+	add("body-timeout")
+	fs.Var((*duration)(&cfg.GracefulTimeout), "graceful-timeout", "time to finish requests in flight on SIGTERM/SIGINT")
+	add("graceful-timeout")
+	fs.Var((*size)(&cfg.MaxBodySize), "max-body-size", "largest request body in bytes (K, M, G suffixes); 413 beyond")
+	add("max-body-size")
+	fs.Var((*intSize)(&cfg.MaxHeadSize), "max-head-size", "largest request head in bytes (431 beyond; 414 for the request line)")
+	add("max-head-size")
+	fs.IntVar(&cfg.MaxFields, "max-fields", cfg.MaxFields, "most header fields in a request (431 beyond)")
+	add("max-fields")
+	fs.StringVar(&cfg.Backend, "backend", cfg.Backend, "I/O backend: auto, uring, epoll or kqueue (auto falls back to epoll)")
+	add("backend")
+	fs.StringVar(&cfg.Native, "native", cfg.Native, "serve a native Go handler: "+server.NativeNames())
+	add("native")
+	return fs, options
+}
+
+func usage(w io.Writer, fs *flag.FlagSet, options []option) {
+	fmt.Fprintf(w, "Usage: m0serve [flags] --native NAME\n\n")
+	fmt.Fprintf(w, "Every flag can also be set by its environment variable; the flag wins.\n\n")
+	envOf := map[string]string{}
+	for _, o := range options {
+		envOf[o.name] = o.env
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		fmt.Fprintf(w, "  --%s", f.Name)
+		if env := envOf[f.Name]; env != "" {
+			fmt.Fprintf(w, " (env %s)", env)
+		}
+		fmt.Fprintf(w, "\n      %s", f.Usage)
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// duration is a flag value taking Go durations ("30s", "1m") or plain
+// seconds ("30").
+type duration time.Duration
+
+func (d *duration) String() string { return time.Duration(*d).String() }
+
+func (d *duration) Set(s string) error {
+	if secs, err := strconv.ParseFloat(s, 64); err == nil {
+		*d = duration(secs * float64(time.Second))
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("want a duration such as 30s, 500ms or a number of seconds")
+	}
+	*d = duration(v)
+	return nil
+}
+
+// size is a byte count with an optional K, M or G suffix (powers of 1024).
+type size int64
+
+func (s *size) String() string { return strconv.FormatInt(int64(*s), 10) }
+
+func (s *size) Set(text string) error {
+	v, err := parseSize(text)
+	if err != nil {
+		return err
+	}
+	*s = size(v)
+	return nil
+}
+
+type intSize int
+
+func (s *intSize) String() string { return strconv.Itoa(int(*s)) }
+
+func (s *intSize) Set(text string) error {
+	v, err := parseSize(text)
+	if err != nil {
+		return err
+	}
+	if v > 1<<30 {
+		return errors.New("too large")
+	}
+	*s = intSize(v)
+	return nil
+}
+
+func parseSize(text string) (int64, error) {
+	shift := 0
+	switch strings.ToUpper(text[len(text)-min(1, len(text)):]) {
+	case "K":
+		shift = 10
+	case "M":
+		shift = 20
+	case "G":
+		shift = 30
+	}
+	if shift > 0 {
+		text = text[:len(text)-1]
+	}
+	v, err := strconv.ParseInt(text, 10, 64)
+	if err != nil || v < 0 || v > (1<<62)>>shift {
+		return 0, errors.New("want a byte count such as 1048576, 512K or 10M")
+	}
+	return v << shift, nil
+}

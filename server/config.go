@@ -1,0 +1,93 @@
+// Package server wires a configuration into a running worker: the
+// listening socket, the backend, the loop, handler threads and signals.
+package server
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config is the whole server configuration, as cmd/m0serve parses it from
+// flags and M0_* environment variables.
+type Config struct {
+	Host             string
+	Port             int
+	Backlog          int
+	MaxConnections   int
+	HeaderTimeout    time.Duration
+	KeepAliveTimeout time.Duration
+	BodyTimeout      time.Duration
+	GracefulTimeout  time.Duration
+	MaxBodySize      int64
+	MaxHeadSize      int
+	MaxFields        int
+	Backend          string // auto, uring, epoll, kqueue
+	Native           string // a native Go handler's name
+	App              string // a Python "module:attr"; not supported yet
+}
+
+// Defaults, shared with cmd/m0serve's --help.
+var Defaults = Config{
+	Host:             "127.0.0.1",
+	Port:             8000,
+	Backlog:          4096,
+	MaxConnections:   10000,
+	HeaderTimeout:    30 * time.Second,
+	KeepAliveTimeout: 5 * time.Second,
+	BodyTimeout:      30 * time.Second,
+	GracefulTimeout:  30 * time.Second,
+	MaxBodySize:      1 << 30,
+	MaxHeadSize:      8 << 10,
+	MaxFields:        100,
+	Backend:          "auto",
+}
+
+// ConfigError is a configuration mistake: the command line reports it in
+// one line and exits with status 2.
+type ConfigError struct {
+	Flag   string
+	Reason string
+}
+
+func (e *ConfigError) Error() string { return "--" + e.Flag + ": " + e.Reason }
+
+// Validate checks what flag parsing cannot.
+func (c *Config) Validate() error {
+	switch {
+	case c.Port < 0 || c.Port > 65535:
+		return &ConfigError{"port", fmt.Sprintf("%d is not a TCP port (0-65535)", c.Port)}
+	case c.Backlog < 1:
+		return &ConfigError{"backlog", "must be at least 1"}
+	case c.MaxConnections < 1:
+		return &ConfigError{"max-connections", "must be at least 1"}
+	case c.HeaderTimeout <= 0:
+		return &ConfigError{"header-timeout", "must be positive"}
+	case c.KeepAliveTimeout <= 0:
+		return &ConfigError{"keepalive-timeout", "must be positive"}
+	case c.BodyTimeout <= 0:
+		return &ConfigError{"body-timeout", "must be positive"}
+	case c.GracefulTimeout <= 0:
+		return &ConfigError{"graceful-timeout", "must be positive"}
+	case c.MaxBodySize < 0:
+		return &ConfigError{"max-body-size", "must not be negative"}
+	case c.MaxHeadSize < 256:
+		return &ConfigError{"max-head-size", "must be at least 256 bytes"}
+	case c.MaxFields < 1:
+		return &ConfigError{"max-fields", "must be at least 1"}
+	}
+	switch c.Backend {
+	case "auto", "uring", "epoll", "kqueue":
+	default:
+		return &ConfigError{"backend", fmt.Sprintf("%q: want auto, uring, epoll or kqueue", c.Backend)}
+	}
+	if c.App != "" {
+		return &ConfigError{"app", fmt.Sprintf("%q: python apps are not supported yet (use --native)", c.App)}
+	}
+	if c.Native == "" {
+		return &ConfigError{"native", "no application: name a native handler (" + NativeNames() + ")"}
+	}
+	if _, ok := natives[c.Native]; !ok {
+		return &ConfigError{"native", fmt.Sprintf("%q: unknown; want one of %s", c.Native, NativeNames())}
+	}
+	return nil
+}
