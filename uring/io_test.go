@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/m0serve/m0serve/loop"
 	"golang.org/x/sys/unix"
@@ -81,7 +82,7 @@ func TestStopAcceptThenAcceptAgain(t *testing.T) {
 		defer conn.Close()
 		out := make([]loop.Completion, 8)
 		for range 5 {
-			n, err := b.Wait(out, 10e6)
+			n, err := b.Wait(out, 10*time.Millisecond)
 			if err != nil {
 				t.Fatalf("Wait: %v", err)
 			}
@@ -254,6 +255,43 @@ func TestHalfCloseThenReply(t *testing.T) {
 		reply, err := io.ReadAll(io.LimitReader(conn, 4))
 		if err != nil || string(reply) != "pong" {
 			t.Fatalf("client read %q, %v; want \"pong\"", reply, err)
+		}
+	})
+}
+
+// A loop written for single-shot receives queues one after every
+// completion; with multishot receive armed, that must not arm a second
+// receive (which would report end of stream twice).
+func TestRecvQueuedAfterEveryCompletion(t *testing.T) {
+	forEachCombo(t, Options{}, func(t *testing.T, b *Backend) {
+		listenFD, addr := listen(t)
+		b.QueueAccept(listenFD)
+		fd, conn := accept(t, b, addr)
+		buf := make([]byte, 64)
+		isRecv := func(c loop.Completion) bool { return c.Op == loop.OpRecv }
+		for _, word := range []string{"one", "two"} {
+			b.QueueRecv(fd, 1, 1, buf)
+			conn.Write([]byte(word))
+			seen := collect(t, b, isRecv)
+			if c := seen[len(seen)-1]; string(c.Data) != word {
+				t.Fatalf("received %+v, want %q", c, word)
+			}
+		}
+		b.QueueRecv(fd, 1, 1, buf)
+		conn.CloseWrite()
+		seen := collect(t, b, isRecv)
+		if c := seen[len(seen)-1]; c.Res != 0 || c.More {
+			t.Fatalf("at end of stream: %+v, want Res 0, More false", c)
+		}
+		out := make([]loop.Completion, 8)
+		for range 3 {
+			n, err := b.Wait(out, 10*time.Millisecond)
+			if err != nil {
+				t.Fatalf("Wait: %v", err)
+			}
+			for _, c := range out[:n] {
+				t.Fatalf("completion %+v after end of stream: a receive was armed twice", c)
+			}
 		}
 	})
 }
