@@ -61,10 +61,17 @@ func (d *driver) wait(timeout time.Duration) int {
 // within hangGuard.
 func (d *driver) next() loop.Completion {
 	d.t.Helper()
+	return d.nextFor("")
+}
+
+// nextFor is next with a note of what the test waits for, for the
+// failure message.
+func (d *driver) nextFor(what string) loop.Completion {
+	d.t.Helper()
 	deadline := time.Now().Add(hangGuard)
 	for len(d.waiting) == 0 {
 		if time.Now().After(deadline) {
-			d.t.Fatalf("no completion within %v", hangGuard)
+			d.t.Fatalf("no completion within %v %s", hangGuard, what)
 		}
 		d.wait(pollStep)
 	}

@@ -1,6 +1,7 @@
 package backendtest
 
 import (
+	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -118,7 +119,8 @@ func testGenerationAfterSlotReuse(t *testing.T, newBackend func(t *testing.T) lo
 	// The old generation owes a failed recv, then OpClose; the new one
 	// owes the message. The two streams may interleave.
 	for len(got) < len(message) || !oldClose {
-		r := d.next()
+		r := d.nextFor(fmt.Sprintf("(so far: old recv cancelled %v, old OpClose %v, %d of %d bytes for the new generation)",
+			oldRecv, oldClose, len(got), len(message)))
 		switch {
 		case r.Gen == 1 && r.Op == loop.OpRecv && !oldRecv:
 			if r.Res >= 0 {
