@@ -12,7 +12,7 @@ func TestAppErrorsBeforeHead(t *testing.T) {
 		"/raise-before", "/raise-after-start", "/bad-status", "/bad-status-type",
 		"/bad-header-crlf", "/bad-header-nul", "/bad-header-name", "/bad-header-hop",
 		"/bad-header-type", "/bad-header-latin1", "/non-bytes", "/non-bytes-list",
-		"/no-start", "/no-start-empty", "/twice", "/exc-info-after-body",
+		"/no-start", "/no-start-empty", "/twice", "/exc-info-after-body", "/bad-keyword",
 	} {
 		t.Run(path, func(t *testing.T) {
 			j := get(t, "errors_app:app", path)
@@ -59,6 +59,13 @@ func TestExcInfoReplacesHead(t *testing.T) {
 	if r.Status() != 503 || string(r.Reason()) != "Service Unavailable" || ct != "text/html" ||
 		r.HeaderLen() != 1 || string(r.Body()) != "replaced" {
 		t.Errorf("%d %q %d headers, Content-Type %q, body %q", r.Status(), r.Reason(), r.HeaderLen(), ct, r.Body())
+	}
+}
+
+func TestExcInfoByKeyword(t *testing.T) {
+	r := get(t, "errors_app:app", "/exc-info-keyword").Response
+	if r.Status() != 502 || string(r.Body()) != "by keyword" {
+		t.Errorf("%d %q", r.Status(), r.Body())
 	}
 }
 

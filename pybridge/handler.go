@@ -173,7 +173,7 @@ func (h *Handlers) run(batch int, src JobSource, done Completer, started chan<- 
 		}
 		for i, j := range jobs[:n] {
 			jobs[i] = nil
-			t.serve(j, C.M0_SERVE_FULL)
+			t.serve(j, partFull)
 			done.Complete(j)
 		}
 	}
@@ -188,3 +188,32 @@ func (h *Handlers) Wait() {
 	h.ip.handlers--
 	h.ip.mu.Unlock()
 }
+
+// Parts of a request m0_wsgi_serve can stop after, for the per-part
+// benchmarks.
+const (
+	partFull    = C.M0_SERVE_FULL    // the whole request
+	partEnviron = C.M0_SERVE_ENVIRON // build the environ and drop it
+	partCall    = C.M0_SERVE_CALL    // environ, the app call, close(); no response read
+)
+
+// onThread runs fn on a thread of its own, attached and holding the GIL,
+// as a handler thread is; for serving outside a Handlers group.
+func onThread(fn func(t *thread)) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		t, err := attach()
+		if err != nil {
+			errc <- err
+			return
+		}
+		fn(t)
+		t.detach()
+		errc <- nil
+	}()
+	return <-errc
+}
+
+func cPart(part int) C.int { return C.int(part) }

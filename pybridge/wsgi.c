@@ -6,13 +6,17 @@
  */
 #include "shim.h"
 
+#include <stddef.h>
 #include <string.h>
 
 struct m0_start_response {
 	PyObject_HEAD
 	m0_thread *thread;
 	uint64_t generation;
+	vectorcallfunc vectorcall;
 };
+
+static PyObject *s_close; /* "close", interned */
 
 /* The write callable has the same shape: a thread and a request. */
 typedef struct m0_start_response m0_write;
@@ -191,22 +195,26 @@ fail:
 	return -1;
 }
 
-static PyObject *start_response_call(m0_start_response *self, PyObject *args,
-                                     PyObject *kwargs)
+/* start_response is a vectorcall: the app's call builds no argument
+ * tuple. */
+static PyObject *start_response_call(PyObject *callable, PyObject *const *args,
+                                     size_t nargsf, PyObject *kwnames)
 {
+	m0_start_response *self = (m0_start_response *)callable;
 	m0_thread *t = self->thread;
 	if (check_request(t, self->generation, "start_response") < 0)
 		return NULL;
-	Py_ssize_t nargs = PyTuple_GET_SIZE(args);
-	PyObject *exc_info = nargs == 3 ? PyTuple_GET_ITEM(args, 2) : NULL;
-	if (kwargs != NULL && PyDict_GET_SIZE(kwargs) > 0) {
-		PyObject *kw = PyDict_GetItemString(kwargs, "exc_info");
-		if (kw == NULL || PyDict_GET_SIZE(kwargs) > 1 || exc_info != NULL) {
+	Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+	PyObject *exc_info = nargs == 3 ? args[2] : NULL;
+	if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+		if (PyTuple_GET_SIZE(kwnames) != 1 || exc_info != NULL ||
+		    !PyUnicode_Check(PyTuple_GET_ITEM(kwnames, 0)) ||
+		    PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "exc_info") != 0) {
 			PyErr_SetString(PyExc_TypeError,
 			                "start_response(status, headers, exc_info=None)");
 			return NULL;
 		}
-		exc_info = kw;
+		exc_info = args[nargs];
 	}
 	if (nargs < 2 || nargs > 3) {
 		PyErr_SetString(PyExc_TypeError, "start_response(status, headers, exc_info=None)");
@@ -214,8 +222,8 @@ static PyObject *start_response_call(m0_start_response *self, PyObject *args,
 	}
 	if (exc_info != NULL && exc_info != Py_None) {
 		if (t->committed) {
-			/* PEP 3333: the head is out; re-raise the app's error so the
-			 * response aborts. */
+			/* PEP 3333: the head is final; re-raise the app's error so
+			 * the response ends in the error path. */
 			if (!PyTuple_Check(exc_info) || PyTuple_GET_SIZE(exc_info) != 3) {
 				PyErr_SetString(PyExc_TypeError, "exc_info must be a 3-tuple");
 				return NULL;
@@ -236,7 +244,7 @@ static PyObject *start_response_call(m0_start_response *self, PyObject *args,
 		                "start_response called a second time without exc_info");
 		return NULL;
 	}
-	if (set_head(t, PyTuple_GET_ITEM(args, 0), PyTuple_GET_ITEM(args, 1)) < 0)
+	if (set_head(t, args[0], args[1]) < 0)
 		return NULL;
 	t->head_set = 1;
 	return Py_NewRef(t->write);
@@ -272,8 +280,9 @@ static PyTypeObject StartResponseType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "m0serve.StartResponse",
     .tp_basicsize = sizeof(m0_start_response),
     .tp_dealloc = callable_dealloc,
-    .tp_call = (ternaryfunc)start_response_call,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_vectorcall_offset = offsetof(m0_start_response, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_doc = "start_response(status, headers, exc_info=None) -> write",
 };
 
@@ -292,6 +301,7 @@ m0_start_response *m0_start_response_new(m0_thread *t)
 	if (s != NULL) {
 		s->thread = t;
 		s->generation = 0;
+		s->vectorcall = start_response_call;
 	}
 	return s;
 }
@@ -302,6 +312,7 @@ PyObject *m0_write_new(m0_thread *t)
 	if (w != NULL) {
 		w->thread = t;
 		w->generation = 0;
+		w->vectorcall = NULL;
 	}
 	return (PyObject *)w;
 }
@@ -377,6 +388,8 @@ PyTypeObject m0_FileWrapperType = {
 
 int m0_wsgi_ready(void)
 {
+	if ((s_close = PyUnicode_InternFromString("close")) == NULL)
+		return -1;
 	if (PyType_Ready(&StartResponseType) < 0 || PyType_Ready(&WriteType) < 0 ||
 	    PyType_Ready(&m0_FileWrapperType) < 0)
 		return -1;
@@ -480,11 +493,22 @@ static void fail(m0_thread *t, const char *context)
 	internal_error(t->resp);
 }
 
+/* close_result calls result.close() if it has one. A missing attribute is
+ * looked up without raising: a raised-and-cleared AttributeError per
+ * request cost more than the rest of the call for a list body. */
 static void close_result(PyObject *result)
 {
-	PyObject *close = PyObject_GetAttrString(result, "close");
-	if (close == NULL) {
-		PyErr_Clear();
+	if (PyList_CheckExact(result) || PyTuple_CheckExact(result))
+		return;
+	PyObject *close = NULL;
+#if PY_VERSION_HEX >= 0x030D0000
+	int found = PyObject_GetOptionalAttr(result, s_close, &close);
+#else
+	int found = _PyObject_LookupAttr(result, s_close, &close);
+#endif
+	if (found <= 0) {
+		if (found < 0)
+			m0_log_exception("looking up the WSGI response's close() raised");
 		return;
 	}
 	PyObject *r = PyObject_CallNoArgs(close);

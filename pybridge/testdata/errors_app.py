@@ -79,6 +79,16 @@ def app(environ, start_response):
             start_response("503 Service Unavailable", [("Content-Type", "text/html")],
                            sys.exc_info())
         return [b"replaced"]
+    if path == "/exc-info-keyword":
+        start_response("200 OK", text)
+        try:
+            raise ValueError("handled")
+        except ValueError:
+            start_response("502 Bad Gateway", text, exc_info=sys.exc_info())
+        return [b"by keyword"]
+    if path == "/bad-keyword":
+        start_response("200 OK", text, info=None)
+        return [b"x"]
     if path == "/exc-info-after-body":
         write = start_response("200 OK", text)
         write(b"first")
