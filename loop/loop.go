@@ -54,6 +54,9 @@ type Loop struct {
 	draining     bool
 	drainByNanos int64
 	stopped      bool
+
+	// timeNow replaces the clock in tests (unix nanoseconds).
+	timeNow func() int64
 }
 
 // New checks cfg and returns a loop ready to Run.
@@ -134,7 +137,13 @@ func (l *Loop) post(j *Job) {
 	}
 }
 
-func (l *Loop) clock() { l.now = time.Now().UnixNano() }
+func (l *Loop) clock() {
+	if l.timeNow != nil {
+		l.now = l.timeNow()
+		return
+	}
+	l.now = time.Now().UnixNano()
+}
 
 // pass is one turn of the loop: submit and wait in one backend call,
 // handle the batch, then queue one send per slot with output.

@@ -4,6 +4,7 @@ package server
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 )
 
@@ -76,7 +77,15 @@ func (c *Config) Validate() error {
 		return &ConfigError{"max-fields", "must be at least 1"}
 	}
 	switch c.Backend {
-	case "auto", "uring", "epoll", "kqueue":
+	case "auto":
+	case "uring", "epoll":
+		if runtime.GOOS != "linux" {
+			return &ConfigError{"backend", c.Backend + ": not available on " + runtime.GOOS}
+		}
+	case "kqueue":
+		if runtime.GOOS == "linux" {
+			return &ConfigError{"backend", "kqueue: not available on linux"}
+		}
 	default:
 		return &ConfigError{"backend", fmt.Sprintf("%q: want auto, uring, epoll or kqueue", c.Backend)}
 	}

@@ -1,0 +1,452 @@
+package loop
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeModes are the ways a backend delivers received bytes: into the slot's
+// buffer one receive at a time (epoll, io_uring without a buffer ring), or
+// in backend-owned buffers from an armed multishot receive (io_uring).
+var fakeModes = []struct {
+	name                string
+	provided, multishot bool
+}{
+	{"slot-buffer", false, false},
+	{"provided", true, false},
+	{"provided-multishot", true, true},
+}
+
+// eachMode runs test once per receive mode.
+func eachMode(t *testing.T, h Handler, configure func(*Config), test func(t *testing.T, hs *harness)) {
+	for _, mode := range fakeModes {
+		t.Run(mode.name, func(t *testing.T) {
+			hs := newHarness(t, h, configure)
+			hs.t = t
+			hs.fb.provided, hs.fb.multishot = mode.provided, mode.multishot
+			test(t, hs)
+		})
+	}
+}
+
+// hello answers every request inline with its path in a field.
+var hello = HandlerFunc(func(req *Request, w *ResponseWriter) {
+	w.AddHeaderBytes([]byte("X-Path"), req.Bytes(req.Path))
+	w.Respond(200, []byte("Hello, World!"))
+})
+
+func TestInlineResponse(t *testing.T) {
+	eachMode(t, hello, nil, func(t *testing.T, hs *harness) {
+		c := hs.connect()
+		hs.fb.write(c, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
+		got := hs.responses(c, 1)[0]
+		for _, want := range []string{"HTTP/1.1 200 OK\r\n", "X-Path: /a\r\n", "Content-Length: 13\r\n", "Server: test\r\n", "\r\n\r\nHello, World!"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("response lacks %q:\n%s", want, got)
+			}
+		}
+		if strings.Contains(got, "Connection: close") || hs.fb.isClosed(c) {
+			t.Errorf("keep-alive connection closed:\n%s", got)
+		}
+	})
+}
+
+func TestPipelinedResponsesInOrderInOneSend(t *testing.T) {
+	eachMode(t, hello, nil, func(t *testing.T, hs *harness) {
+		c := hs.connect()
+		var reqs strings.Builder
+		for i := 0; i < 16; i++ {
+			fmt.Fprintf(&reqs, "GET /%d HTTP/1.1\r\nHost: x\r\n\r\n", i)
+		}
+		hs.fb.write(c, reqs.String())
+		got := hs.responses(c, 16)
+		for i, r := range got {
+			if want := fmt.Sprintf("X-Path: /%d\r\n", i); !strings.Contains(r, want) {
+				t.Fatalf("response %d lacks %q:\n%s", i, want, r)
+			}
+		}
+		if c.sends != 1 && !hs.fb.provided {
+			t.Errorf("16 pipelined responses took %d sends, want 1", c.sends)
+		}
+	})
+}
+
+func TestPipelinedRequestSplitAcrossReceives(t *testing.T) {
+	eachMode(t, hello, nil, func(t *testing.T, hs *harness) {
+		c := hs.connect()
+		raw := "GET /one HTTP/1.1\r\nHost: x\r\n\r\nGET /two HTTP/1.1\r\nHo"
+		hs.fb.write(c, raw)
+		hs.responses(c, 1)
+		hs.passes(3)
+		hs.fb.write(c, "st: x\r\n\r\n")
+		got := hs.responses(c, 2)
+		if !strings.Contains(got[1], "X-Path: /two") {
+			t.Fatalf("second response:\n%s", got[1])
+		}
+	})
+}
+
+func TestConnectionClose(t *testing.T) {
+	cases := []struct {
+		name, request, want string
+		closes              bool
+	}{
+		{"1.1 close", "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "Connection: close\r\n", true},
+		{"1.0 default", "GET / HTTP/1.0\r\n\r\n", "Connection: close\r\n", true},
+		{"1.0 keep-alive", "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", "Connection: keep-alive\r\n", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			hs := newHarness(t, hello, nil)
+			hs.t = t
+			c := hs.connect()
+			hs.fb.write(c, tc.request)
+			got := hs.responses(c, 1)[0]
+			if !strings.Contains(got, tc.want) {
+				t.Fatalf("response lacks %q:\n%s", tc.want, got)
+			}
+			if tc.closes {
+				hs.until("close", func() bool { return hs.fb.isClosed(c) })
+			} else {
+				hs.passes(5)
+				if hs.fb.isClosed(c) {
+					t.Fatal("keep-alive connection closed")
+				}
+			}
+		})
+	}
+}
+
+func TestMalformedRequestAnsweredThenClosed(t *testing.T) {
+	cases := []struct {
+		name, request string
+		status        int
+	}{
+		{"space before colon", "GET / HTTP/1.1\r\nHost : x\r\n\r\n", 400},
+		{"version", "GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505},
+		{"no host", "GET / HTTP/1.1\r\n\r\n", 400},
+		{"head too large", "GET / HTTP/1.1\r\nHost: x\r\nX: " + strings.Repeat("a", 9000) + "\r\n\r\n", 431},
+		{"body over limit", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\n", 413},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			eachMode(t, hello, func(c *Config) { c.MaxBodySize = 1000 }, func(t *testing.T, hs *harness) {
+				c := hs.connect()
+				hs.fb.write(c, tc.request)
+				got := hs.responses(c, 1)[0]
+				if want := fmt.Sprintf("HTTP/1.1 %d ", tc.status); !strings.HasPrefix(got, want) {
+					t.Fatalf("want %q, got:\n%s", want, got)
+				}
+				if !strings.Contains(got, "Connection: close\r\n") {
+					t.Errorf("no Connection: close:\n%s", got)
+				}
+				hs.until("close", func() bool { return hs.fb.isClosed(c) })
+			})
+		})
+	}
+}
+
+func TestHalfCloseGetsEveryResponse(t *testing.T) {
+	eachMode(t, hello, nil, func(t *testing.T, hs *harness) {
+		c := hs.connect()
+		hs.fb.write(c, "GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\n")
+		hs.fb.shutdownWrite(c)
+		got := hs.responses(c, 2)
+		if !strings.Contains(got[1], "X-Path: /2") {
+			t.Fatalf("second response:\n%s", got[1])
+		}
+		hs.until("close", func() bool { return hs.fb.isClosed(c) })
+	})
+}
+
+func TestHeaderTimeout(t *testing.T) {
+	hs := newHarness(t, hello, func(c *Config) { c.HeaderTimeout = 3 * time.Second })
+	hs.t = t
+	c := hs.connect()
+	hs.fb.write(c, "GET / HTTP/1.1\r\nHo")
+	hs.passes(3)
+	hs.advanceClock(2 * time.Second)
+	if hs.fb.isClosed(c) || hs.fb.output(c) != "" {
+		t.Fatal("cut off before the header timeout")
+	}
+	hs.advanceClock(2 * time.Second)
+	got := hs.responses(c, 1)[0]
+	if !strings.HasPrefix(got, "HTTP/1.1 408 ") {
+		t.Fatalf("want 408, got:\n%s", got)
+	}
+	hs.until("close", func() bool { return hs.fb.isClosed(c) })
+}
+
+func TestIdleTimeoutClosesSilently(t *testing.T) {
+	hs := newHarness(t, hello, func(c *Config) { c.KeepAliveTimeout = 2 * time.Second })
+	hs.t = t
+	c := hs.connect()
+	hs.fb.write(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	first := hs.responses(c, 1)[0]
+	hs.advanceClock(1 * time.Second)
+	if hs.fb.isClosed(c) {
+		t.Fatal("closed before the idle timeout")
+	}
+	hs.advanceClock(2 * time.Second)
+	hs.until("close", func() bool { return hs.fb.isClosed(c) })
+	if out := hs.fb.output(c); out != first {
+		t.Fatalf("idle close wrote more: %q", out[len(first):])
+	}
+}
+
+func TestMaxConnectionsPausesAccept(t *testing.T) {
+	hs := newHarness(t, hello, func(c *Config) { c.MaxConnections = 2 })
+	hs.t = t
+	a, b := hs.connect(), hs.connect()
+	third := hs.fb.dial()
+	hs.passes(5)
+	if third.accepted {
+		t.Fatal("accepted past --max-connections")
+	}
+	if hs.fb.stopAccepts == 0 {
+		t.Fatal("StopAccept not called at the limit")
+	}
+	hs.fb.write(a, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	hs.until("third accepted", func() bool { return third.accepted })
+	hs.fb.write(third, "GET /3 HTTP/1.1\r\nHost: x\r\n\r\n")
+	if got := hs.responses(third, 1)[0]; !strings.Contains(got, "X-Path: /3") {
+		t.Fatalf("third connection:\n%s", got)
+	}
+	_ = b
+}
+
+func TestClientResetMidResponseFreesSlot(t *testing.T) {
+	eachMode(t, hello, nil, func(t *testing.T, hs *harness) {
+		c := hs.connect()
+		hs.fb.resetNextSend(c)
+		hs.fb.write(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		hs.until("slot freed", func() bool { return hs.l.active == 0 })
+		d := hs.connect()
+		hs.fb.write(d, "GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
+		if got := hs.responses(d, 1)[0]; !strings.Contains(got, "X-Path: /after") {
+			t.Fatalf("after reset:\n%s", got)
+		}
+		if len(hs.l.slots) != 2 {
+			t.Errorf("slot table grew to %d, want the freed slot reused", len(hs.l.slots)-1)
+		}
+	})
+}
+
+func TestStaleCompletionIgnored(t *testing.T) {
+	hs := newHarness(t, hello, nil)
+	hs.t = t
+	c := hs.connect()
+	s := hs.l.slots[1]
+	hs.l.handle(&Completion{Op: OpRecv, Slot: 1, Gen: s.gen + 1, Res: 5, Data: []byte("GET /")})
+	hs.l.handle(&Completion{Op: OpSend, Slot: 7, Gen: 0, Res: 5})
+	hs.fb.write(c, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+	if got := hs.responses(c, 1)[0]; !strings.Contains(got, "X-Path: /ok") {
+		t.Fatalf("response:\n%s", got)
+	}
+}
+
+// deferredHarness runs handler on worker goroutines taking from a queue.
+func deferredHarness(t *testing.T, inline Handler, work func(j *Job), configure func(*Config)) func(test func(t *testing.T, hs *harness)) {
+	return func(test func(t *testing.T, hs *harness)) {
+		for _, mode := range fakeModes {
+			t.Run(mode.name, func(t *testing.T) {
+				q := NewJobQueue(16)
+				hs := newHarness(t, inline, func(c *Config) {
+					c.Jobs = q
+					if configure != nil {
+						configure(c)
+					}
+				})
+				hs.t = t
+				hs.fb.provided, hs.fb.multishot = mode.provided, mode.multishot
+				done := make(chan struct{})
+				for i := 0; i < 2; i++ {
+					go func() {
+						defer func() { done <- struct{}{} }()
+						for j := q.Take(); j != nil; j = q.Take() {
+							work(j)
+						}
+					}()
+				}
+				test(t, hs)
+				q.Close()
+				<-done
+				<-done
+			})
+		}
+	}
+}
+
+var deferEverything = HandlerFunc(func(_ *Request, w *ResponseWriter) { w.Defer() })
+
+// echoBody answers with the body it read, with its length.
+func echoBody(j *Job) {
+	body, err := io.ReadAll(j)
+	if err != nil {
+		j.Finish()
+		return
+	}
+	j.SetHeader("X-Method", string(j.Request.Bytes(j.Request.Method)))
+	j.WriteHeader(200, int64(len(body)))
+	j.Write(body)
+	j.Finish()
+}
+
+func TestDeferredBodyStreaming(t *testing.T) {
+	body := strings.Repeat("0123456789abcdef", 20000) // 320 kB: several inbox fills
+	cases := []struct{ name, head, body string }{
+		{"content-length", fmt.Sprintf("POST /e HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", len(body)), body},
+		{"chunked", "POST /e HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", chunk(body[:100000]) + chunk(body[100000:]) + "0\r\n\r\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			deferredHarness(t, deferEverything, echoBody, nil)(func(t *testing.T, hs *harness) {
+				c := hs.connect()
+				raw := tc.head + tc.body + "GET /next HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+				for i := 0; i < len(raw); i += 7001 {
+					hs.fb.write(c, raw[i:min(i+7001, len(raw))])
+					hs.passes(1)
+				}
+				got := hs.responses(c, 2)
+				if !strings.HasSuffix(got[0], "\r\n\r\n"+body) {
+					t.Fatalf("echoed body differs (response %d bytes)", len(got[0]))
+				}
+				if !strings.Contains(got[1], "X-Method: GET") {
+					t.Fatalf("pipelined request after the body:\n%s", got[1])
+				}
+			})
+		})
+	}
+}
+
+func chunk(s string) string { return fmt.Sprintf("%x\r\n%s\r\n", len(s), s) }
+
+func TestExpectContinue(t *testing.T) {
+	t.Run("deferred reader gets 100 first", func(t *testing.T) {
+		deferredHarness(t, deferEverything, echoBody, nil)(func(t *testing.T, hs *harness) {
+			c := hs.connect()
+			hs.fb.write(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+			got := hs.responses(c, 1)[0]
+			if got != continue100 {
+				t.Fatalf("want the 100 alone first, got %q", got)
+			}
+			hs.fb.write(c, "hello")
+			got2 := hs.responses(c, 2)[1]
+			if !strings.HasSuffix(got2, "\r\n\r\nhello") || strings.Contains(got2, "Connection: close") {
+				t.Fatalf("final response:\n%s", got2)
+			}
+		})
+	})
+	t.Run("inline handler: no 100, close", func(t *testing.T) {
+		hs := newHarness(t, hello, nil)
+		hs.t = t
+		c := hs.connect()
+		hs.fb.write(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+		got := hs.responses(c, 1)[0]
+		if !strings.HasPrefix(got, "HTTP/1.1 200 ") || !strings.Contains(got, "Connection: close") {
+			t.Fatalf("response:\n%s", got)
+		}
+		hs.until("close", func() bool { return hs.fb.isClosed(c) })
+	})
+}
+
+func TestChunkedBodyOverLimit(t *testing.T) {
+	deferredHarness(t, deferEverything, echoBody, func(c *Config) { c.MaxBodySize = 1000 })(func(t *testing.T, hs *harness) {
+		c := hs.connect()
+		hs.fb.write(c, "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"+chunk(strings.Repeat("a", 800))+chunk(strings.Repeat("b", 800)))
+		got := hs.responses(c, 1)[0]
+		if !strings.HasPrefix(got, "HTTP/1.1 413 ") {
+			t.Fatalf("want 413:\n%s", got)
+		}
+		hs.until("close", func() bool { return hs.fb.isClosed(c) })
+	})
+}
+
+func TestDeferredStreamingResponse(t *testing.T) {
+	stream := func(j *Job) {
+		for i := 0; i < 3; i++ {
+			fmt.Fprintf(j, "part %d;", i)
+		}
+		j.Finish()
+	}
+	deferredHarness(t, deferEverything, stream, nil)(func(t *testing.T, hs *harness) {
+		c := hs.connect()
+		hs.fb.write(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		got := hs.responses(c, 2)
+		for _, r := range got {
+			if !strings.Contains(r, "Transfer-Encoding: chunked\r\n") {
+				t.Fatalf("not chunked:\n%s", r)
+			}
+			if body := dechunk(r[strings.Index(r, "\r\n\r\n")+4:]); body != "part 0;part 1;part 2;" {
+				t.Fatalf("body %q", body)
+			}
+		}
+	})
+}
+
+func dechunk(s string) string {
+	var out strings.Builder
+	for {
+		line, rest, _ := strings.Cut(s, "\r\n")
+		n := 0
+		fmt.Sscanf(line, "%x", &n)
+		if n == 0 {
+			return out.String()
+		}
+		out.WriteString(rest[:n])
+		s = rest[n+2:]
+	}
+}
+
+func TestDeferWithoutQueueIs500(t *testing.T) {
+	hs := newHarness(t, deferEverything, nil)
+	hs.t = t
+	c := hs.connect()
+	hs.fb.write(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	if got := hs.responses(c, 1)[0]; !strings.HasPrefix(got, "HTTP/1.1 500 ") {
+		t.Fatalf("want 500:\n%s", got)
+	}
+}
+
+func TestHandlerAbortBeforeHeadIs500(t *testing.T) {
+	deferredHarness(t, deferEverything, func(j *Job) { j.Abort() }, nil)(func(t *testing.T, hs *harness) {
+		c := hs.connect()
+		hs.fb.write(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		if got := hs.responses(c, 1)[0]; !strings.HasPrefix(got, "HTTP/1.1 500 ") {
+			t.Fatalf("want 500:\n%s", got)
+		}
+		hs.until("close", func() bool { return hs.fb.isClosed(c) })
+	})
+}
+
+func TestGracefulShutdown(t *testing.T) {
+	release := make(chan struct{})
+	slow := func(j *Job) {
+		<-release
+		j.Write([]byte("late"))
+		j.Finish()
+	}
+	deferredHarness(t, deferEverything, slow, nil)(func(t *testing.T, hs *harness) {
+		idle := hs.connect()
+		busy := hs.connect()
+		hs.fb.write(busy, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		hs.passes(3)
+		hs.l.Shutdown(time.Hour)
+		hs.until("idle closed", func() bool { return hs.fb.isClosed(idle) })
+		if hs.fb.isClosed(busy) || hs.l.stopped {
+			t.Fatal("a connection with a request in flight was closed")
+		}
+		release <- struct{}{}
+		got := hs.responses(busy, 1)[0]
+		if !strings.HasSuffix(got, "late\r\n0\r\n\r\n") || !strings.Contains(got, "Connection: close") {
+			t.Fatalf("in-flight response:\n%s", got)
+		}
+		hs.until("stopped", func() bool { return hs.l.stopped })
+		if !hs.fb.isClosed(busy) {
+			t.Fatal("stopped with a connection open")
+		}
+	})
+}
