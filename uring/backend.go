@@ -154,6 +154,9 @@ func (b *Backend) sqe() *giouring.SubmissionQueueEntry {
 // backend re-arms after each connection. More false means accepting ended
 // (an error) and the loop must queue again.
 func (b *Backend) QueueAccept(listenFD int) {
+	// One arm at a time: an arm left behind would go on accepting after a
+	// later StopAccept.
+	b.StopAccept()
 	b.listenFD = listenFD
 	b.acceptGen++
 	b.accepting = true

@@ -68,6 +68,7 @@ func TestStopAcceptThenAcceptAgain(t *testing.T) {
 	forEachCombo(t, Options{}, func(t *testing.T, b *Backend) {
 		listenFD, addr := listen(t)
 		b.QueueAccept(listenFD)
+		b.QueueAccept(listenFD) // again while armed: still one arm
 		accept(t, b, addr)
 		b.StopAccept()
 		// Once the cancel is submitted no connection is accepted; before

@@ -178,11 +178,12 @@ func (b *Backend) completeAccept(res int32, gen uint32, more bool, out []loop.Co
 	if !current {
 		// An arm StopAccept (or a later QueueAccept) replaced: its
 		// cancellation is not news, but a connection it accepted is the
-		// loop's to serve or close.
+		// loop's to serve or close. More tells whether accepting is armed
+		// now.
 		if res < 0 {
 			return n
 		}
-		return b.emit(loop.Completion{Op: loop.OpAccept, Res: res}, -1, out, n)
+		return b.emit(loop.Completion{Op: loop.OpAccept, Res: res, More: b.accepting}, -1, out, n)
 	}
 	if b.features&featureMultishotAccept == 0 && res >= 0 {
 		b.armAccept()
