@@ -25,11 +25,12 @@ type fakeBackend struct {
 	conns        []*fakeConn
 	nextFD       int
 
-	ready   []Completion
-	spare   []Completion
-	woken   bool
-	provBuf [4096]byte
-	closed  bool
+	ready    []Completion
+	spare    []Completion
+	woken    bool
+	provBuf  [64 << 10]byte
+	provUsed int
+	closed   bool
 }
 
 // fakeConn is one client connection as the fake sees it.
@@ -140,32 +141,28 @@ func (b *fakeBackend) collect() {
 		b.conns = append(b.conns, c)
 		b.ready = append(b.ready, Completion{Op: OpAccept, Res: int32(c.fd), More: true})
 	}
-	provUsed := 0
 	for _, c := range b.conns {
 		if !c.recvArm || c.closed {
 			continue
 		}
 		switch {
+		case len(c.in) > 0 && b.provided:
+			// Like a buffer ring: 4 KiB per buffer; a multishot receive
+			// may post several in one batch.
+			for len(c.in) > 0 && c.recvArm && b.provUsed < len(b.provBuf) {
+				n := min(len(c.in), 4096, len(b.provBuf)-b.provUsed)
+				data := b.provBuf[b.provUsed : b.provUsed+n]
+				copy(data, c.in)
+				b.provUsed += n
+				c.in = append(c.in[:0], c.in[n:]...)
+				c.recvArm = b.multishot
+				b.ready = append(b.ready, Completion{Op: OpRecv, Slot: c.slot, Gen: c.gen, Res: int32(n), Data: data, Provided: true, More: b.multishot})
+			}
 		case len(c.in) > 0:
-			comp := Completion{Op: OpRecv, Slot: c.slot, Gen: c.gen, More: b.multishot}
-			if b.provided {
-				if provUsed == len(b.provBuf) {
-					continue
-				}
-				n := copy(b.provBuf[provUsed:], c.in)
-				comp.Data, comp.Provided = b.provBuf[provUsed:provUsed+n], true
-				provUsed += n
-				comp.Res = int32(n)
-				c.in = append(c.in[:0], c.in[n:]...)
-			} else {
-				n := copy(c.recv, c.in)
-				comp.Data, comp.Res = c.recv[:n], int32(n)
-				c.in = append(c.in[:0], c.in[n:]...)
-			}
-			if !b.multishot {
-				c.recvArm = false
-			}
-			b.ready = append(b.ready, comp)
+			n := copy(c.recv, c.in)
+			c.in = append(c.in[:0], c.in[n:]...)
+			c.recvArm = false
+			b.ready = append(b.ready, Completion{Op: OpRecv, Slot: c.slot, Gen: c.gen, Res: int32(n), Data: c.recv[:n]})
 		case c.eof:
 			c.recvArm = false
 			b.ready = append(b.ready, Completion{Op: OpRecv, Slot: c.slot, Gen: c.gen})
@@ -183,11 +180,10 @@ func (b *fakeBackend) Wait(out []Completion, timeout time.Duration) (int, error)
 	defer b.mu.Unlock()
 	// Provided buffers handed out by the last Wait are reused now: poison
 	// them so a loop that kept a reference past Wait reads garbage.
-	if b.provided {
-		for i := range b.provBuf {
-			b.provBuf[i] = '!'
-		}
+	for i := range b.provBuf[:b.provUsed] {
+		b.provBuf[i] = '!'
 	}
+	b.provUsed = 0
 	for {
 		b.collect()
 		if len(b.ready) > 0 || timeout <= 0 || !time.Now().Before(deadline) {

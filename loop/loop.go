@@ -367,7 +367,6 @@ func (l *Loop) onRecv(s *slot, c *Completion) {
 	if !c.More {
 		s.recvPending = false
 	}
-	ownBuf := s.recvOwnBuf
 	if !c.More {
 		s.recvOwnBuf = false
 	}
@@ -389,7 +388,7 @@ func (l *Loop) onRecv(s *slot, c *Completion) {
 	default:
 		n := int(c.Res)
 		if c.Provided {
-			if s.recvStart == s.recvEnd && !ownBuf {
+			if s.recvStart == s.recvEnd {
 				// Parse in place; what is left over is copied below,
 				// before the backend reuses its buffer at the next Wait.
 				s.provided = c.Data[:n]
