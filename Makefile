@@ -43,8 +43,11 @@ lint: vet
 # The kqueue backend and every pure-Go package must build and vet for the
 # BSDs and macOS (cgo off: the Python bridge is Linux-built here).
 cross-check:
-	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet $(LDFLAGS) ./http1/ ./loop/... ./kq/
-	GOOS=freebsd GOARCH=amd64 CGO_ENABLED=0 $(GO) vet $(LDFLAGS) ./http1/ ./loop/... ./kq/
+	@for target in darwin/arm64 freebsd/amd64; do \
+		echo "cross-check $$target"; \
+		GOOS=$${target%/*} GOARCH=$${target#*/} CGO_ENABLED=0 $(GO) vet $(LDFLAGS) ./http1/ ./loop/... ./kq/ || exit 1; \
+		GOOS=$${target%/*} GOARCH=$${target#*/} CGO_ENABLED=0 $(GO) build $(LDFLAGS) ./http1/ ./loop/... ./kq/ || exit 1; \
+	done
 
 test: setup fmt-check lint cross-check build
 	$(GO) test $(LDFLAGS) -count=1 ./...
