@@ -9,6 +9,8 @@ const (
 	// OpAccept: Res is the accepted socket's fd, or -errno.
 	OpAccept Op = iota + 1
 	// OpRecv: Res is the byte count (0 is end of stream), or -errno.
+	// -ENOBUFS from a backend with provided buffers means they ran dry:
+	// nothing was lost, and the loop queues the receive again.
 	OpRecv
 	// OpSend: Res is the byte count sent (all of the queued data on
 	// success), or -errno.
