@@ -130,3 +130,13 @@ func TestEnvironRootPath(t *testing.T) {
 		}
 	}
 }
+
+// The library loaded at run time is the Python the shim was compiled
+// against (M0_PYTHON_PC builds add an rpath for it).
+func TestEmbeddedVersion(t *testing.T) {
+	j := get(t, "bench_app:version", "/")
+	if got := string(j.Response.Body()); got != Version() {
+		t.Errorf("running Python %s, compiled against %s", got, Version())
+	}
+	t.Logf("Python %s", Version())
+}

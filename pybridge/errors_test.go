@@ -133,9 +133,9 @@ func TestInterfaceDetection(t *testing.T) {
 		{"asgi_app:instance", false, ASGI},
 		{"asgi_app:wsgi", false, WSGI},
 		{"body_app:app", false, WSGI},
-		{"flask_app:app", false, WSGI},
-		{"flask_app:create_app()", false, WSGI},
-		{"flask_app:create_app", true, WSGI},
+		{"asgi_app:make_wsgi()", false, WSGI},
+		{"asgi_app:make_wsgi", true, WSGI},
+		{"asgi_app:make_asgi()", false, ASGI},
 	} {
 		a, err := interp.LoadApp(AppSpec{Target: c.target, Factory: c.factory})
 		if err != nil {

@@ -2,11 +2,27 @@ package pybridge
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
+// flaskApp loads the Flask test app, or skips where Flask is not
+// installed for the embedded Python (a pyenv build under M0_PYTHON_PC;
+// Debian's python3-flask serves the default build).
+func flaskApp(t *testing.T, target string, factory bool) *App {
+	t.Helper()
+	app, err := interp.LoadApp(AppSpec{Target: target, Factory: factory})
+	if err != nil && strings.Contains(err.Error(), "No module named 'flask'") {
+		t.Skipf("Flask is not installed for Python %s", Version())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
 func TestFlask(t *testing.T) {
-	app := loadApp(t, "flask_app:app")
+	app := flaskApp(t, "flask_app:app", false)
 	j := newJob(t, app, "GET /hello/m0serve?q=%C3%A9t%C3%A9 HTTP/1.1\r\nHost: x\r\nUser-Agent: bridge-test\r\n\r\n")
 	run(j)
 	r := j.Response
@@ -35,5 +51,16 @@ func TestFlask(t *testing.T) {
 	run(j)
 	if j.Response.Status() != 404 || j.Response.AppError() {
 		t.Errorf("unknown route: %d", j.Response.Status())
+	}
+}
+
+func TestFlaskInterfaceAndFactory(t *testing.T) {
+	for _, c := range []struct {
+		target  string
+		factory bool
+	}{{"flask_app:app", false}, {"flask_app:create_app()", false}, {"flask_app:create_app", true}} {
+		if a := flaskApp(t, c.target, c.factory); a.Interface != WSGI {
+			t.Errorf("%s: %v, want wsgi", c.target, a.Interface)
+		}
 	}
 }

@@ -24,7 +24,7 @@ var (
 
 func TestMain(m *testing.M) {
 	var err error
-	interp, err = Start(Config{AppDir: "testdata"})
+	interp, err = Start(Config{AppDir: "testdata", SitePackages: []string{"testdata/site"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

@@ -16,3 +16,11 @@ instance = App()
 def wsgi(environ, start_response):
     start_response("200 OK", [])
     return []
+
+
+def make_wsgi():
+    return wsgi
+
+
+def make_asgi():
+    return App()

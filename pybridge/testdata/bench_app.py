@@ -44,3 +44,10 @@ def quiet(environ, start_response):
         sys.stderr = _stderr.pop()
     start_response("200 OK", [])
     return []
+
+
+def version(environ, start_response):
+    """The running interpreter's version, to check it against the headers
+    the bridge was compiled with."""
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"%d.%d" % sys.version_info[:2]]
