@@ -450,3 +450,53 @@ func TestGracefulShutdown(t *testing.T) {
 		}
 	})
 }
+
+func TestBodyStallTimeout(t *testing.T) {
+	deferredHarness(t, deferEverything, echoBody, func(c *Config) { c.BodyTimeout = 3 * time.Second })(func(t *testing.T, hs *harness) {
+		c := hs.connect()
+		hs.fb.write(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+		hs.passes(5)
+		hs.advanceClock(2 * time.Second)
+		if hs.fb.isClosed(c) {
+			t.Fatal("closed before the body timeout")
+		}
+		hs.fb.write(c, "0123456789") // progress pushes the deadline out
+		hs.passes(5)
+		hs.advanceClock(2 * time.Second)
+		if hs.fb.isClosed(c) {
+			t.Fatal("closed although the body made progress")
+		}
+		hs.advanceClock(2 * time.Second)
+		hs.until("close", func() bool { return hs.fb.isClosed(c) })
+	})
+}
+
+func TestFullJobQueueHoldsJobs(t *testing.T) {
+	release := make(chan struct{})
+	q := NewJobQueue(2)
+	hs := newHarness(t, deferEverything, func(c *Config) { c.Jobs = q })
+	hs.t = t
+	go func() {
+		<-release
+		for j := q.Take(); j != nil; j = q.Take() {
+			j.Write([]byte("ok"))
+			j.Finish()
+		}
+	}()
+	defer q.Close()
+	conns := make([]*fakeConn, 6)
+	for i := range conns {
+		conns[i] = hs.connect()
+		hs.fb.write(conns[i], "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	}
+	hs.passes(10)
+	if len(hs.l.heldJobs) != 4 {
+		t.Fatalf("%d jobs held back, want 4 beyond the queue's 2", len(hs.l.heldJobs))
+	}
+	close(release)
+	for _, c := range conns {
+		if got := hs.responses(c, 1)[0]; !strings.HasSuffix(got, "ok\r\n0\r\n\r\n") {
+			t.Fatalf("response:\n%s", got)
+		}
+	}
+}

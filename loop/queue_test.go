@@ -1,0 +1,111 @@
+package loop
+
+import (
+	"sync"
+	"testing"
+)
+
+func TestRingFIFOAndBounds(t *testing.T) {
+	var r ring[int]
+	r.init(3) // rounds up to 4
+	for i := 0; i < 4; i++ {
+		if !r.push(i) {
+			t.Fatalf("push %d refused", i)
+		}
+	}
+	if r.push(99) {
+		t.Fatal("push into a full ring succeeded")
+	}
+	for i := 0; i < 4; i++ {
+		if v, ok := r.pop(); !ok || v != i {
+			t.Fatalf("pop %d: %d %v", i, v, ok)
+		}
+	}
+	if _, ok := r.pop(); ok || !r.empty() {
+		t.Fatal("pop from an empty ring succeeded")
+	}
+}
+
+// TestRingManyProducersConsumers: every value pushed is popped exactly
+// once, whatever the interleaving (run with -race).
+func TestRingManyProducersConsumers(t *testing.T) {
+	var r ring[int]
+	r.init(64)
+	const producers, perProducer = 4, 20000
+	var wg sync.WaitGroup
+	for p := 0; p < producers; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < perProducer; i++ {
+				for !r.push(p*perProducer + i) {
+				}
+			}
+		}()
+	}
+	seen := make([]bool, producers*perProducer)
+	var mu sync.Mutex
+	var consumers sync.WaitGroup
+	remaining := producers * perProducer
+	for c := 0; c < 2; c++ {
+		consumers.Add(1)
+		go func() {
+			defer consumers.Done()
+			for {
+				mu.Lock()
+				if remaining == 0 {
+					mu.Unlock()
+					return
+				}
+				mu.Unlock()
+				v, ok := r.pop()
+				if !ok {
+					continue
+				}
+				mu.Lock()
+				if seen[v] {
+					t.Errorf("%d popped twice", v)
+				}
+				seen[v] = true
+				remaining--
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	consumers.Wait()
+}
+
+func TestJobQueueTakeParksAndClose(t *testing.T) {
+	q := NewJobQueue(4)
+	got := make(chan *Job)
+	go func() {
+		for j := q.Take(); j != nil; j = q.Take() {
+			got <- j
+		}
+		close(got)
+	}()
+	jobs := []*Job{{}, {}, {}}
+	for _, j := range jobs {
+		if !q.push(j) {
+			t.Fatal("push refused")
+		}
+		if <-got != j {
+			t.Fatal("took a different job")
+		}
+	}
+	q.Close()
+	if _, open := <-got; open {
+		t.Fatal("Take returned a job after Close")
+	}
+}
+
+func TestJobQueueFullRefuses(t *testing.T) {
+	q := NewJobQueue(2)
+	if !q.push(&Job{}) || !q.push(&Job{}) {
+		t.Fatal("push refused below capacity")
+	}
+	if q.push(&Job{}) {
+		t.Fatal("push beyond capacity succeeded")
+	}
+}
