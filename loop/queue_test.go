@@ -102,8 +102,10 @@ func TestJobQueueTakeParksAndClose(t *testing.T) {
 
 func TestJobQueueFullRefuses(t *testing.T) {
 	q := NewJobQueue(2)
-	if !q.push(&Job{}) || !q.push(&Job{}) {
-		t.Fatal("push refused below capacity")
+	for i := 0; i < 2; i++ {
+		if !q.push(&Job{}) {
+			t.Fatalf("push %d refused below capacity", i)
+		}
 	}
 	if q.push(&Job{}) {
 		t.Fatal("push beyond capacity succeeded")

@@ -21,9 +21,16 @@ func listen(host string, port, backlog int) (int, netip.AddrPort, error) {
 	if addr.Is6() {
 		family = unix.AF_INET6
 	}
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	// SOCK_NONBLOCK and SOCK_CLOEXEC at creation are Linux-only; the
+	// listener is made once, so two more calls cost nothing that matters.
+	fd, err := unix.Socket(family, unix.SOCK_STREAM, 0)
 	if err != nil {
 		return -1, netip.AddrPort{}, fmt.Errorf("socket: %w", err)
+	}
+	unix.CloseOnExec(fd)
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return -1, netip.AddrPort{}, fmt.Errorf("non-blocking listener: %w", err)
 	}
 	// A restart must not wait out TIME_WAIT connections of the last run.
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
