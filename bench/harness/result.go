@@ -89,7 +89,7 @@ func collectEnvironment(r *Result, root, benchDir string) {
 	r.CPUModel = cpuModel()
 	r.CPUs = runtime.NumCPU()
 	r.GoVersion = commandLine(root, "go", "env", "GOVERSION")
-	r.WrkVersion = commandLine(root, "wrk", "-v")
+	r.WrkVersion, _, _ = strings.Cut(commandLine(root, "wrk", "-v"), " Copyright")
 	r.Peers = map[string]string{
 		"fasthttp": moduleVersion(filepath.Join(benchDir, "peers", "go.mod"), "github.com/valyala/fasthttp"),
 		"nethttp":  "net/http of " + r.GoVersion,
