@@ -8,12 +8,15 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 m0_response *m0_response_new(void)
 {
 	m0_response *r = calloc(1, sizeof *r);
-	if (r != NULL)
+	if (r != NULL) {
+		r->file_fd = -1;
 		m0_response_reset(r);
+	}
 	return r;
 }
 
@@ -21,6 +24,7 @@ void m0_response_free(m0_response *r)
 {
 	if (r == NULL)
 		return;
+	m0_response_reset(r);
 	free(r->buf);
 	free(r->headers);
 	free(r);
@@ -36,6 +40,11 @@ void m0_response_reset(m0_response *r)
 	r->reason.start = r->reason.end = 0;
 	r->body.start = r->body.end = 0;
 	r->content_length = -1;
+	/* A file the Go side did not take is closed here, not leaked. */
+	if (r->file_fd >= 0)
+		close(r->file_fd);
+	r->file_fd = -1;
+	r->file_offset = r->file_length = 0;
 }
 
 int m0_arena_reserve(m0_response *r, size_t n)

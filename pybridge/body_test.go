@@ -1,7 +1,10 @@
 package pybridge
 
 import (
+	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -90,5 +93,42 @@ func TestResponseShapesStreamed(t *testing.T) {
 				t.Errorf("WriteHead called %d times, want %d", w.heads, wantHeads)
 			}
 		})
+	}
+}
+
+// A file_wrapper over a regular file comes back as the file: a descriptor,
+// the offset the app had read to, the length left.
+func TestFileWrapperSendsFile(t *testing.T) {
+	content, err := os.ReadFile("testdata/file_body.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, skip := range []int{0, 4} {
+		j := get(t, "body_app:files", "/?"+strconv.Itoa(skip))
+		r := j.Response
+		fd, off, n, ok := r.TakeFile()
+		if !ok || r.Outcome() != Complete || r.Status() != 200 || len(r.Body()) != 0 {
+			t.Fatalf("skip %d: file %v, outcome %d status %d body %q", skip, ok, r.Outcome(), r.Status(), r.Body())
+		}
+		f := os.NewFile(uintptr(fd), "body")
+		got := make([]byte, n)
+		if _, err := f.ReadAt(got, off); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if string(got) != string(content[skip:]) || r.ContentLength() != n {
+			t.Errorf("skip %d: sent %q (content length %d), want %q", skip, got, r.ContentLength(), content[skip:])
+		}
+	}
+	// Not taken: the arena closes it at the next request, not leaking it.
+	j := get(t, "body_app:files", "/")
+	fd, _, _, _ := j.Response.File()
+	run(j)
+	if _, _, _, ok := j.Response.File(); !ok {
+		t.Fatal("second request: no file")
+	}
+	var st syscall.Stat_t
+	if fd2, _, _, _ := j.Response.File(); fd2 != fd && syscall.Fstat(fd, &st) == nil {
+		t.Errorf("descriptor %d of the first response still open", fd)
 	}
 }

@@ -98,3 +98,23 @@ func (r *Response) Body() []byte { return r.bytes(r.c.body) }
 // streamed one. A Content-Length header the app set is among the headers;
 // the server checks it against this.
 func (r *Response) ContentLength() int64 { return int64(r.c.content_length) }
+
+// File reports a body that is a file: a wsgi.file_wrapper over a regular
+// file, answered with the file itself so its bytes never pass through
+// Python. The server sends length bytes of fd from offset (sendfile), with
+// ContentLength == length. The descriptor stays the arena's, closed at
+// the next request or Free, unless TakeFile takes it.
+func (r *Response) File() (fd int, offset, length int64, ok bool) {
+	if r.c.file_fd < 0 {
+		return -1, 0, 0, false
+	}
+	return int(r.c.file_fd), int64(r.c.file_offset), int64(r.c.file_length), true
+}
+
+// TakeFile is File, with the descriptor now the caller's to close (for a
+// send that outlives the next request served into this arena).
+func (r *Response) TakeFile() (fd int, offset, length int64, ok bool) {
+	fd, offset, length, ok = r.File()
+	r.c.file_fd = -1
+	return fd, offset, length, ok
+}

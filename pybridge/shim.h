@@ -57,6 +57,10 @@ typedef struct {
 	m0_span reason;
 	m0_span body;
 	int64_t content_length; /* body length when the bridge knows it, else -1 */
+	/* A wsgi.file_wrapper over a regular file: the body is file_length
+	 * bytes of file_fd (a dup the Go side takes) from file_offset. */
+	int32_t file_fd;
+	int64_t file_offset, file_length;
 } m0_response;
 
 /* Per-app state: the callable and its environ template. */

@@ -6,7 +6,9 @@
  */
 #include "shim.h"
 
+#include <fcntl.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <string.h>
 
 struct m0_start_response {
@@ -396,6 +398,47 @@ int m0_wsgi_ready(void)
 	return 0;
 }
 
+/* file_response answers a wsgi.file_wrapper over a regular file with the
+ * file itself: the Go side sends it (sendfile) without its bytes passing
+ * through Python. 0 done, 1 not a plain file (iterate it instead), -1
+ * exception. */
+static int file_response(m0_thread *t, file_wrapper *w)
+{
+	if (!t->head_set || t->committed)
+		return 1;
+	PyObject *r = PyObject_CallMethod(w->filelike, "fileno", NULL);
+	int fd = r ? PyLong_AsLong(r) : -1;
+	Py_XDECREF(r);
+	if (fd < 0) {
+		PyErr_Clear(); /* BytesIO and friends: no descriptor */
+		return 1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return 1;
+	/* tell(), not lseek: a buffered reader's descriptor may be ahead of
+	 * what the app has read. */
+	int64_t offset = 0;
+	r = PyObject_CallMethod(w->filelike, "tell", NULL);
+	if (r != NULL)
+		offset = PyLong_AsLongLong(r);
+	Py_XDECREF(r);
+	if (PyErr_Occurred() || offset < 0) {
+		PyErr_Clear();
+		return 1;
+	}
+	int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dup < 0)
+		return PyErr_SetFromErrno(PyExc_OSError), -1;
+	m0_response *resp = t->resp;
+	t->committed = 1;
+	resp->body.start = resp->body.end = (uint32_t)resp->len;
+	resp->file_fd = dup;
+	resp->file_offset = offset;
+	resp->file_length = st.st_size > offset ? st.st_size - offset : 0;
+	return 0;
+}
+
 /* read_result drains the app's iterable: 0 done, -1 exception, -2 client
  * gone. A list or tuple of bytes is copied in one pass with its length
  * known, unless a streamed head already went out through write(). */
@@ -430,6 +473,11 @@ static int read_result(m0_thread *t, PyObject *result)
 			r->body.end = (uint32_t)r->len;
 			return 0;
 		}
+	}
+	if (Py_TYPE(result) == &m0_FileWrapperType) {
+		int rc = file_response(t, (file_wrapper *)result);
+		if (rc <= 0)
+			return rc;
 	}
 	PyObject *it = PyObject_GetIter(result);
 	if (it == NULL)
@@ -578,6 +626,8 @@ void m0_wsgi_serve(m0_thread *t, m0_app *app, const m0_request *req,
 			if (!t->committed)
 				resp->body.start = resp->body.end = (uint32_t)resp->len;
 			resp->content_length = (int64_t)(resp->body.end - resp->body.start);
+			if (resp->file_fd >= 0)
+				resp->content_length = resp->file_length;
 			resp->outcome = M0_COMPLETE;
 		}
 	}

@@ -37,3 +37,13 @@ def app(environ, start_response):
         return [b"x"]
     start_response("404 Not Found", text)
     return [b""]
+
+
+def files(environ, start_response):
+    """wsgi.file_wrapper over a real file, opened at an offset."""
+    import os
+    path = os.path.join(os.path.dirname(__file__), "file_body.txt")
+    f = open(path, "rb")
+    f.read(int(environ.get("QUERY_STRING") or 0))
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return environ["wsgi.file_wrapper"](f)
