@@ -167,7 +167,16 @@ func (l *Loop) serviceJob(s *slot) bool {
 		switch j.mode {
 		case http1.BodyChunked:
 			s.send = http1.AppendChunk(s.send, j.outbox)
-		case http1.BodyLength, http1.BodyUntilClose:
+		case http1.BodyLength:
+			// Never past the declared length: the excess would be read as
+			// the next response (the job then ends with a close).
+			n := int(min(int64(len(j.outbox)), j.contentLength-j.bodySent))
+			s.send = append(s.send, j.outbox[:n]...)
+			j.bodySent += int64(n)
+			if n < len(j.outbox) {
+				s.keepAlive = false
+			}
+		case http1.BodyUntilClose:
 			s.send = append(s.send, j.outbox...)
 		}
 		j.outbox = j.outbox[:0]
@@ -180,7 +189,8 @@ func (l *Loop) serviceJob(s *slot) bool {
 	if j.mode == http1.BodyChunked {
 		s.send, _ = http1.AppendLastChunk(s.send)
 	}
-	if j.mode == http1.BodyUntilClose {
+	if j.mode == http1.BodyUntilClose || j.mode == http1.BodyLength && j.bodySent < j.contentLength {
+		// Close-delimited, or shorter than declared: only a close ends it.
 		s.keepAlive = false
 	}
 	bodyDone, skipped100 := j.bodyDone, j.expect100 && !j.sent100

@@ -77,6 +77,7 @@ type Job struct {
 	detached    bool // the connection is gone; release once finished
 	headWritten bool
 	mode        http1.BodyMode
+	bodySent    int64 // body bytes sent of a BodyLength response
 	expect100   bool
 	sent100     bool
 }
@@ -91,6 +92,7 @@ func (j *Job) reset() {
 	j.headPosted, j.finished, j.aborted = false, false, false
 	j.detached, j.headWritten, j.expect100, j.sent100 = false, false, false, false
 	j.mode = http1.BodyNone
+	j.bodySent = 0
 	j.RemoteAddr = netip.AddrPort{}
 }
 

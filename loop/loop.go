@@ -50,6 +50,7 @@ type Loop struct {
 	nextTick int64
 
 	started      atomic.Bool  // the backend exists: Shutdown may wake it
+	exited       atomic.Bool  // Run returned: notes are no longer read
 	shutdown     atomic.Int64 // graceful deadline (unix ns) once requested
 	draining     bool
 	drainByNanos int64
@@ -100,6 +101,7 @@ func (l *Loop) Run() error {
 	if l.cfg.OnStart != nil {
 		l.cfg.OnStart(b.Name())
 	}
+	defer l.exited.Store(true)
 	l.start()
 	for !l.stopped {
 		if err := l.pass(); err != nil {
@@ -130,7 +132,13 @@ func (l *Loop) Shutdown(grace time.Duration) {
 // post queues a job with news for the loop and wakes it if it is parked.
 func (l *Loop) post(j *Job) {
 	for !l.notes.push(j) {
+		if l.exited.Load() {
+			return // nobody will read it; the job was aborted at shutdown
+		}
 		runtime.Gosched()
+	}
+	if l.exited.Load() {
+		return
 	}
 	if l.parked.Load() && l.parked.CompareAndSwap(true, false) {
 		l.backend.Wake()

@@ -500,3 +500,30 @@ func TestFullJobQueueHoldsJobs(t *testing.T) {
 		}
 	}
 }
+
+func TestDeferredBodyHeldToDeclaredLength(t *testing.T) {
+	cases := []struct {
+		name, write, want string
+	}{
+		{"longer than declared", "hello", "hel"},
+		{"shorter than declared", "h", "h"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			work := func(j *Job) {
+				j.WriteHeader(200, 3)
+				j.Write([]byte(tc.write))
+				j.Finish()
+			}
+			deferredHarness(t, deferEverything, work, nil)(func(t *testing.T, hs *harness) {
+				c := hs.connect()
+				hs.fb.write(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+				hs.until("close", func() bool { return hs.fb.isClosed(c) })
+				out := hs.fb.output(c)
+				if !strings.Contains(out, "Content-Length: 3\r\n") || !strings.HasSuffix(out, "\r\n\r\n"+tc.want) {
+					t.Fatalf("output:\n%q", out)
+				}
+			})
+		})
+	}
+}
