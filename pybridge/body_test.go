@@ -132,3 +132,35 @@ func TestFileWrapperSendsFile(t *testing.T) {
 		t.Errorf("descriptor %d of the first response still open", fd)
 	}
 }
+
+// With a Writer, a list body over the buffer limit streams with its
+// length known; under it, it stays whole in the arena.
+func TestBigListStreamsWithLength(t *testing.T) {
+	app := loadApp(t, "body_app:big")
+	for _, c := range []struct {
+		limit   int
+		outcome Outcome
+		chunks  int
+	}{{0, Streamed, 3}, {200000, Complete, 0}} {
+		j := newJob(t, app, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		w := &recorder{}
+		j.Writer, j.BufferLimit = w, c.limit
+		run(j)
+		r := j.Response
+		if r.Outcome() != c.outcome || len(w.chunks) != c.chunks || r.ContentLength() != 120000 || r.AppContentLength() != 120000 {
+			t.Errorf("limit %d: outcome %d, %d chunks, content length %d (app %d)", c.limit, r.Outcome(), len(w.chunks), r.ContentLength(), r.AppContentLength())
+		}
+		if c.outcome == Streamed && (w.heads != 1 || w.chunks[1] != strings.Repeat("b", 40000)) {
+			t.Errorf("limit %d: %d heads", c.limit, w.heads)
+		}
+	}
+}
+
+func TestAppContentLength(t *testing.T) {
+	if n := get(t, "body_app:app", "/list").Response.AppContentLength(); n != -1 {
+		t.Errorf("no Content-Length field: %d", n)
+	}
+	if n := get(t, "bench_app:app", "/").Response.AppContentLength(); n != 13 {
+		t.Errorf("Content-Length 13: %d", n)
+	}
+}

@@ -103,6 +103,10 @@ func (t *thread) serve(j *Job, mode C.int) {
 	if j.Writer != nil {
 		c.stream = 1
 	}
+	c.buffer_limit = DefaultBufferLimit
+	if j.BufferLimit > 0 {
+		c.buffer_limit = C.uint32_t(min(j.BufferLimit, 1<<31))
+	}
 	j.BodyErr = nil
 	t.job = j
 	// Each pointer passed points at memory holding no Go pointer (bytes,

@@ -11,12 +11,20 @@ type Job struct {
 	// Writer takes a response whose body comes piece by piece; nil
 	// buffers every response whole in Response.
 	Writer BodyWriter
+	// BufferLimit: with a Writer, a list body longer than this streams
+	// through it too (its length known), so a Complete response never
+	// holds more than the server can queue without blocking; Complete runs
+	// with the GIL held. 0 means DefaultBufferLimit.
+	BufferLimit int
 	// Response receives the status, headers and (unless streamed) body.
 	Response *Response
 	// BodyErr is the BodyReader's error when a read failed (the app saw
 	// an OSError), for the server's log.
 	BodyErr error
 }
+
+// DefaultBufferLimit is the loop's response outbox (64 KiB).
+const DefaultBufferLimit = 64 << 10
 
 // JobSource is where handler threads take jobs from, in batches: a handler
 // holds the GIL across a batch and releases it only to park.

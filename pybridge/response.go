@@ -94,9 +94,11 @@ func (r *Response) Header(i int) (name, value []byte) {
 // Body is the whole body of a Complete response.
 func (r *Response) Body() []byte { return r.bytes(r.c.body) }
 
-// ContentLength is the body's length for a Complete response, -1 for a
-// streamed one. A Content-Length header the app set is among the headers;
-// the server checks it against this.
+// ContentLength is the body's length: of a Complete response; of a
+// streamed list body over the job's BufferLimit (set before WriteHead);
+// -1 for a streamed body of unknown length. A Content-Length field the
+// app set is among the headers (AppContentLength); for HEAD it is the
+// one to send.
 func (r *Response) ContentLength() int64 { return int64(r.c.content_length) }
 
 // File reports a body that is a file: a wsgi.file_wrapper over a regular
@@ -117,4 +119,40 @@ func (r *Response) TakeFile() (fd int, offset, length int64, ok bool) {
 	fd, offset, length, ok = r.File()
 	r.c.file_fd = -1
 	return fd, offset, length, ok
+}
+
+// AppContentLength is the value of the Content-Length field the app set:
+// -1 when there is none or it is not a plain decimal number.
+func (r *Response) AppContentLength() int64 {
+	for i := 0; i < r.HeaderLen(); i++ {
+		name, value := r.Header(i)
+		if len(name) != len("content-length") || !equalFoldASCII(name, "content-length") {
+			continue
+		}
+		if len(value) == 0 || len(value) > 18 {
+			return -1
+		}
+		var n int64
+		for _, c := range value {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int64(c-'0')
+		}
+		return n
+	}
+	return -1
+}
+
+func equalFoldASCII(b []byte, lower string) bool {
+	for i := range b {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }

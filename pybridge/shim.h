@@ -34,6 +34,7 @@ typedef struct {
 	uint8_t version; /* 10 or 11 */
 	uint8_t chunked;
 	uint8_t stream; /* a Go stream takes a body of unknown length */
+	uint32_t buffer_limit; /* with a stream, a longer list body streams too */
 } m0_request;
 
 /* What became of a response (m0_response.outcome). */
@@ -87,6 +88,7 @@ typedef struct {
 	uint64_t generation; /* per request: stale objects refuse to act */
 	m0_response *resp;
 	int streaming; /* the body goes to the Go stream once committed */
+	size_t buffer_limit;
 	int head_set;  /* start_response was called */
 	int committed; /* body data was produced: the head is final */
 	int head_sent; /* the head went to the Go stream */

@@ -439,6 +439,33 @@ static int file_response(m0_thread *t, file_wrapper *w)
 	return 0;
 }
 
+/* stream_sequence sends a list or tuple of bytes through the Go stream,
+ * its length known: a body over the job's buffer limit, which the server
+ * could not take whole without blocking while the GIL is held. Items are
+ * re-read and held per step: another Python thread may change the list
+ * while the GIL is released. */
+static int stream_sequence(m0_thread *t, PyObject *seq, size_t total)
+{
+	t->resp->content_length = (int64_t)total;
+	for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+		PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+		if (!PyBytes_Check(item)) {
+			PyErr_Format(PyExc_TypeError,
+			             "the application's body must be bytes, got %.100s",
+			             Py_TYPE(item)->tp_name);
+			return -1;
+		}
+		if (PyBytes_GET_SIZE(item) == 0)
+			continue;
+		Py_INCREF(item);
+		int rc = emit(t, item);
+		Py_DECREF(item);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* read_result drains the app's iterable: 0 done, -1 exception, -2 client
  * gone. A list or tuple of bytes is copied in one pass with its length
  * known, unless a streamed head already went out through write(). */
@@ -459,6 +486,8 @@ static int read_result(m0_thread *t, PyObject *result)
 				return -1;
 			}
 			m0_response *r = t->resp;
+			if (t->streaming && !t->committed && total > t->buffer_limit)
+				return stream_sequence(t, result, total);
 			if (!t->committed) {
 				t->committed = 1;
 				r->body.start = r->body.end = (uint32_t)r->len;
@@ -584,6 +613,7 @@ void m0_wsgi_serve(m0_thread *t, m0_app *app, const m0_request *req,
 	t->generation++;
 	t->resp = resp;
 	t->streaming = mode == M0_SERVE_FULL && req->stream;
+	t->buffer_limit = req->buffer_limit;
 	t->head_set = t->committed = t->head_sent = t->client_gone = 0;
 	m0_response_reset(resp);
 	if ((Py_REFCNT(t->start_response) != 1 &&

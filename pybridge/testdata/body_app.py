@@ -47,3 +47,9 @@ def files(environ, start_response):
     f.read(int(environ.get("QUERY_STRING") or 0))
     start_response("200 OK", [("Content-Type", "text/plain")])
     return environ["wsgi.file_wrapper"](f)
+
+
+def big(environ, start_response):
+    """A list body of 3 x 40 000 bytes: over the default buffer limit."""
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "120000")])
+    return [b"a" * 40000, b"b" * 40000, b"", b"c" * 40000]
