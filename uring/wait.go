@@ -17,7 +17,8 @@ import (
 // submits everything queued and, when nothing is ready yet, waits for one
 // completion or the timeout, all in one io_uring_enter; then it takes every
 // ready CQE it has room for in one batch and advances the completion queue
-// once. A timeout of zero does not block; a negative one waits for ever.
+// once. A timeout of zero does not block; a negative one waits for ever;
+// an empty out only submits.
 func (b *Backend) Wait(out []loop.Completion, timeout time.Duration) (int, error) {
 	if b.err != nil {
 		return 0, b.err
@@ -27,11 +28,12 @@ func (b *Backend) Wait(out []loop.Completion, timeout time.Duration) (int, error
 	}
 	n := b.takeHeld(out)
 
-	if n > 0 || timeout == 0 || b.ring.CQReady() > 0 {
+	// With no room in out there is nothing to wait for: submit only.
+	if n > 0 || timeout == 0 || len(out) == 0 || b.ring.CQReady() > 0 {
 		// Something to return already: submit (and run deferred task work,
 		// which with DEFER_TASKRUN is what posts completions) only if there
 		// is something to submit.
-		if b.unsubmitted > 0 || (timeout == 0 && n == 0) {
+		if b.unsubmitted > 0 || (timeout == 0 && n == 0 && len(out) > 0) {
 			if _, err := b.ring.SubmitAndGetEvents(); err != nil && !transient(err) {
 				return n, b.enterError(err)
 			}
