@@ -1,0 +1,50 @@
+// Package pybridge runs Python web applications in-process: an embedded
+// CPython (3.10 or newer) and a C shim that serves PEP 3333 (WSGI) apps
+// with one cgo call per request.
+//
+// # Shape
+//
+// Start initialises the interpreter on a thread of its own (no Python
+// signal handlers; SIGPIPE ignored). LoadApp imports "module:attr" and
+// builds the app's environ template; its Interface says WSGI or ASGI.
+// StartHandlers runs N handler threads, each a goroutine locked to its OS
+// thread with one Python thread state for life. A handler takes a batch of
+// Jobs from a JobSource, holds the GIL across the batch, and releases it
+// only to park (empty source) or to block (a body read waiting for the
+// client, a BodyWriter waiting for room). Close finalises Python once
+// every handler group has ended.
+//
+// # One request
+//
+// A Job carries the request as spans into its head bytes (Request, filled
+// from an http1.Request by FromHTTP1), a BodyReader, an optional
+// BodyWriter and a Response arena. The C side builds the environ from the
+// template (PyDict_Copy; interned keys; HTTP_* keys cached by raw header
+// name; latin-1 values), calls the app, validates start_response, and
+// writes status, headers and body into the arena, which is C memory: no
+// Python object and no Go pointer crosses. Then the Completer gets the job.
+//
+// Outcomes (Response.Outcome):
+//   - Complete: status, headers and the whole body are in the arena
+//     (ContentLength known), or the body is a file (Response.File) from a
+//     wsgi.file_wrapper over a regular file, for sendfile.
+//   - Streamed: the body went to the BodyWriter (WriteHead at the first
+//     body byte, then Write+Flush per block); the server ends the framing.
+//   - Aborted: the head went out, then the app failed or the client left;
+//     close the connection without a valid end.
+//
+// An app error before the head is final gives Complete with the bridge's
+// plain 500 (AppError true; traceback on sys.stderr).
+//
+// # Adapting the loop's deferred jobs
+//
+// The server wraps each loop job in a pybridge.Job it owns and reuses:
+// Request.FromHTTP1(&lj.Request, lj.Head), RemoteAddr/RemotePort from the
+// connection, Body = the loop job (its Read blocks and ends with io.EOF),
+// Writer = an adapter whose WriteHead copies the arena's head into the
+// loop job (the app's Content-Length, AppContentLength, becomes the
+// framing length; other fields as they are) and whose Write/Flush go to
+// the loop job's Write. Its Completer finishes the loop job per Outcome.
+// Complete runs with the GIL held and must not block: BufferLimit keeps a
+// Complete body within what the loop queues without blocking.
+package pybridge
