@@ -113,7 +113,7 @@ func printTable(w io.Writer, chosen []Scenario, records []*ArmRecord, summaries 
 		for _, peer := range peers {
 			header += fmt.Sprintf("  %-13s", "vs "+peer)
 		}
-		fmt.Fprintln(w, header)
+		fmt.Fprintln(w, strings.TrimRight(header, " "))
 		for _, record := range records {
 			row, ok := find(scenario.Name, record.Name)
 			if !ok {
