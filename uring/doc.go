@@ -40,11 +40,11 @@
 //
 // # Completions and slots
 //
-// The backend keeps per-slot state (the buffer the kernel is writing into or
-// reading from, the progress of a send) so that buffers stay referenced for as
-// long as the kernel holds them and a short send is resumed without the loop
-// seeing it. OpClose for a slot is delivered only after every operation the
-// kernel still held for it has delivered its own completion, so once the
-// loop sees OpClose it may queue on the slot again with a new generation.
-// The loop must not queue on a slot with a new generation before that.
+// The backend keeps state per slot and generation (the buffer the kernel is
+// writing into or reading from, the progress of a send), so that buffers
+// stay referenced for as long as the kernel holds them and a short send is
+// resumed without the loop seeing it. OpClose for a generation is delivered
+// only after every operation the kernel still held for it has delivered its
+// own completion. The loop may reuse a slot with the next generation before
+// that OpClose arrives: the two generations are kept apart.
 package uring
