@@ -16,23 +16,26 @@ import (
 // Result is one harness run as written to bench/results/: where it ran,
 // how, and every round's raw figures, so any table can be recomputed.
 type Result struct {
-	Mode        string            `json:"mode"`
-	Commit      string            `json:"commit"`
-	Dirty       bool              `json:"dirty"`
-	Date        string            `json:"date"`
-	Kernel      string            `json:"kernel"`
-	CPUModel    string            `json:"cpu_model"`
-	CPUs        int               `json:"cpus"`
-	GoVersion   string            `json:"go_version"`
-	WrkVersion  string            `json:"wrk_version"`
-	Peers       map[string]string `json:"peers"`
-	Config      Config            `json:"config"`
-	Arms        []ArmRecord       `json:"arms"`
-	Scenarios   []Scenario        `json:"scenarios"`
-	Runs        []Run             `json:"runs"`
-	Summary     []Summary         `json:"summary"`
-	Syscalls    []SyscallBudget   `json:"syscalls,omitempty"`
-	TicksPerSec float64           `json:"clock_ticks_per_second"`
+	Mode       string `json:"mode"`
+	Commit     string `json:"commit"`
+	Dirty      bool   `json:"dirty"`
+	Date       string `json:"date"`
+	Kernel     string `json:"kernel"`
+	CPUModel   string `json:"cpu_model"`
+	CPUs       int    `json:"cpus"`
+	GoVersion  string `json:"go_version"`
+	WrkVersion string `json:"wrk_version"`
+	// M0serveVersion is `bin/m0serve --version`, which says what the
+	// binary was built from and which backend features it chose.
+	M0serveVersion string            `json:"m0serve_version,omitempty"`
+	Peers          map[string]string `json:"peers"`
+	Config         Config            `json:"config"`
+	Arms           []ArmRecord       `json:"arms"`
+	Scenarios      []Scenario        `json:"scenarios"`
+	Runs           []Run             `json:"runs"`
+	Summary        []Summary         `json:"summary"`
+	Syscalls       []SyscallBudget   `json:"syscalls,omitempty"`
+	TicksPerSec    float64           `json:"clock_ticks_per_second"`
 	// LoadBefore and LoadAfter are /proc/loadavg around the whole run: on
 	// a shared 2-core machine they say how much else was running.
 	LoadBefore string `json:"loadavg_before"`
@@ -90,6 +93,9 @@ func collectEnvironment(r *Result, root, benchDir string) {
 	r.CPUs = runtime.NumCPU()
 	r.GoVersion = commandLine(root, "go", "env", "GOVERSION")
 	r.WrkVersion, _, _ = strings.Cut(commandLine(root, "wrk", "-v"), " Copyright")
+	if _, err := os.Stat(filepath.Join(root, "bin", "m0serve")); err == nil {
+		r.M0serveVersion = commandLine(root, filepath.Join(root, "bin", "m0serve"), "--version")
+	}
 	r.Peers = map[string]string{
 		"fasthttp": moduleVersion(filepath.Join(benchDir, "peers", "go.mod"), "github.com/valyala/fasthttp"),
 		"nethttp":  "net/http of " + r.GoVersion,
