@@ -91,3 +91,16 @@ func LoadArms(path string) ([]Arm, error) {
 	}
 	return arms, nil
 }
+
+// uniqueNames refuses two arms of one name: results, logs and the table
+// are keyed by it.
+func uniqueNames(arms []Arm) error {
+	seen := map[string]bool{}
+	for _, arm := range arms {
+		if seen[arm.Name] {
+			return fmt.Errorf("two arms named %q", arm.Name)
+		}
+		seen[arm.Name] = true
+	}
+	return nil
+}

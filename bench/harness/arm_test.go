@@ -81,3 +81,12 @@ func TestSelectArms(t *testing.T) {
 		t.Error("an unknown arm was accepted")
 	}
 }
+
+func TestUniqueNames(t *testing.T) {
+	if err := uniqueNames([]Arm{{Name: "fasthttp"}, {Name: "uvicorn"}}); err != nil {
+		t.Errorf("distinct names refused: %v", err)
+	}
+	if err := uniqueNames([]Arm{{Name: "fasthttp"}, {Name: "uvicorn"}, {Name: "fasthttp"}}); err == nil {
+		t.Error("an extra arm reusing a built-in name was accepted")
+	}
+}

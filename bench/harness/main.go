@@ -89,13 +89,16 @@ func run() error {
 		}
 		arms = append(arms, more...)
 	}
+	if err := uniqueNames(arms); err != nil {
+		return err
+	}
 	arms, err = selectArms(arms, *armList)
 	if err != nil {
 		return err
 	}
 
 	session := &Session{
-		Root: root, BenchDir: benchDir, Host: *host,
+		Root: root, Host: *host,
 		ServerCPU: *serverCPU, LoadCPU: *loadCPU,
 		Clock: newCPUClock(), LogDir: logDir,
 		PipelineScript: filepath.Join(benchDir, "pipeline.lua"),

@@ -11,7 +11,7 @@ import (
 
 // Session holds the running arms of one harness run.
 type Session struct {
-	Root, BenchDir string
+	Root           string
 	Host           string
 	ServerCPU      string // taskset list for the servers
 	LoadCPU        string // taskset list for wrk
