@@ -55,7 +55,11 @@ func checkParity(addr string, timeout time.Duration) (Parity, error) {
 		return p, fmt.Errorf("parity: %s answered status %d, want 200", addr, response.StatusCode)
 	}
 	if string(body) != helloBody {
-		return p, fmt.Errorf("parity: %s answered body %q, want %q", addr, body, helloBody)
+		shown := body
+		if len(shown) > 64 {
+			shown = shown[:64] // an HTML page in a log line helps nobody
+		}
+		return p, fmt.Errorf("parity: %s answered a %d-byte body %q, want %q", addr, len(body), shown, helloBody)
 	}
 	return p, nil
 }
