@@ -56,8 +56,14 @@ test: setup fmt-check lint cross-check build
 run: setup build
 	$(BIN) --help
 
-bench: build
-	$(GO) test $(LDFLAGS) -run '^$$' -bench . -benchmem ./http1/
+# Per-part Go benchmarks first, then the whole server beside its peers
+# (bench/README.md says how to read the table).
+bench: setup build
+	$(GO) test $(LDFLAGS) -run '^$$' -bench . -benchmem ./http1/ ./loop/ ./uring/ ./epoll/
+	cd bench && $(GO) run $(LDFLAGS) ./harness
+
+bench-quick: setup build
+	cd bench && $(GO) run $(LDFLAGS) ./harness -quick
 
 # http1 beside fasthttp and net/http on the same request heads, one run.
 bench-parsers:
