@@ -387,7 +387,8 @@ static PyObject *path_info(m0_thread *t, m0_app *app, const char *p, size_t n)
 static PyObject *method_value(const char *p, size_t n)
 {
 	for (size_t i = 0; i < KNOWN_METHODS; i++)
-		if (strlen(known_methods[i]) == n && memcmp(known_methods[i], p, n) == 0)
+		if (PyUnicode_GET_LENGTH(v_methods[i]) == (Py_ssize_t)n &&
+		    memcmp(PyUnicode_1BYTE_DATA(v_methods[i]), p, n) == 0)
 			return Py_NewRef(v_methods[i]);
 	return latin1(p, n);
 }
