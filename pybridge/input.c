@@ -58,12 +58,14 @@ static Py_ssize_t pull(m0_input *in, char *dst, size_t n)
 	Py_END_ALLOW_THREADS
 	in->busy = 0;
 	if (got < 0) {
+		in->thread->body_failed = 1;
 		PyErr_SetString(PyExc_OSError,
 		                "request body: the client went away or sent a bad body");
 		return -1;
 	}
 	if (got == 0) {
 		if (in->remaining > 0) {
+			in->thread->body_failed = 1;
 			PyErr_SetString(PyExc_OSError,
 			                "request body ended before its Content-Length");
 			return -1;

@@ -92,20 +92,29 @@ func TestInputLargeBody(t *testing.T) {
 	}
 }
 
-// A body that ends early is an OSError in the app: its error, a 500.
+// A body that breaks off is an OSError in the app; when the app lets it
+// through, the request aborts without a traceback: the client's fault, not
+// the app's, and the server has the reader's error.
 func TestInputShortBody(t *testing.T) {
 	app := loadApp(t, "input_app:app")
 	j := newJob(t, app, "POST /read HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n")
 	j.Body = &pieces{list: [][]byte{[]byte("123")}}
 	run(j)
-	if j.Response.Status() != 500 || !j.Response.AppError() {
-		t.Errorf("status %d app error %v, want 500 from the app's OSError", j.Response.Status(), j.Response.AppError())
+	if j.Response.Outcome() != Aborted || j.Response.AppError() {
+		t.Errorf("ended early: outcome %d app error %v, want an abort not blamed on the app", j.Response.Outcome(), j.Response.AppError())
 	}
 	j = newJob(t, app, "POST /read HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
 	j.Body = &pieces{list: [][]byte{[]byte("123")}, err: errors.New("bad chunk size")}
 	run(j)
-	if j.Response.Status() != 500 || j.BodyErr == nil || j.BodyErr.Error() != "bad chunk size" {
-		t.Errorf("status %d BodyErr %v, want 500 and the reader's error", j.Response.Status(), j.BodyErr)
+	if j.Response.Outcome() != Aborted || j.Response.AppError() || j.BodyErr == nil || j.BodyErr.Error() != "bad chunk size" {
+		t.Errorf("reader failed: outcome %d app error %v BodyErr %v", j.Response.Outcome(), j.Response.AppError(), j.BodyErr)
+	}
+	// The app may catch it and answer anyway.
+	j = newJob(t, app, "POST /catch HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n")
+	j.Body = &pieces{list: [][]byte{[]byte("123")}}
+	run(j)
+	if j.Response.Outcome() != Complete || j.Response.Status() != 200 || !strings.Contains(string(j.Response.Body()), "OSError") {
+		t.Errorf("caught: outcome %d status %d body %q", j.Response.Outcome(), j.Response.Status(), j.Response.Body())
 	}
 }
 

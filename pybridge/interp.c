@@ -80,12 +80,13 @@ char *m0_format_exception(void)
 }
 
 /* m0_log_exception prints the raised exception with its traceback to
- * sys.stderr after a line saying where it came from, and clears it.
+ * sys.stderr after the context (which ends the current line), and clears
+ * it.
  * PyErr_PrintEx(0) does not keep it in sys.last_*, which would hold the
  * failed request's frames alive until the next failure. */
 void m0_log_exception(const char *context)
 {
-	PySys_WriteStderr("m0serve: %s\n", context);
+	PySys_WriteStderr("%s\n", context);
 	PyErr_PrintEx(0);
 }
 

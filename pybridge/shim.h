@@ -87,12 +87,15 @@ typedef struct {
 	PyObject *write; /* start_response's write callable */
 	uint64_t generation; /* per request: stale objects refuse to act */
 	m0_response *resp;
+	const m0_request *req; /* the request in flight, for log lines */
+	const char *head;
 	int streaming; /* the body goes to the Go stream once committed */
 	size_t buffer_limit;
 	int head_set;  /* start_response was called */
 	int committed; /* body data was produced: the head is final */
 	int head_sent; /* the head went to the Go stream */
 	int client_gone;
+	int body_failed; /* the request body could not be read to its end */
 	char *scratch;
 	size_t scratch_cap;
 } m0_thread;

@@ -567,17 +567,29 @@ static void internal_error(m0_response *r)
 	r->outcome = M0_COMPLETE;
 }
 
-/* fail logs the raised exception (unless the client left, which is not
- * the app's error) and records the outcome: a 500 while nothing has gone
- * out, an abort after. */
+/* log_failure prints the raised exception after a line naming the
+ * request: a traceback alone does not say which URL failed. */
+static void log_failure(m0_thread *t, const char *context)
+{
+	const m0_span *m = &t->req->method, *tg = &t->req->target;
+	int mlen = (int)(m->end - m->start), tlen = (int)(tg->end - tg->start);
+	PySys_WriteStderr("m0serve: %.*s %.*s: ", mlen > 16 ? 16 : mlen,
+	                  t->head + m->start, tlen > 200 ? 200 : tlen, t->head + tg->start);
+	m0_log_exception(context);
+}
+
+/* fail logs the raised exception and records the outcome: a 500 while
+ * nothing has gone out, an abort after. A client that left, or whose body
+ * broke off, is not the app's error: no traceback, an abort (the server
+ * knows why from Job.BodyErr). */
 static void fail(m0_thread *t, const char *context)
 {
-	if (t->client_gone) {
+	if (t->client_gone || t->body_failed) {
 		PyErr_Clear();
 		t->resp->outcome = M0_ABORTED;
 		return;
 	}
-	m0_log_exception(context);
+	log_failure(t, context);
 	if (t->head_sent) {
 		t->resp->outcome = M0_ABORTED;
 		t->resp->app_error = 1;
@@ -589,7 +601,7 @@ static void fail(m0_thread *t, const char *context)
 /* close_result calls result.close() if it has one. A missing attribute is
  * looked up without raising: a raised-and-cleared AttributeError per
  * request cost more than the rest of the call for a list body. */
-static void close_result(PyObject *result)
+static void close_result(m0_thread *t, PyObject *result)
 {
 	if (PyList_CheckExact(result) || PyTuple_CheckExact(result))
 		return;
@@ -601,13 +613,13 @@ static void close_result(PyObject *result)
 #endif
 	if (found <= 0) {
 		if (found < 0)
-			m0_log_exception("looking up the WSGI response's close() raised");
+			log_failure(t, "looking up the WSGI response's close() raised");
 		return;
 	}
 	PyObject *r = PyObject_CallNoArgs(close);
 	Py_DECREF(close);
 	if (r == NULL)
-		m0_log_exception("the WSGI response's close() raised");
+		log_failure(t, "the WSGI response's close() raised");
 	Py_XDECREF(r);
 }
 
@@ -628,9 +640,12 @@ void m0_wsgi_serve(m0_thread *t, m0_app *app, const m0_request *req,
 {
 	t->generation++;
 	t->resp = resp;
+	t->req = req;
+	t->head = head;
 	t->streaming = mode == M0_SERVE_FULL && req->stream;
 	t->buffer_limit = req->buffer_limit;
 	t->head_set = t->committed = t->head_sent = t->client_gone = 0;
+	t->body_failed = 0;
 	m0_response_reset(resp);
 	if ((Py_REFCNT(t->start_response) != 1 &&
 	     renew((PyObject **)&t->start_response,
@@ -663,7 +678,7 @@ void m0_wsgi_serve(m0_thread *t, m0_app *app, const m0_request *req,
 	int rc = mode == M0_SERVE_CALL ? 0 : read_result(t, result);
 	if (rc < 0)
 		fail(t, "the WSGI application's response failed");
-	close_result(result);
+	close_result(t, result);
 	Py_DECREF(result);
 	if (rc == 0) {
 		if (t->head_sent) {

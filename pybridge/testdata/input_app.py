@@ -36,6 +36,11 @@ def app(environ, start_response):
         pieces.append(body.readline())
         pieces.append(body.read(2))
         pieces.append(body.read())
+    elif how == "/catch":
+        try:
+            body.read()
+        except OSError as e:
+            pieces.append(type(e).__name__.encode())
     elif how == "/keep":
         global kept
         kept = body
