@@ -123,37 +123,34 @@ static int size_arg(PyObject *arg, Py_ssize_t *n)
 
 /* read_some returns up to n bytes (n < 0: all that is left), short only at
  * the end of the body. Bytes past the read-ahead go straight from the Go
- * reader into the bytes object. */
+ * reader into the bytes object, which starts small and doubles as bytes
+ * arrive: a size from the app (or a Content-Length from the client) is a
+ * bound, not an allocation. */
 static PyObject *read_some(m0_input *in, Py_ssize_t n)
 {
+	enum { FIRST = 64 << 10 };
 	size_t have = in->len - in->pos;
-	size_t want;
-	if (n >= 0)
-		want = (size_t)n;
-	else if (in->remaining >= 0)
-		want = have + (size_t)in->remaining;
-	else
-		want = have + CHUNK;
-	if (n >= 0 && in->remaining >= 0 && want > have + (size_t)in->remaining)
+	size_t want = n >= 0 ? (size_t)n : SIZE_MAX;
+	if (in->remaining >= 0 && want > have + (size_t)in->remaining)
 		want = have + (size_t)in->remaining;
 	if (want <= have)
 		return take_buffered(in, want);
-	PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)want);
+	size_t cap = want - have > FIRST ? have + FIRST : want;
+	PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)cap);
 	if (b == NULL)
 		return NULL;
 	memcpy(PyBytes_AS_STRING(b), in->buf + in->pos, have);
 	in->pos = in->len = 0;
 	size_t got = have;
 	for (;;) {
-		if (got == want) {
-			if (n >= 0 || in->eof || in->remaining == 0)
+		if (got == cap) {
+			if (cap == want || in->eof || in->remaining == 0)
 				break;
-			/* read() of a body of unknown length: grow and go on. */
-			want *= 2;
-			if (_PyBytes_Resize(&b, (Py_ssize_t)want) < 0)
+			cap = want - cap > cap ? cap * 2 : want;
+			if (_PyBytes_Resize(&b, (Py_ssize_t)cap) < 0)
 				return NULL;
 		}
-		Py_ssize_t r = pull(in, PyBytes_AS_STRING(b) + got, want - got);
+		Py_ssize_t r = pull(in, PyBytes_AS_STRING(b) + got, cap - got);
 		if (r < 0) {
 			Py_DECREF(b);
 			return NULL;
@@ -162,7 +159,7 @@ static PyObject *read_some(m0_input *in, Py_ssize_t n)
 			break;
 		got += (size_t)r;
 	}
-	if (got != want && _PyBytes_Resize(&b, (Py_ssize_t)got) < 0)
+	if (got != cap && _PyBytes_Resize(&b, (Py_ssize_t)got) < 0)
 		return NULL;
 	return b;
 }

@@ -173,3 +173,25 @@ func TestInputStaleAfterRequest(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// A huge size from the app or a huge declared length is a bound, not an
+// allocation: read(2**40) of a short body works.
+func TestInputHugeReadSize(t *testing.T) {
+	app := loadApp(t, "input_app:app")
+	for _, path := range []string{"/readhuge", "/read"} {
+		j := newJob(t, app, "POST "+path+" HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000000\r\n\r\n")
+		j.Body = &pieces{list: [][]byte{[]byte("tiny")}}
+		run(j)
+		// The client ends the body early: the app sees an OSError after
+		// the bytes that came.
+		if j.Response.Outcome() != Aborted || j.Response.AppError() {
+			t.Errorf("%s: outcome %d app error %v", path, j.Response.Outcome(), j.Response.AppError())
+		}
+	}
+	j := newJob(t, app, "POST /readhuge HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+	j.Body = &pieces{list: [][]byte{[]byte("tiny")}}
+	run(j)
+	if got, want := string(j.Response.Body()), "b'tiny'\nb''\n"; got != want {
+		t.Errorf("chunked: got %q, want %q", got, want)
+	}
+}

@@ -13,6 +13,9 @@ def app(environ, start_response):
             pieces.append(piece)
             if not piece:
                 break
+    elif how == "/readhuge":
+        pieces.append(body.read(2**40))
+        pieces.append(body.read(2**40))
     elif how == "/read":
         pieces.append(body.read())
         pieces.append(body.read())
