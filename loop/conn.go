@@ -169,6 +169,7 @@ func (l *Loop) writeError(s *slot, status int, reason string) {
 	s.send = append(s.send, reason...)
 	s.send = append(s.send, '\n')
 	s.closeAfter = true
+	s.linger = true
 	s.deadline, s.deadlineKind = 0, deadlineNone
 }
 

@@ -336,7 +336,11 @@ func (l *Loop) flush() {
 			l.backend.QueueSend(s.fd, s.index, s.gen, s.send)
 		}
 		if s.closeAfter && !s.sending {
-			l.closeSlot(s)
+			if s.linger && !s.peerEOF {
+				l.lingerClose(s)
+			} else {
+				l.closeSlot(s)
+			}
 			continue
 		}
 		if s.recvWanted && !s.recvPending && !s.peerEOF && !s.closeAfter {
@@ -380,6 +384,17 @@ func (l *Loop) onRecv(s *slot, c *Completion) {
 	}
 	if s.closing {
 		l.maybeFree(s)
+		return
+	}
+	if s.lingering {
+		switch {
+		case c.Res == 0 || c.Res < 0 && c.Res != -int32(syscall.ENOBUFS):
+			l.closeSlot(s)
+		default:
+			// Drop what the client still sends after the error response.
+			s.recvStart, s.recvEnd = 0, 0
+			l.touch(s)
+		}
 		return
 	}
 	switch {
@@ -466,6 +481,28 @@ func (l *Loop) onSend(s *slot, c *Completion) {
 		s.send = nil
 	}
 	l.touch(s)
+}
+
+// lingerTime bounds how long a connection closed after an error response
+// keeps draining what its client still sends.
+const lingerTime = 2 * time.Second
+
+// lingerClose closes a connection after an error response without
+// losing that response: closing a socket with unread input makes the
+// kernel send RST, and a client still sending (a body over the limit,
+// pipelined requests after a bad one) may then see the reset instead of
+// the status. So: shut down our side, read and drop until the client's
+// EOF or lingerTime, then close (as nginx's lingering_close does).
+func (l *Loop) lingerClose(s *slot) {
+	if !s.lingering {
+		s.lingering = true
+		unix.Shutdown(s.fd, unix.SHUT_WR)
+		s.deadline, s.deadlineKind = l.now+int64(lingerTime), deadlineLinger
+		s.recvStart, s.recvEnd = 0, 0
+	}
+	if !s.recvPending {
+		l.queueRecv(s)
+	}
 }
 
 // closeSlot cancels what is pending on the connection and closes it; the

@@ -143,7 +143,7 @@ func TestMalformedRequestAnsweredThenClosed(t *testing.T) {
 				if !strings.Contains(got, "Connection: close\r\n") {
 					t.Errorf("no Connection: close:\n%s", got)
 				}
-				hs.until("close", func() bool { return hs.fb.isClosed(c) })
+				hs.lingerThenClose(c)
 			})
 		})
 	}
@@ -177,7 +177,7 @@ func TestHeaderTimeout(t *testing.T) {
 	if !strings.HasPrefix(got, "HTTP/1.1 408 ") {
 		t.Fatalf("want 408, got:\n%s", got)
 	}
-	hs.until("close", func() bool { return hs.fb.isClosed(c) })
+	hs.lingerThenClose(c)
 }
 
 func TestIdleTimeoutClosesSilently(t *testing.T) {
@@ -361,7 +361,7 @@ func TestChunkedBodyOverLimit(t *testing.T) {
 		if !strings.HasPrefix(got, "HTTP/1.1 413 ") {
 			t.Fatalf("want 413:\n%s", got)
 		}
-		hs.until("close", func() bool { return hs.fb.isClosed(c) })
+		hs.lingerThenClose(c)
 	})
 }
 
@@ -418,7 +418,7 @@ func TestHandlerAbortBeforeHeadIs500(t *testing.T) {
 		if got := hs.responses(c, 1)[0]; !strings.HasPrefix(got, "HTTP/1.1 500 ") {
 			t.Fatalf("want 500:\n%s", got)
 		}
-		hs.until("close", func() bool { return hs.fb.isClosed(c) })
+		hs.lingerThenClose(c)
 	})
 }
 
@@ -526,4 +526,34 @@ func TestDeferredBodyHeldToDeclaredLength(t *testing.T) {
 			})
 		})
 	}
+}
+
+// lingerThenClose checks the close after an error response: the server
+// keeps reading (and dropping) until the client's EOF, then closes.
+func (h *harness) lingerThenClose(c *fakeConn) {
+	h.t.Helper()
+	h.passes(3)
+	if h.fb.isClosed(c) {
+		h.t.Fatal("closed at once after an error response; want a lingering close")
+	}
+	h.fb.write(c, "more bytes the client was still sending")
+	h.passes(3)
+	if h.fb.isClosed(c) {
+		h.t.Fatal("closed while the client was still sending")
+	}
+	h.fb.shutdownWrite(c)
+	h.until("close at the client's EOF", func() bool { return h.fb.isClosed(c) })
+}
+
+func TestLingerEndsAtDeadline(t *testing.T) {
+	eachMode(t, hello, nil, func(t *testing.T, hs *harness) {
+		c := hs.connect()
+		hs.fb.write(c, "GET / HTTP/2.0\r\nHost: x\r\n\r\n")
+		if got := hs.responses(c, 1)[0]; !strings.HasPrefix(got, "HTTP/1.1 505 ") {
+			t.Fatalf("want 505:\n%s", got)
+		}
+		hs.passes(3)
+		hs.advanceClock(lingerTime + 2*time.Second)
+		hs.until("close at the linger deadline", func() bool { return hs.fb.isClosed(c) })
+	})
 }

@@ -29,6 +29,7 @@ const (
 	deadlineHeader
 	deadlineIdle
 	deadlineBody
+	deadlineLinger
 )
 
 // slot is one connection. Slots are recycled; gen tells a completion for an
@@ -68,6 +69,8 @@ type slot struct {
 
 	keepAlive  bool
 	closeAfter bool // close once everything queued is sent
+	linger     bool // after an error response: drain what the client still sends before closing
+	lingering  bool // shut down for writing; discarding input until EOF or the linger deadline
 	closing    bool // QueueClose issued; waiting for OpClose
 	closed     bool // OpClose arrived
 

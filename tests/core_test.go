@@ -36,6 +36,7 @@ func TestCore(t *testing.T) {
 		t.Run("echo json", func(t *testing.T) { testEchoJSON(t, echo) })
 		t.Run("10MB body", func(t *testing.T) { testLargeBody(t, echo, v.full) })
 		t.Run("reset mid-response", func(t *testing.T) { testResetMidResponse(t, echo) })
+		t.Run("413 while the body is still coming", func(t *testing.T) { testBodyOverLimit(t, echo) })
 	})
 }
 
@@ -317,4 +318,29 @@ func testResetMidResponse(t *testing.T, s *server) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("after resets: %d", resp.StatusCode)
 	}
+}
+
+// testBodyOverLimit: a body declared over --max-body-size gets 413 and a
+// close while the client is still sending it. (On Linux loopback the
+// client read the status here even before the loop lingered on close;
+// the lingering close is covered by loop's unit tests.)
+func testBodyOverLimit(t *testing.T, s *server) {
+	c := dial(t, s)
+	io.WriteString(c, "POST /e HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n")
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		chunk := bytes.Repeat([]byte("z"), 64<<10)
+		for i := 0; i < 64; i++ { // 4 MiB of the 100 MB, then stop
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+		}
+	}()
+	r := bufio.NewReader(c)
+	resp := readResponse(t, r, nil)
+	if resp.StatusCode != 413 || !resp.Close {
+		t.Fatalf("status %d (close %v), want 413 and close", resp.StatusCode, resp.Close)
+	}
+	<-sent
 }
