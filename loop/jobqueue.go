@@ -75,6 +75,18 @@ func (q *JobQueue) Take() *Job {
 	}
 }
 
+// TryTake returns the next job without waiting, or nil when none is
+// queued: a handler thread that holds its interpreter lock can take every
+// ready job before it parks, so one wake carries a batch (DESIGN.md, "Go
+// runtime": the handoff cost per job falls from 9.8 to 0.63 µs from one
+// job per wake to sixteen).
+func (q *JobQueue) TryTake() *Job {
+	if j, ok := q.jobs.pop(); ok {
+		return j
+	}
+	return nil
+}
+
 // Close makes Take return nil to every taker once the queue is empty.
 func (q *JobQueue) Close() {
 	q.closed.Store(true)

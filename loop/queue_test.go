@@ -111,3 +111,16 @@ func TestJobQueueFullRefuses(t *testing.T) {
 		t.Fatal("push beyond capacity succeeded")
 	}
 }
+
+func TestJobQueueTryTake(t *testing.T) {
+	q := NewJobQueue(4)
+	if q.TryTake() != nil {
+		t.Fatal("TryTake on an empty queue returned a job")
+	}
+	a, b := &Job{}, &Job{}
+	q.push(a)
+	q.push(b)
+	if q.TryTake() != a || q.TryTake() != b || q.TryTake() != nil {
+		t.Fatal("TryTake out of order")
+	}
+}
