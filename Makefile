@@ -53,8 +53,9 @@ test: setup fmt-check lint cross-check build
 	$(GO) test $(LDFLAGS) -count=1 ./...
 	cd bench && $(GO) test $(LDFLAGS) -count=1 ./...
 
+# Serves until Ctrl-C; the first log line says where and on which backend.
 run: setup build
-	$(BIN) --help
+	$(BIN) --native hello
 
 # Per-part Go benchmarks first, then the whole server beside its peers
 # (bench/README.md says how to read the table).
