@@ -31,6 +31,7 @@ type fakeBackend struct {
 	provBuf  [64 << 10]byte
 	provUsed int
 	closed   bool
+	cancels  int // CancelRecv calls that disarmed a receive
 }
 
 // fakeConn is one client connection as the fake sees it.
@@ -104,6 +105,18 @@ func (b *fakeBackend) QueueSend(fd int, slot, gen uint32, data []byte) {
 		c.sends++
 	}
 	b.ready = append(b.ready, Completion{Op: OpSend, Slot: slot, Gen: gen, Res: res})
+}
+
+// CancelRecv implements RecvCanceler.
+func (b *fakeBackend) CancelRecv(fd int, slot, gen uint32) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.conn(fd)
+	if c.recvArm {
+		c.recvArm = false
+		b.cancels++
+		b.ready = append(b.ready, Completion{Op: OpRecv, Slot: slot, Gen: gen, Res: -int32(syscall.ECANCELED)})
+	}
 }
 
 func (b *fakeBackend) QueueClose(fd int, slot, gen uint32) {

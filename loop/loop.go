@@ -376,11 +376,9 @@ func (l *Loop) queueRecv(s *slot) {
 }
 
 func (l *Loop) onRecv(s *slot, c *Completion) {
+	pausing := s.recvPausing
 	if !c.More {
-		s.recvPending = false
-	}
-	if !c.More {
-		s.recvOwnBuf = false
+		s.recvPending, s.recvOwnBuf, s.recvPausing = false, false, false
 	}
 	if s.closing {
 		l.maybeFree(s)
@@ -401,6 +399,11 @@ func (l *Loop) onRecv(s *slot, c *Completion) {
 	case c.Res == -int32(syscall.ENOBUFS):
 		// The provided-buffer ring ran dry; ask again.
 		s.recvWanted = true
+		l.touch(s)
+		return
+	case c.Res == -int32(syscall.ECANCELED) && pausing:
+		// Paused for back-pressure: a new receive is queued once the
+		// handler has taken what is buffered (recvWanted).
 		l.touch(s)
 		return
 	case c.Res < 0:
@@ -457,6 +460,7 @@ func (l *Loop) appendRecv(s *slot, data []byte) {
 		s.recv = grown
 	}
 	s.recvEnd += copy(s.recv[s.recvEnd:], data)
+	l.pauseRecvIfFull(s)
 }
 
 func (l *Loop) onSend(s *slot, c *Completion) {

@@ -54,6 +54,7 @@ type slot struct {
 	recvPending bool // a receive is queued or a multishot receive is armed
 	recvOwnBuf  bool // the pending receive writes into recv
 	recvWanted  bool // the slot needs bytes: queue a receive at the end of the pass
+	recvPausing bool // an armed receive is being cancelled for back-pressure
 	peerEOF     bool
 
 	// Send side. send is the buffer responses are written into; while
