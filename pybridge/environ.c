@@ -97,6 +97,29 @@ static PyObject *latin1(const char *p, size_t n)
 	return PyUnicode_DecodeLatin1(p, (Py_ssize_t)n, NULL);
 }
 
+/* The value caches: the last value seen per header name (and per
+ * request field) is kept, and a request sending the same bytes gets the
+ * same immutable str. Browsers and clients repeat most fields verbatim
+ * (Accept*, User-Agent, Host, Connection, Sec-Fetch-*), so a compare
+ * replaces an allocation and a copy. Long values are not kept. */
+#define VALUE_CACHE_MAX 256
+
+static PyObject *cached_latin1(PyObject **last, const char *p, size_t n)
+{
+	PyObject *v = *last;
+	if (v != NULL && PyUnicode_GET_LENGTH(v) == (Py_ssize_t)n &&
+	    memcmp(PyUnicode_1BYTE_DATA(v), p, n) == 0)
+		return Py_NewRef(v);
+	v = latin1(p, n);
+	if (v != NULL && n <= VALUE_CACHE_MAX)
+		Py_XSETREF(*last, Py_NewRef(v));
+	return v;
+}
+
+static PyObject *last_path, *last_query, *last_target, *last_remote,
+    *last_port;
+static int last_port_number = -1;
+
 static PyObject *port_text(int port)
 {
 	char buf[16];
@@ -179,8 +202,9 @@ enum { KIND_HTTP, KIND_CONTENT_TYPE, KIND_CONTENT_LENGTH, KIND_DROP };
 typedef struct {
 	char *name;
 	uint32_t len;
-	uint16_t kind, cookie;
+	uint8_t kind, cookie, secret;
 	PyObject *key;
+	PyObject *last_value;
 } cache_entry;
 
 #define CACHE_SLOTS 512
@@ -207,7 +231,9 @@ static int equal_fold(const char *a, size_t n, const char *lower)
 static int classify(cache_entry *e, const char *name, size_t n)
 {
 	e->cookie = 0;
+	e->secret = 0;
 	e->key = NULL;
+	e->last_value = NULL;
 	if (memchr(name, '_', n) != NULL) {
 		/* Dropped: "X_Forwarded" and "X-Forwarded" would share a key, and a
 		 * client could then shadow a proxy's header (what nginx and
@@ -225,6 +251,9 @@ static int classify(cache_entry *e, const char *name, size_t n)
 	}
 	e->kind = KIND_HTTP;
 	e->cookie = equal_fold(name, n, "cookie");
+	/* Credentials are not kept past their request by the value cache. */
+	e->secret = e->cookie || equal_fold(name, n, "authorization") ||
+	            equal_fold(name, n, "proxy-authorization");
 	char stack[128];
 	char *buf = n + 5 <= sizeof stack ? stack : malloc(n + 5);
 	if (buf == NULL) {
@@ -380,8 +409,21 @@ static PyObject *path_info(m0_thread *t, m0_app *app, const char *p, size_t n)
 	if (app->root_len > 0 && m >= app->root_len &&
 	    memcmp(out, app->root_path, app->root_len) == 0 &&
 	    (m == app->root_len || out[app->root_len] == '/'))
-		return latin1(out + app->root_len, m - app->root_len);
-	return latin1(out, m);
+		return cached_latin1(&last_path, out + app->root_len, m - app->root_len);
+	return cached_latin1(&last_path, out, m);
+}
+
+/* remote_port: a keep-alive connection sends many requests from one port. */
+static PyObject *remote_port(int port)
+{
+	if (port == last_port_number && last_port != NULL)
+		return Py_NewRef(last_port);
+	PyObject *v = port_text(port);
+	if (v != NULL) {
+		Py_XSETREF(last_port, Py_NewRef(v));
+		last_port_number = port;
+	}
+	return v;
 }
 
 static PyObject *method_value(const char *p, size_t n)
@@ -405,12 +447,12 @@ PyObject *m0_environ_build(m0_thread *t, m0_app *app, const m0_request *req,
 	if (set_steal(env, k_request_method, method_value(SPAN(req->method))) < 0 ||
 	    set_steal(env, k_path_info, path_info(t, app, SPAN(req->path))) < 0 ||
 	    (req->query.end > req->query.start &&
-	     set_steal(env, k_query_string, latin1(SPAN(req->query))) < 0) ||
+	     set_steal(env, k_query_string, cached_latin1(&last_query, SPAN(req->query))) < 0) ||
 	    PyDict_SetItem(env, k_server_protocol,
 	                   req->version == 10 ? v_http10 : v_http11) < 0 ||
-	    set_steal(env, k_remote_addr, latin1(remote, req->remote_len)) < 0 ||
-	    set_steal(env, k_remote_port, port_text(req->remote_port)) < 0 ||
-	    set_steal(env, k_raw_uri, latin1(SPAN(req->target))) < 0 ||
+	    set_steal(env, k_remote_addr, cached_latin1(&last_remote, remote, req->remote_len)) < 0 ||
+	    set_steal(env, k_remote_port, remote_port(req->remote_port)) < 0 ||
+	    set_steal(env, k_raw_uri, cached_latin1(&last_target, SPAN(req->target))) < 0 ||
 	    PyDict_SetItem(env, k_wsgi_input, (PyObject *)t->input) < 0)
 		goto fail;
 	for (uint32_t i = 0; i < req->nfields; i++) {
@@ -420,17 +462,22 @@ PyObject *m0_environ_build(m0_thread *t, m0_app *app, const m0_request *req,
 		if (e == NULL)
 			goto fail;
 		int rc = 0;
+		PyObject *value = NULL;
+		if (e->kind != KIND_DROP)
+			value = e == &spare || e->secret
+			            ? latin1(SPAN(f->value))
+			            : cached_latin1(&e->last_value, SPAN(f->value));
 		switch (e->kind) {
 		case KIND_DROP:
 			break;
 		case KIND_CONTENT_TYPE:
-			rc = add_joined(env, k_content_type, latin1(SPAN(f->value)), 0);
+			rc = add_joined(env, k_content_type, value, 0);
 			break;
 		case KIND_CONTENT_LENGTH:
-			rc = add_joined(env, k_content_length, latin1(SPAN(f->value)), 0);
+			rc = add_joined(env, k_content_length, value, 0);
 			break;
 		default:
-			rc = add_joined(env, e->key, latin1(SPAN(f->value)), e->cookie);
+			rc = add_joined(env, e->key, value, e->cookie);
 		}
 		if (e == &spare)
 			Py_XDECREF(spare.key);

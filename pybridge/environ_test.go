@@ -2,6 +2,7 @@ package pybridge
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 )
 
@@ -139,4 +140,35 @@ func TestEmbeddedVersion(t *testing.T) {
 		t.Errorf("running Python %s, compiled against %s", got, Version())
 	}
 	t.Logf("Python %s", Version())
+}
+
+// The value caches hand back the same str only for the same bytes.
+func TestEnvironValueCaches(t *testing.T) {
+	app := loadApp(t, "environ_app:app")
+	for i, c := range []struct{ val, path, query, addr string }{
+		{"abc", "/a", "q=1", "10.0.0.1"},
+		{"abd", "/a", "q=2", "10.0.0.1"},
+		{"abc", "/b", "q=2", "10.0.0.2"},
+		{"", "/b", "", "10.0.0.2"},
+		{"abc", "/%62", "q=1", "10.0.0.1"},
+	} {
+		raw := "GET " + c.path
+		if c.query != "" {
+			raw += "?" + c.query
+		}
+		j := newJob(t, app, raw+" HTTP/1.1\r\nHost: x\r\nX-Val: "+c.val+"\r\n\r\n")
+		j.Request.RemoteAddr = []byte(c.addr)
+		j.Request.RemotePort = 1000 + i%2
+		run(j)
+		env := environOf(t, j)
+		path := c.path
+		if path == "/%62" {
+			path = "/b"
+		}
+		if env["HTTP_X_VAL"] != c.val || env["PATH_INFO"] != path || env["QUERY_STRING"] != c.query ||
+			env["REMOTE_ADDR"] != c.addr || env["REMOTE_PORT"] != strconv.Itoa(1000+i%2) {
+			t.Errorf("request %d: X-Val %q PATH_INFO %q QUERY_STRING %q REMOTE_ADDR %q REMOTE_PORT %q",
+				i, env["HTTP_X_VAL"], env["PATH_INFO"], env["QUERY_STRING"], env["REMOTE_ADDR"], env["REMOTE_PORT"])
+		}
+	}
 }
