@@ -4,8 +4,11 @@
 # python-3.X-embed.pc or python3-embed.pc) that file answers instead, and
 # --libs adds an rpath to its libdir, so a Python outside the system's
 # library path (pyenv, /opt) is found at run time without LD_LIBRARY_PATH.
-# Use: PKG_CONFIG=$PWD/pybridge/pkg-config.sh M0_PYTHON_PC=... go build
-# (the Makefile sets PKG_CONFIG when M0_PYTHON_PC is given).
+# Use: PKG_CONFIG=$PWD/pybridge/pkg-config.sh M0_PYTHON_PC=... \
+#        CGO_CFLAGS="-O2 -g $(pkg-config --cflags-only-I $M0_PYTHON_PC)" go build
+# CGO_CFLAGS is there for the build cache: cmd/go keys it on CGO_CFLAGS but
+# not on pkg-config's answer, and would reuse a build for another Python.
+# (The Makefile sets all three when M0_PYTHON_PC is given.)
 real=${M0_PKG_CONFIG:-pkg-config}
 if [ -z "$M0_PYTHON_PC" ]; then
 	exec "$real" "$@"
