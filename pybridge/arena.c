@@ -47,6 +47,18 @@ void m0_response_reset(m0_response *r)
 	r->file_offset = r->file_length = 0;
 }
 
+/* m0_response_trim gives back a buffer one large response grew, so a pooled
+ * arena does not hold megabytes for the small responses after it. */
+void m0_response_trim(m0_response *r)
+{
+	enum { KEEP = 1 << 20 };
+	if (r->cap > KEEP && r->len == 0) {
+		free(r->buf);
+		r->buf = NULL;
+		r->cap = 0;
+	}
+}
+
 int m0_arena_reserve(m0_response *r, size_t n)
 {
 	if (r->cap - r->len >= n)

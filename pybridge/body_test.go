@@ -164,3 +164,17 @@ func TestAppContentLength(t *testing.T) {
 		t.Errorf("Content-Length 13: %d", n)
 	}
 }
+
+// An arena that one large response grew is given back at the next request.
+func TestArenaTrimmedAfterLargeResponse(t *testing.T) {
+	j := newJob(t, loadApp(t, "body_app:huge"), "GET /list HTTP/1.1\r\nHost: x\r\n\r\n")
+	run(j)
+	if len(j.Response.Body()) != 2000000 || j.Response.capacity() < 2000000 {
+		t.Fatalf("body %d bytes, capacity %d", len(j.Response.Body()), j.Response.capacity())
+	}
+	j.App = loadApp(t, "body_app:app")
+	run(j)
+	if c := j.Response.capacity(); c > 1<<20 || string(j.Response.Body()) != "hello world" {
+		t.Errorf("after a small response: capacity %d, body %q", c, j.Response.Body())
+	}
+}

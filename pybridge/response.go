@@ -156,3 +156,6 @@ func equalFoldASCII(b []byte, lower string) bool {
 	}
 	return true
 }
+
+// capacity is the arena's buffer size, for tests.
+func (r *Response) capacity() int { return int(r.c.cap) }

@@ -11,6 +11,12 @@
 #include <Python.h>
 #include <stdint.h>
 
+#ifdef Py_GIL_DISABLED
+/* The header and value caches, the per-thread objects and the arenas are
+ * guarded by the GIL. */
+#error "pybridge needs a CPython built with the GIL (not a free-threaded build)"
+#endif
+
 /* A byte range [start, end) of a buffer, the same layout as http1.Span. */
 typedef struct {
 	uint32_t start, end;
@@ -150,6 +156,7 @@ void m0_wsgi_serve(m0_thread *t, m0_app *app, const m0_request *req,
 m0_response *m0_response_new(void);
 void m0_response_free(m0_response *r);
 void m0_response_reset(m0_response *r);
+void m0_response_trim(m0_response *r);
 int m0_arena_append(m0_response *r, const char *p, size_t n, m0_span *at);
 int m0_arena_add_header(m0_response *r, const char *name, size_t nlen,
                         const char *value, size_t vlen);

@@ -647,6 +647,7 @@ void m0_wsgi_serve(m0_thread *t, m0_app *app, const m0_request *req,
 	t->head_set = t->committed = t->head_sent = t->client_gone = 0;
 	t->body_failed = 0;
 	m0_response_reset(resp);
+	m0_response_trim(resp);
 	if ((Py_REFCNT(t->start_response) != 1 &&
 	     renew((PyObject **)&t->start_response,
 	           (PyObject *)m0_start_response_new(t)) < 0) ||

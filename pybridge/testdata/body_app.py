@@ -53,3 +53,9 @@ def big(environ, start_response):
     """A list body of 3 x 40 000 bytes: over the default buffer limit."""
     start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "120000")])
     return [b"a" * 40000, b"b" * 40000, b"", b"c" * 40000]
+
+
+def huge(environ, start_response):
+    """A 2 MB list body, buffered whole without a Writer."""
+    start_response("200 OK", [("Content-Type", "application/octet-stream")])
+    return [b"x" * 2000000]
