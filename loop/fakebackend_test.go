@@ -32,6 +32,10 @@ type fakeBackend struct {
 	provUsed int
 	closed   bool
 	cancels  int // CancelRecv calls that disarmed a receive
+
+	// notify wakes a blocked Wait (Wake, client writes); timer bounds it.
+	notify chan struct{}
+	timer  *time.Timer
 }
 
 // fakeConn is one client connection as the fake sees it.
@@ -55,7 +59,10 @@ type fakeConn struct {
 const fakeFDBase = 1 << 24
 
 func newFakeBackend() *fakeBackend {
-	return &fakeBackend{nextFD: fakeFDBase, ready: make([]Completion, 0, 64), spare: make([]Completion, 0, 64)}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	return &fakeBackend{nextFD: fakeFDBase, ready: make([]Completion, 0, 64), spare: make([]Completion, 0, 64),
+		notify: make(chan struct{}, 1), timer: timer}
 }
 
 func (b *fakeBackend) Name() string { return "fake" }
@@ -135,7 +142,16 @@ func (b *fakeBackend) Wake() error {
 	b.mu.Lock()
 	b.woken = true
 	b.mu.Unlock()
+	b.poke()
 	return nil
+}
+
+// poke wakes a Wait blocked for lack of completions.
+func (b *fakeBackend) poke() {
+	select {
+	case b.notify <- struct{}{}:
+	default:
+	}
 }
 
 func (b *fakeBackend) Close() error {
@@ -197,14 +213,17 @@ func (b *fakeBackend) Wait(out []Completion, timeout time.Duration) (int, error)
 		b.provBuf[i] = '!'
 	}
 	b.provUsed = 0
-	for {
-		b.collect()
-		if len(b.ready) > 0 || timeout <= 0 || !time.Now().Before(deadline) {
-			break
-		}
+	b.collect()
+	if len(b.ready) == 0 && timeout > 0 {
 		b.mu.Unlock()
-		time.Sleep(100 * time.Microsecond)
+		b.timer.Reset(time.Until(deadline))
+		select {
+		case <-b.notify:
+		case <-b.timer.C:
+		}
+		b.timer.Stop()
 		b.mu.Lock()
+		b.collect()
 	}
 	n := copy(out, b.ready)
 	b.spare = append(b.spare[:0], b.ready[n:]...)
@@ -215,6 +234,7 @@ func (b *fakeBackend) Wait(out []Completion, timeout time.Duration) (int, error)
 // dial adds a client connection to the accept backlog.
 func (b *fakeBackend) dial() *fakeConn {
 	b.mu.Lock()
+	defer b.poke()
 	defer b.mu.Unlock()
 	b.nextFD++
 	c := &fakeConn{fd: b.nextFD, in: make([]byte, 0, 4096), out: make([]byte, 0, 4096)}
@@ -226,12 +246,14 @@ func (b *fakeBackend) write(c *fakeConn, data string) {
 	b.mu.Lock()
 	c.in = append(c.in, data...)
 	b.mu.Unlock()
+	b.poke()
 }
 
 func (b *fakeBackend) shutdownWrite(c *fakeConn) {
 	b.mu.Lock()
 	c.eof = true
 	b.mu.Unlock()
+	b.poke()
 }
 
 func (b *fakeBackend) resetNextSend(c *fakeConn) {

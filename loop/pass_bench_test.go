@@ -101,3 +101,76 @@ func BenchmarkPass(b *testing.B) {
 		}
 	}
 }
+
+var okBody = []byte("ok")
+
+// fixedAnswer is a deferred handler that allocates nothing itself, so the
+// allocation count below is the handoff's own.
+func fixedAnswer(j *Job) {
+	j.WriteHeader(200, int64(len(okBody)))
+	j.Write(okBody)
+	j.Finish()
+}
+
+// deferredRig serves one keep-alive connection through the deferred path.
+type deferredRig struct {
+	hs   *harness
+	c    *fakeConn
+	q    *JobQueue
+	want int
+}
+
+func newDeferredRig(tb testing.TB) *deferredRig {
+	q := NewJobQueue(16)
+	hs := newHarness(tb, deferEverything, func(c *Config) { c.Jobs = q })
+	go func() {
+		for j := q.Take(); j != nil; j = q.Take() {
+			fixedAnswer(j)
+		}
+	}()
+	c := hs.fb.dial()
+	for !c.accepted {
+		hs.l.pass()
+	}
+	r := &deferredRig{hs: hs, c: c, q: q}
+	for i := 0; i < 100; i++ {
+		r.round()
+	}
+	return r
+}
+
+// round sends one request and runs passes until its response is out.
+func (r *deferredRig) round() {
+	fb := r.hs.fb
+	fb.mu.Lock()
+	r.c.in = append(r.c.in, browserRequest...)
+	r.c.out = r.c.out[:0]
+	fb.mu.Unlock()
+	for {
+		r.hs.l.pass()
+		fb.mu.Lock()
+		done := len(r.c.out) > 0 && r.c.out[len(r.c.out)-1] == 'k'
+		fb.mu.Unlock()
+		if done {
+			return
+		}
+	}
+}
+
+func TestDeferredPathAllocatesNothing(t *testing.T) {
+	r := newDeferredRig(t)
+	defer r.q.Close()
+	if allocs := testing.AllocsPerRun(500, r.round); allocs != 0 {
+		t.Fatalf("%v allocations per deferred keep-alive request, want 0", allocs)
+	}
+}
+
+func BenchmarkDeferredRoundTrip(b *testing.B) {
+	r := newDeferredRig(b)
+	defer r.q.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r.round()
+	}
+}
