@@ -17,11 +17,12 @@ import (
 // end of the body, -1 when the reader failed.
 //
 //export m0goBodyRead
-func m0goBodyRead(thread C.int, dst *C.char, n C.size_t) C.long {
+func m0goBodyRead(thread C.int, dst *C.char, n C.size_t) (got C.long) {
 	t := threads[thread].Load()
 	if t == nil || t.job == nil || t.job.Body == nil {
 		return 0
 	}
+	defer catch(t, &got)
 	p := unsafe.Slice((*byte)(unsafe.Pointer(dst)), int(n))
 	for {
 		k, err := t.job.Body.Read(p)
@@ -42,11 +43,12 @@ func m0goBodyRead(thread C.int, dst *C.char, n C.size_t) C.long {
 // BodyWriter: 0, or -1 when the client is gone.
 //
 //export m0goStream
-func m0goStream(thread C.int, op C.int, p *C.char, n C.size_t) C.int {
+func m0goStream(thread C.int, op C.int, p *C.char, n C.size_t) (rc C.int) {
 	t := threads[thread].Load()
 	if t == nil || t.job == nil || t.job.Writer == nil {
 		return -1
 	}
+	defer catch(t, &rc)
 	w := t.job.Writer
 	var err error
 	switch op {
@@ -63,4 +65,15 @@ func m0goStream(thread C.int, op C.int, p *C.char, n C.size_t) C.int {
 		return -1
 	}
 	return 0
+}
+
+// catch stops a panic in a BodyReader or BodyWriter at the callback: a
+// panic must not unwind through the C and Python frames below it. The
+// call fails (the request aborts) and serve panics again with the same
+// value once the cgo call has returned.
+func catch[T C.int | C.long](t *thread, ret *T) {
+	if p := recover(); p != nil {
+		t.panicked = p
+		*ret = -1
+	}
 }

@@ -28,10 +28,11 @@ var (
 // thread is one handler thread: a goroutine locked to its OS thread, with
 // one Python thread state for life.
 type thread struct {
-	id   int
-	c    *C.m0_thread
-	job  *Job
-	creq C.m0_request
+	id       int
+	c        *C.m0_thread
+	job      *Job
+	creq     C.m0_request
+	panicked any // a callback's panic, raised again after the cgo call
 }
 
 func newThreadID() (int, error) {
@@ -117,6 +118,10 @@ func (t *thread) serve(j *Job, mode C.int) {
 		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.RemoteAddr))),
 		j.Response.c, mode)
 	t.job = nil
+	if p := t.panicked; p != nil {
+		t.panicked = nil
+		panic(p)
+	}
 }
 
 // Handlers is a group of handler threads serving jobs from one source.

@@ -195,3 +195,25 @@ func TestInputHugeReadSize(t *testing.T) {
 		t.Errorf("chunked: got %q, want %q", got, want)
 	}
 }
+
+type panicking struct{}
+
+func (panicking) Read([]byte) (int, error) { panic("reader bug") }
+
+// A panic in a BodyReader does not unwind through C and Python: the call
+// fails there, and the panic comes back on the Go side of the cgo call.
+func TestReaderPanicSurfacesAfterTheCall(t *testing.T) {
+	j := newJob(t, loadApp(t, "input_app:app"), "POST /read HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\n")
+	j.Body = panicking{}
+	var got any
+	err := onThread(func(th *thread) {
+		defer func() { got = recover() }()
+		th.serve(j, partFull)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != "reader bug" || j.Response.Outcome() != Aborted {
+		t.Errorf("recovered %v, outcome %d", got, j.Response.Outcome())
+	}
+}
