@@ -122,9 +122,24 @@ func (l *Loop) start() {
 // Shutdown asks the loop to drain: stop accepting, finish requests in
 // flight, close idle connections, and return from Run once every
 // connection is closed or grace has passed. Safe from any goroutine.
+// A later call with a sooner deadline brings it forward (a second
+// SIGTERM: stop now).
 func (l *Loop) Shutdown(grace time.Duration) {
-	deadline := time.Now().Add(grace).UnixNano()
-	if l.shutdown.CompareAndSwap(0, deadline) && l.started.Load() {
+	now := time.Now().UnixNano()
+	if l.timeNow != nil {
+		now = l.timeNow()
+	}
+	deadline := now + int64(grace)
+	for {
+		current := l.shutdown.Load()
+		if current != 0 && current <= deadline {
+			return
+		}
+		if l.shutdown.CompareAndSwap(current, deadline) {
+			break
+		}
+	}
+	if l.started.Load() && !l.exited.Load() {
 		l.backend.Wake()
 	}
 }
@@ -553,9 +568,9 @@ func (l *Loop) tick() {
 func (l *Loop) drain(deadline int64) {
 	if !l.draining {
 		l.draining = true
-		l.drainByNanos = deadline
 		l.stopAccept()
 	}
+	l.drainByNanos = deadline
 	force := l.now >= l.drainByNanos
 	for _, s := range l.slots[1:] {
 		if s == nil || !s.open || s.closing {

@@ -557,3 +557,24 @@ func TestLingerEndsAtDeadline(t *testing.T) {
 		hs.until("close at the linger deadline", func() bool { return hs.fb.isClosed(c) })
 	})
 }
+
+func TestSecondShutdownForcesClose(t *testing.T) {
+	block := make(chan struct{})
+	deferredHarness(t, deferEverything, func(j *Job) {
+		<-block
+		j.Finish()
+	}, nil)(func(t *testing.T, hs *harness) {
+		busy := hs.connect()
+		hs.fb.write(busy, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		hs.passes(3)
+		hs.l.Shutdown(time.Hour)
+		hs.passes(3)
+		if hs.fb.isClosed(busy) {
+			t.Fatal("closed a busy connection within the grace period")
+		}
+		hs.l.Shutdown(0)
+		hs.until("forced close", func() bool { return hs.fb.isClosed(busy) })
+		hs.until("stopped", func() bool { return hs.l.stopped })
+		block <- struct{}{} // let the handler finish its aborted job
+	})
+}

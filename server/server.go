@@ -81,12 +81,12 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(signals)
 	go func() {
-		sig, ok := <-signals
-		if !ok {
-			return
-		}
+		sig := <-signals
 		logf("m0serve: %v: draining (up to %v)", sig, cfg.GracefulTimeout)
 		l.Shutdown(cfg.GracefulTimeout)
+		sig = <-signals
+		logf("m0serve: %v again: closing every connection now", sig)
+		l.Shutdown(0)
 	}()
 
 	if err := l.Run(); err != nil {

@@ -209,3 +209,32 @@ func TestGracefulShutdown(t *testing.T) {
 		}
 	})
 }
+
+// TestSecondSignalStopsNow: a second SIGTERM during the drain closes the
+// connections still busy and exits 0 without waiting out the grace.
+func TestSecondSignalStopsNow(t *testing.T) {
+	forEachVariant(t, true, func(t *testing.T, v variant) {
+		s := start(t, v, "--native", "slow", "--graceful-timeout", "5m")
+		c := dial(t, s)
+		io.WriteString(c, "GET /slow?ms=600000 HTTP/1.1\r\nHost: x\r\n\r\n")
+		r := bufio.NewReader(c)
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(s.logs.String(), "draining"); {
+			if time.Now().After(deadline) {
+				t.Fatalf("no drain logged after SIGTERM:\n%s", s.logs)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		if _, err := io.ReadAll(resp.Body); err == nil {
+			t.Error("the unfinished response ended cleanly; want it cut off")
+		}
+		if err := s.waitExit(20 * time.Second); err != nil {
+			t.Fatalf("exit after the second SIGTERM: %v\n%s", err, s.logs)
+		}
+	})
+}
