@@ -361,7 +361,7 @@ func (l *Loop) flush() {
 		if s.recvWanted && !s.recvPending && !s.peerEOF && !s.closeAfter {
 			l.queueRecv(s)
 		}
-		if !s.recvPending && s.recv != nil && s.recvStart == s.recvEnd && s.provided == nil {
+		if !s.recvOwnBuf && s.recv != nil && s.recvStart == s.recvEnd && s.provided == nil {
 			l.buffers.putRecv(s.recv)
 			s.recv, s.recvStart, s.recvEnd = nil, 0, 0
 		}
@@ -394,6 +394,10 @@ func (l *Loop) onRecv(s *slot, c *Completion) {
 	pausing := s.recvPausing
 	if !c.More {
 		s.recvPending, s.recvOwnBuf, s.recvPausing = false, false, false
+	} else if c.Provided {
+		// An armed receive that delivers in backend buffers never writes
+		// the one it was queued with: an idle connection need not hold it.
+		s.recvOwnBuf = false
 	}
 	if s.closing {
 		l.maybeFree(s)

@@ -578,3 +578,19 @@ func TestSecondShutdownForcesClose(t *testing.T) {
 		block <- struct{}{} // let the handler finish its aborted job
 	})
 }
+
+// TestIdleConnectionsHoldNoReceiveBuffer: with an armed receive that
+// delivers in backend buffers, an idle keep-alive connection gives its
+// receive buffer back.
+func TestIdleConnectionsHoldNoReceiveBuffer(t *testing.T) {
+	hs := newHarness(t, hello, nil)
+	hs.t = t
+	hs.fb.provided, hs.fb.multishot = true, true
+	c := hs.connect()
+	hs.fb.write(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	hs.responses(c, 1)
+	hs.passes(3)
+	if s := hs.l.slots[1]; s.recv != nil || s.send != nil {
+		t.Fatalf("idle connection holds buffers: recv %d bytes, send %d", len(s.recv), cap(s.send))
+	}
+}
