@@ -80,12 +80,20 @@ typedef struct {
 } m0_app;
 
 typedef struct m0_input m0_input;
-typedef struct m0_start_response m0_start_response;
+
+/* start_response (and write, the same shape): bound to a handler thread
+ * and stamped with the request it serves. */
+typedef struct m0_start_response {
+	PyObject_HEAD
+	struct m0_thread *thread;
+	uint64_t generation;
+	vectorcallfunc vectorcall;
+} m0_start_response;
 
 /* Per-handler-thread state: its thread state for life, the per-request
  * objects it reuses when the app kept no reference, and the state of the
  * request in flight. */
-typedef struct {
+typedef struct m0_thread {
 	int id; /* index of the Go handler: the callbacks find the job by it */
 	PyThreadState *tstate;
 	m0_input *input;
@@ -123,6 +131,18 @@ void m0_thread_release(m0_thread *t);
 void m0_thread_acquire(m0_thread *t);
 void m0_thread_free(m0_thread *t);
 
+/* The header-name cache (header_keys.c). */
+enum { M0_KEY_HTTP, M0_KEY_CONTENT_TYPE, M0_KEY_CONTENT_LENGTH, M0_KEY_DROP };
+typedef struct {
+	char *name;
+	uint32_t len;
+	uint8_t kind, cookie, secret; /* secret: the value cache skips it */
+	PyObject *key;                /* HTTP_*, interned */
+	PyObject *last_value;         /* the value cache */
+} m0_header_key;
+void m0_header_keys_init(void);
+m0_header_key *m0_header_key_lookup(const char *name, size_t n, m0_header_key *spare);
+
 /* Keys, environ (environ.c). */
 int m0_environ_init(void);
 PyObject *m0_environ_template(const char *root_path, const char *server_name,
@@ -139,12 +159,21 @@ int m0_input_reuse(m0_thread *t, const m0_request *req);
 void m0_input_detach(m0_input *in);
 extern PyTypeObject m0_InputType;
 
-/* start_response, write, file_wrapper and the call itself (wsgi.c). */
-int m0_wsgi_ready(void);
+/* start_response and write (start_response.c). */
+int m0_start_response_ready(void);
 m0_start_response *m0_start_response_new(m0_thread *t);
 PyObject *m0_write_new(m0_thread *t);
 void m0_callable_detach(PyObject *start_response_or_write);
+
+/* wsgi.file_wrapper (file_wrapper.c). */
+int m0_file_wrapper_ready(void);
+int m0_file_response(m0_thread *t, PyObject *result);
 extern PyTypeObject m0_FileWrapperType;
+
+/* The call itself and the body (wsgi.c). m0_emit returns -1 with an
+ * exception set, -2 when the client is gone. */
+int m0_wsgi_ready(void);
+int m0_emit(m0_thread *t, PyObject *chunk);
 
 /* Modes of m0_wsgi_serve: the whole request, or a part for benchmarks. */
 enum { M0_SERVE_FULL = 0, M0_SERVE_ENVIRON = 1, M0_SERVE_CALL = 2 };
