@@ -178,3 +178,41 @@ func TestArenaTrimmedAfterLargeResponse(t *testing.T) {
 		t.Errorf("after a small response: capacity %d, body %q", c, j.Response.Body())
 	}
 }
+
+// blocking is a BodyWriter whose Write waits for the test, as a full
+// outbox would.
+type blocking struct {
+	recorder
+	entered chan struct{}
+	proceed chan struct{}
+}
+
+func (b *blocking) Write(p []byte) (int, error) {
+	b.entered <- struct{}{}
+	<-b.proceed
+	return b.recorder.Write(p)
+}
+
+// A Write that blocks for back-pressure holds no GIL: the other handler
+// thread serves a request meanwhile.
+func TestBlockedWriteReleasesGIL(t *testing.T) {
+	j := newJob(t, loadApp(t, "body_app:app"), "GET /generator HTTP/1.1\r\nHost: x\r\n\r\n")
+	w := &blocking{entered: make(chan struct{}), proceed: make(chan struct{})}
+	j.Writer = w
+	done := waiting.add(j)
+	queue.Push(j)
+	<-w.entered // the handler is inside Write, GIL released
+	if r := get(t, "body_app:app", "/list").Response; string(r.Body()) != "hello world" {
+		t.Fatalf("request during a blocked write: %q", r.Body())
+	}
+	close(w.proceed)
+	go func() {
+		for range w.entered {
+		}
+	}()
+	<-done
+	close(w.entered)
+	if j.Response.Outcome() != Streamed || strings.Join(w.chunks, "") != "chunk0;chunk1;chunk2;" {
+		t.Errorf("outcome %d chunks %q", j.Response.Outcome(), w.chunks)
+	}
+}
