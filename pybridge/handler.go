@@ -126,8 +126,9 @@ func (t *thread) serve(j *Job, mode C.int) {
 
 // Handlers is a group of handler threads serving jobs from one source.
 type Handlers struct {
-	ip *Interpreter
-	wg sync.WaitGroup
+	ip    *Interpreter
+	wg    sync.WaitGroup
+	ended sync.Once
 }
 
 // StartHandlers starts n handler threads taking up to batch jobs at a
@@ -193,9 +194,11 @@ func (h *Handlers) run(batch int, src JobSource, done Completer, started chan<- 
 // closed and drained).
 func (h *Handlers) Wait() {
 	h.wg.Wait()
-	h.ip.mu.Lock()
-	h.ip.handlers--
-	h.ip.mu.Unlock()
+	h.ended.Do(func() {
+		h.ip.mu.Lock()
+		h.ip.handlers--
+		h.ip.mu.Unlock()
+	})
 }
 
 // Parts of a request m0_wsgi_serve can stop after, for the per-part
