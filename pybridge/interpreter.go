@@ -141,6 +141,9 @@ func checkLayout() error {
 		unsafe.Sizeof(http1.Span{}) != unsafe.Sizeof(C.m0_span{}) {
 		return errors.New("pybridge: http1.Field no longer matches m0_field in shim.h; update the C struct")
 	}
+	if Complete != C.M0_COMPLETE || Streamed != C.M0_STREAMED || Aborted != C.M0_ABORTED {
+		return errors.New("pybridge: the Outcome values no longer match shim.h")
+	}
 	return nil
 }
 

@@ -12,13 +12,13 @@ type Outcome uint8
 
 const (
 	// Complete: status, headers and the whole body are in the Response.
-	Complete Outcome = C.M0_COMPLETE
+	Complete Outcome = 1
 	// Streamed: the head and the body went to the job's BodyWriter, and
 	// the body ended well; the server ends the framing (last chunk).
-	Streamed Outcome = C.M0_STREAMED
+	Streamed Outcome = 2
 	// Aborted: the head went out, then the app failed or the client
 	// left; the server closes the connection without a valid end.
-	Aborted Outcome = C.M0_ABORTED
+	Aborted Outcome = 3
 )
 
 // BodyWriter takes a response whose body the app produces piece by piece
