@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -51,6 +52,7 @@ type Loop struct {
 
 	started      atomic.Bool  // the backend exists: Shutdown may wake it
 	exited       atomic.Bool  // Run returned: notes are no longer read
+	wakeMu       sync.Mutex   // orders Wake from other threads before the backend's Close
 	shutdown     atomic.Int64 // graceful deadline (unix ns) once requested
 	draining     bool
 	drainByNanos int64
@@ -101,7 +103,11 @@ func (l *Loop) Run() error {
 	if l.cfg.OnStart != nil {
 		l.cfg.OnStart(b.Name())
 	}
-	defer l.exited.Store(true)
+	defer func() {
+		l.wakeMu.Lock()
+		l.exited.Store(true)
+		l.wakeMu.Unlock()
+	}()
 	l.start()
 	for !l.stopped {
 		if err := l.pass(); err != nil {
@@ -139,9 +145,19 @@ func (l *Loop) Shutdown(grace time.Duration) {
 			break
 		}
 	}
-	if l.started.Load() && !l.exited.Load() {
+	if l.started.Load() {
+		l.wake()
+	}
+}
+
+// wake calls the backend's Wake from another thread, unless Run has
+// returned (the backend is closed, its eventfd number maybe reused).
+func (l *Loop) wake() {
+	l.wakeMu.Lock()
+	if !l.exited.Load() {
 		l.backend.Wake()
 	}
+	l.wakeMu.Unlock()
 }
 
 // post queues a job with news for the loop and wakes it if it is parked.
@@ -156,7 +172,7 @@ func (l *Loop) post(j *Job) {
 		return
 	}
 	if l.parked.Load() && l.parked.CompareAndSwap(true, false) {
-		l.backend.Wake()
+		l.wake()
 	}
 }
 

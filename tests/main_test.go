@@ -44,7 +44,13 @@ func runMain(m *testing.M) int {
 	binary = filepath.Join(dir, "m0serve")
 	noIOURing = filepath.Join(dir, "noiouring")
 	for target, pkg := range map[string]string{binary: "./cmd/m0serve", noIOURing: "./tests/tools/noiouring"} {
-		build := exec.Command("go", "build", "-ldflags=-checklinkname=0", "-o", target, pkg)
+		args := []string{"build", "-ldflags=-checklinkname=0", "-o", target}
+		if os.Getenv("M0_E2E_RACE") != "" && pkg == "./cmd/m0serve" {
+			// M0_E2E_RACE=1: the server under test runs with the race
+			// detector (slower; for checking the loop/handler handoff).
+			args = append(args, "-race")
+		}
+		build := exec.Command("go", append(args, pkg)...)
 		build.Dir = root
 		if out, err := build.CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, out)
