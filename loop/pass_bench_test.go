@@ -114,10 +114,9 @@ func fixedAnswer(j *Job) {
 
 // deferredRig serves one keep-alive connection through the deferred path.
 type deferredRig struct {
-	hs   *harness
-	c    *fakeConn
-	q    *JobQueue
-	want int
+	hs *harness
+	c  *fakeConn
+	q  *JobQueue
 }
 
 func newDeferredRig(tb testing.TB) *deferredRig {
