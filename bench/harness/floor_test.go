@@ -71,7 +71,7 @@ func TestFloorAnswersEachPipelinedRequest(t *testing.T) {
 			t.Fatalf("response %d: %v", i+1, err)
 		}
 		body, _ := io.ReadAll(response.Body)
-		if response.StatusCode != 200 || string(body) != helloBody || response.Header.Get("Server") != "m0" {
+		if response.StatusCode != 200 || string(body) != helloBody || response.Header.Get("Server") != "m0serve" {
 			t.Fatalf("response %d: %d %q %v", i+1, response.StatusCode, body, response.Header)
 		}
 	}

@@ -27,7 +27,7 @@ func main() {
 		Handler: hello,
 		// fasthttp writes "Server: <Name>" then Date, Content-Type and
 		// Content-Length: the same order and bytes as m0serve's hello.
-		Name: "m0",
+		Name: "m0serve",
 	}
 	log.Printf("fasthttp: listening on %s", *addr)
 	if err := server.ListenAndServe(*addr); err != nil {

@@ -38,7 +38,7 @@
  * this many pipelined responses (wrk's depth-16 script needs 16). */
 #define RESPONSE_COPIES 64
 
-static const char response_head[] = "HTTP/1.1 200 OK\r\nServer: m0\r\nDate: ";
+static const char response_head[] = "HTTP/1.1 200 OK\r\nServer: m0serve\r\nDate: ";
 static const char response_tail[] =
     "\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n\r\nHello, World!";
 static const char close_tail[] =

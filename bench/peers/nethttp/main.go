@@ -15,7 +15,7 @@ var body = []byte("Hello, World!")
 // per-request header work is net/http's own (it writes Date itself and
 // orders the header names alphabetically; see bench/README.md).
 var (
-	serverValue        = []string{"m0"}
+	serverValue        = []string{"m0serve"}
 	contentTypeValue   = []string{"text/plain"}
 	contentLengthValue = []string{"13"}
 )
