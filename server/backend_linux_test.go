@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/m0serve/m0serve/internal/testtool"
 
 	"golang.org/x/sys/unix"
 
@@ -124,16 +124,7 @@ const childVariable = "M0_SERVER_BACKEND_CHILD"
 // TestAutoFallsBackUnderSeccomp runs the real selection where
 // io_uring_setup is refused by seccomp, as in a default Docker container.
 func TestAutoFallsBackUnderSeccomp(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	helper := filepath.Join(t.TempDir(), "noiouring")
-	build := exec.Command(goTool, "build", "-ldflags=-checklinkname=0", "-o", helper,
-		"github.com/m0serve/m0serve/tests/tools/noiouring")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build noiouring: %v\n%s", err, out)
-	}
+	helper := testtool.BuildNoIOURing(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

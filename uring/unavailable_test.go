@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/m0serve/m0serve/internal/testtool"
 )
 
 // childEnv marks the re-executed test binary that runs New under the
@@ -34,15 +35,7 @@ func TestUnavailableUnderSeccomp(t *testing.T) {
 		return
 	}
 
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	tool := filepath.Join(t.TempDir(), "noiouring")
-	build := exec.Command(goTool, "build", "-o", tool, "github.com/m0serve/m0serve/tests/tools/noiouring")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build noiouring: %v\n%s", err, out)
-	}
+	tool := testtool.BuildNoIOURing(t)
 	child := exec.Command(tool, os.Args[0], "-test.run=^TestUnavailableUnderSeccomp$", "-test.count=1")
 	child.Env = append(os.Environ(), childEnv+"=1")
 	out, err := child.CombinedOutput()
