@@ -166,6 +166,24 @@ func (b *Backend) QueueRecv(fd int, slot, gen uint32, buf []byte) {
 	state.pending++
 }
 
+// CancelRecv disarms an armed multishot receive (loop.RecvCanceler): the
+// loop's back-pressure on a slot whose handler lags. The receive then
+// completes with More false, -ECANCELED or bytes already on their way, and
+// QueueRecv arms it again. A single-shot receive ends by itself after one
+// completion, so there is nothing to cancel.
+func (b *Backend) CancelRecv(fd int, slot, gen uint32) {
+	state := b.find(slot, gen)
+	if state == nil || !state.multishotArmed {
+		return
+	}
+	entry := b.sqe()
+	if entry == nil {
+		return
+	}
+	entry.PrepareCancel64(userData(kindRecv, slot, gen), 0)
+	entry.UserData = userData(kindCancel, slot, gen)
+}
+
 // QueueSend sends all of data, resubmitting the rest after a short send.
 // The completion's Res is len(data) on success, so data must be shorter
 // than 2 GiB.

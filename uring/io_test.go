@@ -296,3 +296,37 @@ func TestRecvQueuedAfterEveryCompletion(t *testing.T) {
 		}
 	})
 }
+
+// CancelRecv pauses a multishot receive (the loop's back-pressure): the
+// armed receive ends with More false, bytes sent meanwhile stay in the
+// socket, and a new QueueRecv delivers them.
+func TestCancelRecvPausesMultishot(t *testing.T) {
+	forEachCombo(t, Options{}, func(t *testing.T, b *Backend) {
+		var _ loop.RecvCanceler = b
+		listenFD, addr := listen(t)
+		b.QueueAccept(listenFD)
+		fd, conn := accept(t, b, addr)
+		slotBuf := make([]byte, 4096)
+		first := []byte("before the pause")
+		conn.Write(first)
+		got, _ := receive(t, b, fd, 2, 5, slotBuf, len(first))
+		if !bytes.Equal(got, first) {
+			t.Fatalf("received %q, want %q", got, first)
+		}
+		b.CancelRecv(fd, 2, 5)
+		if b.features&featureMultishotRecv != 0 {
+			ended := collect(t, b, func(c loop.Completion) bool { return c.Op == loop.OpRecv && !c.More })
+			if c := ended[len(ended)-1]; c.Res != -int32(unix.ECANCELED) && c.Res <= 0 {
+				t.Fatalf("cancelled receive ended with %+v, want -ECANCELED or data", c)
+			}
+		}
+		second := pattern(3000)
+		conn.Write(second)
+		got, _ = receive(t, b, fd, 2, 5, slotBuf, len(second))
+		if !bytes.Equal(got, second) {
+			t.Fatalf("after the pause received %d bytes, want the %d sent", len(got), len(second))
+		}
+		conn.Close()
+		unix.Close(fd)
+	})
+}
