@@ -241,3 +241,19 @@ func (j *Job) Abort() {
 	j.finished = true
 	j.notify()
 }
+
+// SetHeaderBytes is SetHeader for byte slices: a bridge copying fields out
+// of its own buffers needs no string per field.
+func (j *Job) SetHeaderBytes(name, value []byte) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.headPosted {
+		return ErrHeadWritten
+	}
+	fields, err := http1.AppendField(j.fields, name, value)
+	if err != nil {
+		return err
+	}
+	j.fields = fields
+	return nil
+}

@@ -5,6 +5,7 @@ package server
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -24,7 +25,16 @@ type Config struct {
 	MaxFields        int
 	Backend          string // auto, uring, epoll, kqueue
 	Native           string // a native Go handler's name
-	App              string // a Python "module:attr"; not supported yet
+
+	// The Python application (package pybridge).
+	App       string // "module:attr", the app to serve
+	Interface string // auto, wsgi or asgi
+	Factory   bool   // call attr() to get the app
+	AppDir    string // first on sys.path; empty: the working directory
+	Venv      string // a virtualenv whose site-packages is importable; empty: $VIRTUAL_ENV
+	RootPath  string // SCRIPT_NAME: the prefix the app is mounted under
+	Threads   int    // handler threads calling the app
+	AccessLog bool   // one common-log-format line per response on stderr
 }
 
 // Defaults, shared with cmd/m0serve's --help.
@@ -41,6 +51,8 @@ var Defaults = Config{
 	MaxHeadSize:      8 << 10,
 	MaxFields:        100,
 	Backend:          "auto",
+	Interface:        "auto",
+	Threads:          DefaultThreads,
 }
 
 // ConfigError is a configuration mistake: the command line reports it in
@@ -90,13 +102,37 @@ func (c *Config) Validate() error {
 		return &ConfigError{"backend", fmt.Sprintf("%q: want auto, uring, epoll or kqueue", c.Backend)}
 	}
 	if c.App != "" {
-		return &ConfigError{"app", fmt.Sprintf("%q: python apps are not supported yet (use --native)", c.App)}
+		return c.validatePython()
 	}
 	if c.Native == "" {
-		return &ConfigError{"native", "no application: name a native handler (" + NativeNames() + ")"}
+		return &ConfigError{"native", "no application: give module:attr, or a native handler (" + NativeNames() + ")"}
 	}
 	if _, ok := natives[c.Native]; !ok {
 		return &ConfigError{"native", fmt.Sprintf("%q: unknown; want one of %s", c.Native, NativeNames())}
+	}
+	return nil
+}
+
+func (c *Config) validatePython() error {
+	if c.Native != "" {
+		return &ConfigError{"native", fmt.Sprintf("%q and the Python app %q: serve one or the other", c.Native, c.App)}
+	}
+	module, attr, ok := strings.Cut(c.App, ":")
+	if !ok || module == "" || attr == "" {
+		return &ConfigError{"app", fmt.Sprintf("%q: want module:attr (e.g. myproject.wsgi:application)", c.App)}
+	}
+	switch c.Interface {
+	case "auto", "wsgi":
+	case "asgi":
+		return &ConfigError{"interface", "asgi: not supported yet (serve a WSGI app)"}
+	default:
+		return &ConfigError{"interface", fmt.Sprintf("%q: want auto, wsgi or asgi", c.Interface)}
+	}
+	if c.Threads < 1 || c.Threads > maxThreads {
+		return &ConfigError{"threads", fmt.Sprintf("%d: want 1 to %d", c.Threads, maxThreads)}
+	}
+	if c.RootPath != "" && (c.RootPath[0] != '/' || strings.ContainsAny(c.RootPath, "?#")) {
+		return &ConfigError{"root-path", fmt.Sprintf("%q: want a path starting with / (no query)", c.RootPath)}
 	}
 	return nil
 }

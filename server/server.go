@@ -29,6 +29,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	// picks GOMAXPROCS=1, and a handoff then cost 37 µs per job against
 	// 9.8 at 2 (DESIGN.md, "Go runtime").
 	lockedThreads := 1
+	if cfg.App != "" {
+		lockedThreads += cfg.Threads
+	}
 	if runtime.GOMAXPROCS(0) < lockedThreads+1 {
 		runtime.GOMAXPROCS(lockedThreads + 1)
 	}
@@ -39,18 +42,31 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	}
 	defer unix.Close(listenFD)
 
-	handler := natives[cfg.Native]
-	var jobs *loop.JobQueue
-	if handler.deferred != nil {
-		jobs = loop.NewJobQueue(4096)
-		for i := 0; i < nativeWorkers; i++ {
-			go func() {
-				for j := jobs.Take(); j != nil; j = jobs.Take() {
-					handler.deferred(j)
-				}
-			}()
+	var (
+		handler loop.Handler
+		jobs    *loop.JobQueue
+		py      *python
+	)
+	if cfg.App != "" {
+		py, err = startPython(&cfg, bound, logf)
+		if err != nil {
+			return err
 		}
-		defer jobs.Close()
+		handler, jobs = deferAll, py.queue
+	} else {
+		native := natives[cfg.Native]
+		handler = native.inline
+		if native.deferred != nil {
+			jobs = loop.NewJobQueue(4096)
+			for i := 0; i < nativeWorkers; i++ {
+				go func() {
+					for j := jobs.Take(); j != nil; j = jobs.Take() {
+						native.deferred(j)
+					}
+				}()
+			}
+			defer jobs.Close()
+		}
 	}
 
 	url := "http://" + net.JoinHostPort(bound.Addr().String(), strconv.Itoa(int(bound.Port())))
@@ -59,7 +75,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			return newBackend(cfg.Backend, logf)
 		},
 		ListenFD:         listenFD,
-		Handler:          handler.inline,
+		Handler:          handler,
 		Jobs:             jobs,
 		MaxConnections:   cfg.MaxConnections,
 		HeaderTimeout:    cfg.HeaderTimeout,
@@ -74,6 +90,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		},
 	})
 	if err != nil {
+		if py != nil {
+			py.stop(cfg.GracefulTimeout, logf)
+		}
 		return err
 	}
 
@@ -89,8 +108,14 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		l.Shutdown(0)
 	}()
 
-	if err := l.Run(); err != nil {
-		return fmt.Errorf("loop: %w", err)
+	runErr := l.Run()
+	if py != nil {
+		if err := py.stop(cfg.GracefulTimeout, logf); err != nil && runErr == nil {
+			return err
+		}
+	}
+	if runErr != nil {
+		return fmt.Errorf("loop: %w", runErr)
 	}
 	logf("m0serve: stopped")
 	return nil

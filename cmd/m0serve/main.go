@@ -62,10 +62,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	logger := log.New(stderr, "", log.LstdFlags|log.LUTC)
 	err := server.Run(cfg, logger.Printf)
 	var cfgErr *server.ConfigError
+	var loadErr *server.AppLoadError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &cfgErr):
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 2
+	case errors.As(err, &loadErr):
+		// The Python traceback, as Python printed it: the app's mistake,
+		// not the server's, so no Go detail.
 		fmt.Fprintf(stderr, "m0serve: %v\n", err)
 		return 2
 	default:
@@ -73,6 +79,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 }
+
+// threadsUsage states --threads' default and why it is that.
+const threadsUsage = "handler threads calling the app. Python runs one thread at a time (the GIL), " +
+	"so more threads help only an app that waits (I/O, sleep); they cost a handoff each. " +
+	"The default was measured: TODO"
 
 // option is one flag with its environment variable.
 type option struct {
@@ -111,13 +122,29 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	add("max-fields")
 	fs.StringVar(&cfg.Backend, "backend", cfg.Backend, "I/O backend: auto, uring, epoll or kqueue (auto falls back to epoll)")
 	add("backend")
-	fs.StringVar(&cfg.Native, "native", cfg.Native, "serve a native Go handler: "+server.NativeNames())
+	fs.StringVar(&cfg.Native, "native", cfg.Native, "serve a native Go handler instead of a Python app: "+server.NativeNames())
 	add("native")
+	fs.StringVar(&cfg.Interface, "interface", cfg.Interface, "the app's protocol: auto, wsgi or asgi (auto: WSGI for a plain callable; ASGI is not supported yet)")
+	add("interface")
+	fs.BoolVar(&cfg.Factory, "factory", cfg.Factory, "module:attr names a factory: call attr() to get the app")
+	add("factory")
+	fs.StringVar(&cfg.AppDir, "app-dir", cfg.AppDir, "directory put first on sys.path to import the app from (default: the working directory)")
+	add("app-dir")
+	fs.StringVar(&cfg.Venv, "venv", cfg.Venv, "virtualenv whose site-packages the app imports from (default: $VIRTUAL_ENV, if set)")
+	add("venv")
+	fs.StringVar(&cfg.RootPath, "root-path", cfg.RootPath, "prefix the app is mounted under: SCRIPT_NAME, stripped from PATH_INFO")
+	add("root-path")
+	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, threadsUsage)
+	add("threads")
+	fs.BoolVar(&cfg.AccessLog, "access-log", cfg.AccessLog, "log every response to stderr in the Common Log Format")
+	add("access-log")
 	return fs, options
 }
 
 func usage(w io.Writer, fs *flag.FlagSet, options []option) {
-	fmt.Fprintf(w, "Usage: m0serve [flags] --native NAME\n\n")
+	fmt.Fprintf(w, "Usage: m0serve [flags] module:attr\n")
+	fmt.Fprintf(w, "       m0serve [flags] --native NAME\n\n")
+	fmt.Fprintf(w, "Serves the WSGI app attr of the Python module (e.g. myproject.wsgi:application).\n")
 	fmt.Fprintf(w, "Every flag can also be set by its environment variable; the flag wins.\n\n")
 	envOf := map[string]string{}
 	for _, o := range options {

@@ -1,0 +1,109 @@
+package server
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/m0serve/m0serve/loop"
+	"github.com/m0serve/m0serve/pybridge"
+)
+
+// DefaultThreads is --threads' default: handler threads calling the app.
+// See cmd/m0serve's --help for the measurement behind it.
+const DefaultThreads = 2
+
+// maxThreads bounds --threads (the bridge's own limit is higher; more
+// threads than this only contend for the GIL).
+const maxThreads = 256
+
+// batchJobs is how many jobs one handler thread takes per wake, shared out
+// among the threads: a batch spreads one wake's cost over its jobs
+// (DESIGN.md, "Go runtime": 9.8 µs per job at one per wake, 0.63 at 16),
+// but a job waiting in one thread's batch cannot run on an idle thread,
+// which matters when the app blocks.
+const batchJobs = 16
+
+// jobQueueSize bounds requests waiting for a handler thread; beyond it the
+// loop stops reading the connections whose requests wait.
+const jobQueueSize = 4096
+
+// AppLoadError is a Python application that could not be started: the
+// interpreter or the import failed. The command line prints it (the
+// Python traceback, no Go stack) and exits with status 2.
+type AppLoadError struct {
+	Err error
+}
+
+func (e *AppLoadError) Error() string { return e.Err.Error() }
+func (e *AppLoadError) Unwrap() error { return e.Err }
+
+// python is the embedded interpreter serving one WSGI app.
+type python struct {
+	interp   *pybridge.Interpreter
+	queue    *loop.JobQueue
+	pool     *wsgiPool
+	handlers *pybridge.Handlers
+}
+
+// startPython starts the interpreter, imports the app and starts the
+// handler threads. SERVER_NAME and SERVER_PORT come from the listener.
+func startPython(cfg *Config, bound netip.AddrPort, logf func(string, ...any)) (*python, error) {
+	interp, err := pybridge.Start(pybridge.Config{AppDir: cfg.AppDir, VirtualEnv: cfg.Venv})
+	if err != nil {
+		return nil, &AppLoadError{err}
+	}
+	app, err := interp.LoadApp(pybridge.AppSpec{
+		Target:      cfg.App,
+		Factory:     cfg.Factory,
+		RootPath:    cfg.RootPath,
+		ServerName:  bound.Addr().String(),
+		ServerPort:  int(bound.Port()),
+		MultiThread: cfg.Threads > 1,
+	})
+	if err != nil {
+		interp.Close()
+		return nil, &AppLoadError{err}
+	}
+	if app.Interface == pybridge.ASGI && cfg.Interface == "auto" {
+		interp.Close()
+		return nil, &ConfigError{"interface", fmt.Sprintf("%s is an ASGI app: ASGI is not supported yet", cfg.App)}
+	}
+	py := &python{interp: interp, queue: loop.NewJobQueue(jobQueueSize)}
+	py.pool = newWSGIPool(py.queue, app, cfg.AccessLog, logf)
+	batch := max(1, batchJobs/cfg.Threads)
+	py.handlers, err = interp.StartHandlers(cfg.Threads, batch, py.pool, py.pool)
+	if err != nil {
+		py.queue.Close()
+		if py.handlers != nil {
+			py.handlers.Wait()
+		}
+		interp.Close()
+		return nil, fmt.Errorf("starting %d handler threads: %w", cfg.Threads, err)
+	}
+	return py, nil
+}
+
+// stop runs after the loop has ended: the handler threads finish what is
+// queued (their connections are gone, so reads and writes fail fast),
+// then Python is finalised. A thread stuck in the app past limit is left
+// behind, and Python is not finalised under it.
+func (py *python) stop(limit time.Duration, logf func(string, ...any)) error {
+	py.queue.Close()
+	ended := make(chan struct{})
+	go func() {
+		py.handlers.Wait()
+		py.pool.sending.Wait()
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(limit):
+		logf("m0serve: handler threads still in the app after %v: exiting without finalizing Python", limit)
+		return nil
+	}
+	if err := py.interp.Close(); err != nil {
+		return fmt.Errorf("finalizing Python: %w", err)
+	}
+	return nil
+}

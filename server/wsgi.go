@@ -1,0 +1,278 @@
+package server
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/m0serve/m0serve/loop"
+	"github.com/m0serve/m0serve/pybridge"
+	"golang.org/x/sys/unix"
+)
+
+// wsgiJob adapts one deferred loop job to the bridge: the bridge's Job
+// reads the body from the loop job and streams through wsgiJob (its
+// BodyWriter). wsgiJobs are reused, each with its response arena, so a
+// request allocates nothing once the pool has grown to what is in flight.
+type wsgiJob struct {
+	job     pybridge.Job
+	loopJob *loop.Job
+	pool    *wsgiPool
+	remote  []byte // RemoteAddr's text, reused
+	sent    int64  // body bytes written, for the access log
+	logLine []byte // the access-log line, reused
+}
+
+// wsgiPool is the bridge's JobSource over the loop's JobQueue and its
+// Completer: it wraps each loop job on the way in and finishes it per
+// Outcome on the way out.
+type wsgiPool struct {
+	queue     *loop.JobQueue
+	app       *pybridge.App
+	accessLog bool
+	logf      func(format string, args ...any)
+
+	mu      sync.Mutex
+	free    []*wsgiJob
+	sending sync.WaitGroup // file bodies still being sent
+}
+
+func newWSGIPool(queue *loop.JobQueue, app *pybridge.App, accessLog bool, logf func(string, ...any)) *wsgiPool {
+	return &wsgiPool{queue: queue, app: app, accessLog: accessLog, logf: logf}
+}
+
+func (p *wsgiPool) get() *wsgiJob {
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		w := p.free[n-1]
+		p.free[n-1] = nil
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		return w
+	}
+	p.mu.Unlock()
+	w := &wsgiJob{pool: p, remote: make([]byte, 0, 64)}
+	w.job.App = p.app
+	w.job.Response = pybridge.NewResponse()
+	w.job.Writer = w
+	// A Complete body is written to the loop job while the GIL is held:
+	// it must fit the job's outbox without blocking.
+	w.job.BufferLimit = pybridge.DefaultBufferLimit
+	return w
+}
+
+func (p *wsgiPool) put(w *wsgiJob) {
+	w.loopJob = nil
+	p.mu.Lock()
+	p.free = append(p.free, w)
+	p.mu.Unlock()
+}
+
+// wrap fills a bridge job from the loop job.
+func (p *wsgiPool) wrap(lj *loop.Job) *pybridge.Job {
+	w := p.get()
+	w.loopJob = lj
+	w.sent = 0
+	r := &w.job.Request
+	r.FromHTTP1(&lj.Request, lj.Head)
+	w.remote = lj.RemoteAddr.Addr().AppendTo(w.remote[:0])
+	r.RemoteAddr = w.remote
+	r.RemotePort = int(lj.RemoteAddr.Port())
+	w.job.Body = nil
+	if lj.Request.HasBody() {
+		w.job.Body = lj
+	}
+	return &w.job
+}
+
+// TryTake implements pybridge.JobSource.
+func (p *wsgiPool) TryTake(dst []*pybridge.Job) int {
+	n := 0
+	for n < len(dst) {
+		lj := p.queue.TryTake()
+		if lj == nil {
+			break
+		}
+		dst[n] = p.wrap(lj)
+		n++
+	}
+	return n
+}
+
+// Take implements pybridge.JobSource: it blocks for one job, then takes
+// whatever else is ready, so one wake carries a batch.
+func (p *wsgiPool) Take(dst []*pybridge.Job) int {
+	if len(dst) == 0 {
+		return 0
+	}
+	lj := p.queue.Take()
+	if lj == nil {
+		return 0
+	}
+	dst[0] = p.wrap(lj)
+	return 1 + p.TryTake(dst[1:])
+}
+
+// Complete implements pybridge.Completer. It runs with the GIL held, so
+// nothing here blocks: a Complete body fits the outbox (BufferLimit), and
+// a file body is sent from a goroutine of its own.
+func (p *wsgiPool) Complete(j *pybridge.Job) {
+	w := j.Writer.(*wsgiJob)
+	lj := w.loopJob
+	resp := j.Response
+	if j.BodyErr != nil && p.logf != nil {
+		p.logf("m0serve: reading the request body: %v", j.BodyErr)
+	}
+	switch resp.Outcome() {
+	case pybridge.Complete:
+		if fd, offset, length, ok := resp.TakeFile(); ok {
+			p.sending.Add(1)
+			go w.sendFile(fd, offset, length)
+			return
+		}
+		if err := w.WriteHead(resp); err == nil && !lj.Request.MethodIs("HEAD") {
+			if n, _ := lj.Write(resp.Body()); n > 0 {
+				w.sent += int64(n)
+			}
+		}
+		lj.Finish()
+	case pybridge.Streamed:
+		lj.Finish()
+	default:
+		// The head went out (or the client left): no valid end.
+		lj.Abort()
+	}
+	if p.accessLog {
+		w.logAccess(resp.Status())
+	}
+	p.put(w)
+}
+
+// WriteHead implements pybridge.BodyWriter: the app's status and fields go
+// to the loop job, and the app's Content-Length (or the bridge's count of
+// a list body) becomes the framing. The fields the loop frames with are
+// dropped from the app's: two framings would be a smuggling vector.
+func (w *wsgiJob) WriteHead(resp *pybridge.Response) error {
+	lj := w.loopJob
+	for i := 0; i < resp.HeaderLen(); i++ {
+		name, value := resp.Header(i)
+		if framingField(name) {
+			continue
+		}
+		if err := lj.SetHeaderBytes(name, value); err != nil {
+			return err
+		}
+	}
+	length := resp.AppContentLength()
+	if length < 0 {
+		length = resp.ContentLength()
+	}
+	return lj.WriteHeader(resp.Status(), length)
+}
+
+// Write implements pybridge.BodyWriter. It blocks while the client is
+// slow; the bridge has released the GIL.
+func (w *wsgiJob) Write(p []byte) (int, error) {
+	n, err := w.loopJob.Write(p)
+	w.sent += int64(n)
+	return n, err
+}
+
+// Flush implements pybridge.BodyWriter: every Write is already queued for
+// the loop's next pass.
+func (w *wsgiJob) Flush() error { return nil }
+
+// sendFile streams a wsgi.file_wrapper body read from its descriptor (the
+// loop has no sendfile path yet, so the bytes pass through one buffer here
+// but never through Python).
+func (w *wsgiJob) sendFile(fd int, offset, length int64) {
+	p := w.pool
+	defer p.sending.Done()
+	defer unix.Close(fd)
+	lj := w.loopJob
+	resp := w.job.Response
+	if err := w.WriteHead(resp); err != nil || lj.Request.MethodIs("HEAD") {
+		lj.Finish()
+		w.finishFile(resp.Status())
+		return
+	}
+	buf := make([]byte, 64<<10)
+	for length > 0 {
+		n, err := preadFull(fd, buf[:min(int64(len(buf)), length)], offset)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		offset += int64(n)
+		length -= int64(n)
+		if err != nil || n == 0 {
+			break
+		}
+	}
+	if length > 0 {
+		// Shorter than announced (the file shrank, or the client left).
+		lj.Abort()
+	} else {
+		lj.Finish()
+	}
+	w.finishFile(resp.Status())
+}
+
+func (w *wsgiJob) finishFile(status int) {
+	if w.pool.accessLog {
+		w.logAccess(status)
+	}
+	w.pool.put(w)
+}
+
+// framingField: Content-Length, Transfer-Encoding, Connection, Date and
+// Server are written by the loop's framing (http1.AppendFraming).
+func framingField(name []byte) bool {
+	switch len(name) {
+	case len("content-length"):
+		return equalFold(name, "content-length")
+	case len("transfer-encoding"):
+		return equalFold(name, "transfer-encoding")
+	case len("connection"):
+		return equalFold(name, "connection")
+	case len("date"):
+		return equalFold(name, "date")
+	case len("server"):
+		return equalFold(name, "server")
+	}
+	return false
+}
+
+func equalFold(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// preadFull reads len(p) bytes at offset unless the file ends first.
+func preadFull(fd int, p []byte, offset int64) (int, error) {
+	got := 0
+	for got < len(p) {
+		n, err := unix.Pread(fd, p[got:], offset+int64(got))
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return got, err
+		}
+		if n == 0 {
+			break
+		}
+		got += n
+	}
+	return got, nil
+}
