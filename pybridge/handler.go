@@ -82,8 +82,26 @@ func (t *thread) acquire() { C.m0_thread_acquire(t.c) }
 
 // serve runs one job: one cgo call, the GIL held.
 func (t *thread) serve(j *Job, mode C.int) {
+	fillRequest(&t.creq, j)
 	r := &j.Request
-	c := &t.creq
+	t.job = j
+	// Each pointer passed points at memory holding no Go pointer (bytes,
+	// spans, the pointer-free request record), as cgo requires.
+	C.m0_wsgi_serve(t.c, j.App.c, &t.creq,
+		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.Head))),
+		(*C.m0_field)(unsafe.Pointer(unsafe.SliceData(r.Fields))),
+		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.RemoteAddr))),
+		j.Response.c, mode)
+	t.job = nil
+	if p := t.panicked; p != nil {
+		t.panicked = nil
+		panic(p)
+	}
+}
+
+// fillRequest describes j's request to C (WSGI and ASGI alike).
+func fillRequest(c *C.m0_request, j *Job) {
+	r := &j.Request
 	c.method = C.m0_span{start: C.uint32_t(r.Method.Start), end: C.uint32_t(r.Method.End)}
 	c.target = C.m0_span{start: C.uint32_t(r.Target.Start), end: C.uint32_t(r.Target.End)}
 	c.path = C.m0_span{start: C.uint32_t(r.Path.Start), end: C.uint32_t(r.Path.End)}
@@ -109,19 +127,6 @@ func (t *thread) serve(j *Job, mode C.int) {
 		c.buffer_limit = C.uint32_t(min(j.BufferLimit, 1<<31))
 	}
 	j.BodyErr = nil
-	t.job = j
-	// Each pointer passed points at memory holding no Go pointer (bytes,
-	// spans, the pointer-free request record), as cgo requires.
-	C.m0_wsgi_serve(t.c, j.App.c, c,
-		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.Head))),
-		(*C.m0_field)(unsafe.Pointer(unsafe.SliceData(r.Fields))),
-		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.RemoteAddr))),
-		j.Response.c, mode)
-	t.job = nil
-	if p := t.panicked; p != nil {
-		t.panicked = nil
-		panic(p)
-	}
 }
 
 // Handlers is a group of handler threads serving jobs from one source.

@@ -148,7 +148,13 @@ char *m0_init(const char *app_dir, const char *site_dirs)
 		}
 		p = nl ? nl + 1 : NULL;
 	}
-	if (sys_path_insert(0, app_dir) < 0 || m0_environ_init() < 0 ||
+	/* threading takes the thread that first imports it for the main
+	 * thread: it must be this one, or uvloop on the ASGI executor's
+	 * thread believes it is the main thread and calls set_wakeup_fd,
+	 * which CPython refuses off its real main thread. */
+	PyObject *threading = PyImport_ImportModule("threading");
+	Py_XDECREF(threading);
+	if (threading == NULL || sys_path_insert(0, app_dir) < 0 || m0_environ_init() < 0 ||
 	    m0_input_ready() < 0 || m0_wsgi_ready() < 0)
 		err = m0_format_exception();
 out:

@@ -164,6 +164,8 @@ int m0_start_response_ready(void);
 m0_start_response *m0_start_response_new(m0_thread *t);
 PyObject *m0_write_new(m0_thread *t);
 void m0_callable_detach(PyObject *start_response_or_write);
+int m0_field_check(const unsigned char *name, Py_ssize_t nn,
+                   const unsigned char *value, Py_ssize_t vn);
 
 /* wsgi.file_wrapper (file_wrapper.c). */
 int m0_file_wrapper_ready(void);

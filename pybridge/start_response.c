@@ -278,3 +278,17 @@ int m0_start_response_ready(void)
 		return -1;
 	return 0;
 }
+
+/* m0_field_check applies the checks above to one response field of any
+ * interface (the ASGI head reads bytes): 0 good, 1 a hop-by-hop field, -1
+ * a bad name or a control character in the value. No exception is set. */
+int m0_field_check(const unsigned char *name, Py_ssize_t nn,
+                   const unsigned char *value, Py_ssize_t vn)
+{
+	if (nn <= 0 || !is_text(value, vn))
+		return -1;
+	for (Py_ssize_t j = 0; j < nn; j++)
+		if (!is_tchar(name[j]))
+			return -1;
+	return is_hop_by_hop((const char *)name, nn) ? 1 : 0;
+}

@@ -1,0 +1,398 @@
+package pybridge
+
+/*
+#include "asgi.h"
+#include <stdlib.h>
+*/
+import "C"
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+//go:embed asgi_executor.py
+var asgiPythonHalf string
+
+// Loop chooses the ASGI executor's event loop.
+type Loop uint8
+
+const (
+	LoopAuto    Loop = iota // uvloop when it imports, else asyncio
+	LoopAsyncio             // the standard library's loop
+	LoopUvloop              // uvloop, or StartASGI fails
+)
+
+func (l Loop) String() string {
+	switch l {
+	case LoopAsyncio:
+		return "asyncio"
+	case LoopUvloop:
+		return "uvloop"
+	}
+	return "auto"
+}
+
+// Lifespan chooses whether the ASGI lifespan protocol runs.
+type Lifespan uint8
+
+const (
+	// LifespanAuto runs it and tolerates an app that raises on the
+	// lifespan scope (as uvicorn's "auto" does); a startup.failed message
+	// still fails the start.
+	LifespanAuto Lifespan = iota
+	// LifespanOn runs it; the app raising in it fails the start.
+	LifespanOn
+	// LifespanOff sends no lifespan scope.
+	LifespanOff
+)
+
+func (l Lifespan) String() string {
+	switch l {
+	case LifespanOn:
+		return "on"
+	case LifespanOff:
+		return "off"
+	}
+	return "auto"
+}
+
+// ASGIOptions configure an ASGI executor.
+type ASGIOptions struct {
+	Loop     Loop
+	Lifespan Lifespan
+	// ServerName and ServerPort fill the scope's server pair; URLScheme
+	// its scheme ("http" when empty). The root path is the app's
+	// (AppSpec.RootPath).
+	ServerName string
+	ServerPort int
+	URLScheme  string
+	// MaxInFlight bounds the requests the executor runs at once; past it
+	// the executor takes no more jobs from its source (the loop feels the
+	// back-pressure). 0 means DefaultMaxInFlight.
+	MaxInFlight int
+	// Batch is how many jobs the executor takes from its source at a
+	// time; 0 means 64.
+	Batch int
+	// CancelTimeout is how long Stop waits for cancelled tasks (their
+	// finally clauses) before lifespan shutdown; 0 means 5 s.
+	CancelTimeout time.Duration
+}
+
+// DefaultMaxInFlight is ASGIOptions.MaxInFlight's default.
+const DefaultMaxInFlight = 4096
+
+// StartupError is a lifespan startup that failed: Message is the app's
+// (lifespan.startup.failed) or says that the app raised (its traceback
+// went to stderr).
+type StartupError struct {
+	Message string
+}
+
+func (e *StartupError) Error() string {
+	return "ASGI lifespan startup failed: " + e.Message
+}
+
+// ASGIExecutor is one handler thread running an event loop that serves
+// an ASGI app's requests as tasks.
+type ASGIExecutor struct {
+	ip   *Interpreter
+	id   int
+	app  *App
+	opt  ASGIOptions
+	src  JobSource
+	done Completer
+	c    *C.m0_asgi
+	loop string
+
+	readFD, writeFD C.int
+
+	mu       sync.Mutex
+	room     sync.Cond // in-flight count went down, or stopping
+	pending  []*Job    // taken from src, not yet spawned
+	spare    []*Job
+	events   []asgiEvent
+	eventsTo []asgiEvent
+	signaled bool // the wake descriptor was written and not yet drained
+	stopping bool
+	fdClosed bool
+	inFlight int // jobs taken and not yet complete
+
+	creq     C.m0_request
+	started  chan error
+	finished chan struct{}
+	runErr   error
+	stopOnce sync.Once
+}
+
+var (
+	asgiExecutors   [C.M0_ASGI_MAX_EXECUTORS]*ASGIExecutor
+	asgiExecutorsMu sync.Mutex
+)
+
+// StartASGI starts the executor of app: one thread with its own Python
+// thread state runs an event loop (opt.Loop) and, unless opt.Lifespan is
+// off, the lifespan startup, and returns once startup is over, so a
+// server accepts only after it. A failed startup is a *StartupError.
+// Then the executor takes jobs from src (batch by batch, up to
+// MaxInFlight at once), runs each as a task, and hands each to done when
+// its response is final, with the GIL held: done must not block. Stop
+// ends it.
+func (ip *Interpreter) StartASGI(app *App, opt ASGIOptions, src JobSource, done Completer) (*ASGIExecutor, error) {
+	if opt.URLScheme == "" {
+		opt.URLScheme = "http"
+	}
+	if opt.MaxInFlight <= 0 {
+		opt.MaxInFlight = DefaultMaxInFlight
+	}
+	if opt.Batch <= 0 {
+		opt.Batch = 64
+	}
+	if opt.CancelTimeout <= 0 {
+		opt.CancelTimeout = 5 * time.Second
+	}
+	ip.mu.Lock()
+	if ip.closed {
+		ip.mu.Unlock()
+		return nil, errors.New("pybridge: interpreter closed")
+	}
+	ip.handlers++
+	ip.mu.Unlock()
+	ex := &ASGIExecutor{ip: ip, app: app, opt: opt, src: src, done: done,
+		started: make(chan error, 1), finished: make(chan struct{})}
+	ex.room.L = &ex.mu
+	if err := ex.register(); err != nil {
+		ip.handlerEnded()
+		return nil, err
+	}
+	if rc := C.m0_wakefd_new(&ex.readFD, &ex.writeFD); rc < 0 {
+		ex.unregister()
+		ip.handlerEnded()
+		return nil, fmt.Errorf("pybridge: the ASGI wake descriptor: errno %d", -rc)
+	}
+	go ex.run()
+	if err := <-ex.started; err != nil {
+		<-ex.finished
+		ex.release()
+		return nil, err
+	}
+	go ex.feed()
+	return ex, nil
+}
+
+func (ip *Interpreter) handlerEnded() {
+	ip.mu.Lock()
+	ip.handlers--
+	ip.mu.Unlock()
+}
+
+func (ex *ASGIExecutor) register() error {
+	asgiExecutorsMu.Lock()
+	defer asgiExecutorsMu.Unlock()
+	for i := range asgiExecutors {
+		if asgiExecutors[i] == nil {
+			asgiExecutors[i] = ex
+			ex.id = i
+			return nil
+		}
+	}
+	return fmt.Errorf("pybridge: more than %d ASGI executors", len(asgiExecutors))
+}
+
+func (ex *ASGIExecutor) unregister() {
+	asgiExecutorsMu.Lock()
+	asgiExecutors[ex.id] = nil
+	asgiExecutorsMu.Unlock()
+}
+
+func (ex *ASGIExecutor) release() {
+	ex.mu.Lock()
+	ex.fdClosed = true
+	ex.mu.Unlock()
+	C.m0_wakefd_close(ex.readFD, ex.writeFD)
+	ex.unregister()
+	ex.ip.handlerEnded()
+}
+
+// LoopName is the event loop the executor runs: "uvloop" or "asyncio".
+func (ex *ASGIExecutor) LoopName() string { return ex.loop }
+
+// run is the executor's thread: it holds the GIL except while the event
+// loop waits.
+func (ex *ASGIExecutor) run() {
+	defer close(ex.finished)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	t, err := attach()
+	if err != nil {
+		ex.started <- err
+		return
+	}
+	defer t.detach()
+	cs := []*C.char{C.CString(asgiPythonHalf), C.CString(ex.opt.Loop.String()),
+		C.CString(ex.opt.Lifespan.String()), C.CString(ex.opt.ServerName), C.CString(ex.opt.URLScheme)}
+	var cerr *C.char
+	ex.c = C.m0_asgi_new(C.int(ex.id), ex.app.c, cs[0], cs[1], cs[2], cs[3],
+		C.int(ex.opt.ServerPort), cs[4], C.double(ex.opt.CancelTimeout.Seconds()), ex.readFD, &cerr)
+	for _, p := range cs {
+		C.free(unsafe.Pointer(p))
+	}
+	if ex.c == nil {
+		ex.started <- fmt.Errorf("pybridge: starting the ASGI executor:\n%s", takeText(cerr))
+		return
+	}
+	if cerr := C.m0_asgi_run(ex.c); cerr != nil {
+		ex.runErr = fmt.Errorf("pybridge: the ASGI event loop ended with an error:\n%s", takeText(cerr))
+		select {
+		case ex.started <- ex.runErr:
+		default:
+		}
+	}
+	C.m0_asgi_free(ex.c)
+	ex.c = nil
+}
+
+// startedFrom is the Python half's word that startup is over.
+func (ex *ASGIExecutor) startedFrom(errText *C.char, loop *C.char) {
+	ex.loop = C.GoString(loop)
+	var err error
+	if errText != nil {
+		err = &StartupError{Message: C.GoString(errText)}
+	}
+	ex.started <- err
+}
+
+// feed moves jobs from the source to the executor's thread, waking it
+// once per batch, and stops taking at MaxInFlight.
+func (ex *ASGIExecutor) feed() {
+	jobs := make([]*Job, ex.opt.Batch)
+	for {
+		ex.mu.Lock()
+		for ex.inFlight >= ex.opt.MaxInFlight && !ex.stopping {
+			ex.room.Wait()
+		}
+		free := ex.opt.MaxInFlight - ex.inFlight
+		ex.mu.Unlock()
+		n := ex.src.Take(jobs[:max(1, min(free, len(jobs)))])
+		if n == 0 {
+			return
+		}
+		ex.mu.Lock()
+		if ex.stopping {
+			ex.mu.Unlock()
+			for i, j := range jobs[:n] {
+				jobs[i] = nil
+				C.m0_asgi_unavailable(j.Response.c)
+				ex.done.Complete(j)
+			}
+			continue
+		}
+		ex.inFlight += n
+		ex.pending = append(ex.pending, jobs[:n]...)
+		ex.signalLocked()
+		ex.mu.Unlock()
+		clear(jobs[:n])
+	}
+}
+
+// signalLocked writes the wake descriptor unless a write is already
+// pending or the descriptor is closed; ex.mu is held.
+func (ex *ASGIExecutor) signalLocked() {
+	if ex.signaled || ex.fdClosed {
+		return
+	}
+	ex.signaled = true
+	C.m0_wakefd_signal(ex.writeFD)
+}
+
+// post hands an event (a read or write that finished) to the executor's
+// thread.
+func (ex *ASGIExecutor) post(e asgiEvent) {
+	ex.mu.Lock()
+	ex.events = append(ex.events, e)
+	ex.signalLocked()
+	ex.mu.Unlock()
+}
+
+// wake runs on the executor's thread with the GIL held: spawn what was
+// queued since the last wake, deliver what finished. It reports whether
+// the executor is stopping.
+func (ex *ASGIExecutor) wake() bool {
+	C.m0_wakefd_drain(ex.readFD)
+	ex.mu.Lock()
+	jobs := ex.pending
+	ex.pending = ex.spare[:0]
+	events := ex.events
+	ex.events = ex.eventsTo[:0]
+	ex.signaled = false
+	stopping := ex.stopping
+	ex.mu.Unlock()
+	for i := range events {
+		ex.deliver(&events[i])
+	}
+	clear(events)
+	ex.eventsTo = events[:0]
+	for i, j := range jobs {
+		jobs[i] = nil
+		if stopping {
+			C.m0_asgi_unavailable(j.Response.c)
+			ex.complete(j)
+			continue
+		}
+		ex.spawn(j)
+	}
+	ex.spare = jobs[:0]
+	return stopping
+}
+
+// complete hands a job back and makes room for another.
+func (ex *ASGIExecutor) complete(j *Job) {
+	ex.done.Complete(j)
+	ex.mu.Lock()
+	ex.inFlight--
+	ex.room.Signal()
+	ex.mu.Unlock()
+}
+
+// spawn starts one job as a task.
+func (ex *ASGIExecutor) spawn(j *Job) {
+	s := newASGISlot(ex, j)
+	fillRequest(&ex.creq, j)
+	r := &j.Request
+	writer := 0
+	if j.Writer != nil {
+		writer = 1
+	}
+	// As in serve: every pointer passed points at memory holding no Go
+	// pointer, and C copies what it keeps.
+	C.m0_asgi_spawn(ex.c, C.int(s.id), &ex.creq,
+		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.Head))),
+		(*C.m0_field)(unsafe.Pointer(unsafe.SliceData(r.Fields))),
+		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.RemoteAddr))),
+		j.Response.c, C.int(writer))
+}
+
+// Stop ends the executor: jobs it has not started end with a 503, the
+// tasks still running are cancelled (their finally clauses run, for up
+// to CancelTimeout; a response with nothing sent yet becomes a 503, one
+// under way aborts), lifespan shutdown runs, and the thread ends. Close
+// the source too: a job taken from it after Stop gets a 503 at once.
+// Stop returns the error that ended the event loop, if one did.
+func (ex *ASGIExecutor) Stop() error {
+	ex.stopOnce.Do(func() {
+		ex.mu.Lock()
+		ex.stopping = true
+		ex.room.Broadcast()
+		ex.signaled = false // force the write: the stop must be seen
+		ex.signalLocked()
+		ex.mu.Unlock()
+		<-ex.finished
+		ex.release()
+	})
+	return ex.runErr
+}

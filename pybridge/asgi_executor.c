@@ -1,0 +1,205 @@
+/*
+ * The ASGI executor's C side: the Python half loaded once per process,
+ * an executor per app (its scope template and its Python Executor), a job
+ * spawned as one task, and the wake descriptor the event loop reads.
+ */
+#include "asgi.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/eventfd.h>
+#endif
+
+static m0_asgi *executors[M0_ASGI_MAX_EXECUTORS];
+static PyObject *python_half; /* the executor module, made once */
+static PyObject *s_spawn;
+
+m0_asgi *m0_asgi_executor_get(int id)
+{
+	return executors[id];
+}
+
+static char *copy_text(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *c = malloc(n);
+	if (c != NULL)
+		memcpy(c, s, n);
+	return c;
+}
+
+static PyObject *load_python_half(const char *source)
+{
+	if (python_half != NULL)
+		return python_half;
+	if (m0_asgi_module_init() < 0)
+		return NULL;
+	if (s_spawn == NULL && (s_spawn = PyUnicode_InternFromString("spawn")) == NULL)
+		return NULL;
+	PyObject *code = Py_CompileString(source, "m0serve/asgi_executor.py", Py_file_input);
+	if (code == NULL)
+		return NULL;
+	python_half = PyImport_ExecCodeModule("m0serve_asgi", code);
+	Py_DECREF(code);
+	return python_half;
+}
+
+m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
+                     const char *loop, const char *lifespan,
+                     const char *server_name, int server_port,
+                     const char *scheme, double cancel_timeout, int wake_fd,
+                     char **err)
+{
+	if (id < 0 || id >= M0_ASGI_MAX_EXECUTORS || executors[id] != NULL) {
+		*err = copy_text("no free ASGI executor id");
+		return NULL;
+	}
+	m0_asgi *ex = PyMem_Calloc(1, sizeof *ex);
+	if (ex == NULL) {
+		*err = copy_text("out of memory");
+		return NULL;
+	}
+	ex->id = id;
+	ex->app = app;
+	PyObject *half = load_python_half(source);
+	if (half == NULL ||
+	    (ex->scope = m0_asgi_scope_template(app, server_name, server_port, scheme)) == NULL ||
+	    (ex->executor = PyObject_CallMethod(half, "Executor", "iOssid", id, app->app, loop,
+	                                        lifespan, wake_fd, cancel_timeout)) == NULL ||
+	    (ex->state = PyObject_GetAttrString(ex->executor, "state")) == NULL ||
+	    !PyDict_Check(ex->state)) {
+		*err = PyErr_Occurred() ? m0_format_exception() : copy_text("Executor.state is not a dict");
+		Py_XDECREF(ex->scope);
+		Py_XDECREF(ex->executor);
+		Py_XDECREF(ex->state);
+		PyMem_Free(ex);
+		return NULL;
+	}
+	executors[id] = ex;
+	return ex;
+}
+
+/* m0_asgi_run runs the event loop until the executor stops; the text of
+ * an exception that ended it, or NULL. */
+char *m0_asgi_run(m0_asgi *ex)
+{
+	PyObject *r = PyObject_CallMethod(ex->executor, "run", NULL);
+	if (r == NULL)
+		return m0_format_exception();
+	Py_DECREF(r);
+	return NULL;
+}
+
+void m0_asgi_free(m0_asgi *ex)
+{
+	executors[ex->id] = NULL;
+	Py_XDECREF(ex->scope);
+	Py_XDECREF(ex->executor);
+	Py_XDECREF(ex->state);
+	PyMem_Free(ex);
+}
+
+/* m0_asgi_spawn starts one request: the slot's state, the scope, and a
+ * task running the app. A failure before the task exists is a 500. */
+void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
+                   const char *head, const m0_field *fields,
+                   const char *remote, m0_response *resp, int writer)
+{
+	m0_asgi_slot *s = m0_asgi_slot_get(slot);
+	m0_response_reset(resp);
+	m0_response_trim(resp);
+	if (s == NULL) {
+		m0_asgi_plain(resp, 500, "Internal Server Error", 0);
+		m0goASGIComplete(slot);
+		m0goASGIRelease(slot);
+		return;
+	}
+	s->executor = ex->id;
+	s->resp = resp;
+	s->has_body = req->chunked || req->content_length > 0;
+	s->body_left = req->chunked ? -1 : req->content_length;
+	s->buffer_limit = req->buffer_limit;
+	s->writer = (uint8_t)writer;
+	s->head_sent = s->client_gone = s->body_failed = s->want_trailers = 0;
+	if (s->trailers != NULL)
+		m0_response_reset(s->trailers);
+	int mlen = (int)(req->method.end - req->method.start);
+	int tlen = (int)(req->target.end - req->target.start);
+	if (mlen > 16)
+		mlen = 16;
+	if (tlen > (int)sizeof s->line - 18)
+		tlen = (int)sizeof s->line - 18;
+	memcpy(s->line, head + req->method.start, (size_t)mlen);
+	s->line[mlen] = ' ';
+	memcpy(s->line + mlen + 1, head + req->target.start, (size_t)tlen);
+	s->line_len = mlen + 1 + tlen;
+
+	PyObject *scope = m0_asgi_scope_build(ex, req, head, fields, remote);
+	PyObject *request = NULL;
+	if (scope != NULL) {
+		PyObject *id = PyLong_FromLong(slot);
+		PyObject *args[3] = {ex->executor, id, scope};
+		if (id != NULL)
+			request = PyObject_VectorcallMethod(s_spawn, args, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+		Py_XDECREF(id);
+		Py_DECREF(scope);
+	}
+	if (request == NULL) {
+		PySys_WriteStderr("m0serve: %.*s: ", s->line_len, s->line);
+		m0_log_exception("cannot start the ASGI request");
+		m0_asgi_plain(resp, 500, "Internal Server Error", 0);
+		m0_asgi_complete(s);
+		m0goASGIRelease(slot);
+		return;
+	}
+	s->request = request;
+}
+
+int m0_wakefd_new(int *read_fd, int *write_fd)
+{
+#ifdef __linux__
+	int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*read_fd = *write_fd = fd;
+	return 0;
+#else
+	int p[2];
+	if (pipe(p) < 0)
+		return -errno;
+	for (int i = 0; i < 2; i++) {
+		fcntl(p[i], F_SETFL, fcntl(p[i], F_GETFL) | O_NONBLOCK);
+		fcntl(p[i], F_SETFD, FD_CLOEXEC);
+	}
+	*read_fd = p[0];
+	*write_fd = p[1];
+	return 0;
+#endif
+}
+
+void m0_wakefd_signal(int write_fd)
+{
+	uint64_t one = 1;
+	ssize_t rc;
+	do
+		rc = write(write_fd, &one, sizeof one);
+	while (rc < 0 && errno == EINTR);
+}
+
+void m0_wakefd_drain(int read_fd)
+{
+	char buf[64];
+	while (read(read_fd, buf, sizeof buf) > 0) {
+	}
+}
+
+void m0_wakefd_close(int read_fd, int write_fd)
+{
+	close(read_fd);
+	if (write_fd != read_fd)
+		close(write_fd);
+}

@@ -1,0 +1,55 @@
+package pybridge
+
+import (
+	"testing"
+)
+
+// asgiLoops are the event loops every spec test runs on.
+var asgiLoops = []Loop{LoopAsyncio, LoopUvloop}
+
+// asgiServer is an executor of its own per test, fed by its own queue.
+type asgiServer struct {
+	ex    *ASGIExecutor
+	queue *Queue
+	app   *App
+}
+
+// startASGI starts target's executor on loop; Stop runs at the test's end.
+func startASGI(t testing.TB, target string, opt ASGIOptions) *asgiServer {
+	t.Helper()
+	app := loadApp(t, target)
+	q := NewQueue(1024)
+	ex, err := interp.StartASGI(app, opt, q, waiting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &asgiServer{ex: ex, queue: q, app: app}
+	t.Cleanup(func() {
+		q.Close()
+		if err := ex.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+// run hands the job to the executor and waits for its completion.
+func (s *asgiServer) run(j *Job) {
+	ch := waiting.add(j)
+	s.queue.Push(j)
+	<-ch
+}
+
+func (s *asgiServer) get(t testing.TB, path string) *Job {
+	t.Helper()
+	j := newJob(t, s.app, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+	s.run(j)
+	return j
+}
+
+// eachLoop runs fn once per event loop, as a subtest.
+func eachLoop(t *testing.T, fn func(t *testing.T, loop Loop)) {
+	for _, loop := range asgiLoops {
+		t.Run(loop.String(), func(t *testing.T) { fn(t, loop) })
+	}
+}

@@ -1,0 +1,245 @@
+package pybridge
+
+/*
+#include "asgi.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"io"
+	"sync"
+	"unsafe"
+)
+
+// asgiSlot is the Go side of one request in flight on an ASGI executor.
+// The request body and a streamed response move through two goroutines
+// of the slot's own (made at first use, kept with the slot), because
+// BodyReader.Read and BodyWriter.Write block and the event loop must not:
+// the event loop asks, the goroutine does the blocking call without the
+// GIL, and its result comes back as an event through the wake descriptor,
+// in the same batch as new jobs. One read and one write at a time per
+// request: a send awaits its write, which is the back-pressure a full
+// outbox exerts (bounded memory: one piece per request).
+//
+// Fields but the channels are the executor thread's.
+type asgiSlot struct {
+	id  int
+	ex  *ASGIExecutor
+	job *Job
+
+	reading, writing bool // an op is out on a goroutine
+	completed        bool // the response is final; done waits for the ops
+	released         bool // the task ended
+
+	reads   chan *Job
+	writes  chan asgiWrite
+	readBuf []byte
+}
+
+type asgiWrite struct {
+	job      *Job
+	head     bool
+	p        unsafe.Pointer // C memory: the bytes object the slot holds
+	n        int
+	trailers *Response
+}
+
+type asgiEventKind uint8
+
+const (
+	eventRead asgiEventKind = iota + 1
+	eventWrite
+)
+
+type asgiEvent struct {
+	slot *asgiSlot
+	kind asgiEventKind
+	n    int   // read: bytes in readBuf; 0 end of body
+	err  error // read: the reader failed; write: the client is gone
+}
+
+// asgiReadSize is the largest request body piece one receive returns.
+const asgiReadSize = 64 << 10
+
+// TrailerWriter is what a BodyWriter implements to send ASGI trailers
+// (http.response.trailers): called once after the last body block, with
+// the trailer fields as a Response's headers. Without it trailers are
+// dropped.
+type TrailerWriter interface {
+	WriteTrailers(trailers *Response) error
+}
+
+var (
+	asgiSlots     [C.M0_ASGI_MAX_SLOTS]*asgiSlot
+	asgiSlotsMu   sync.Mutex
+	asgiFreeSlots []*asgiSlot
+	asgiSlotCount int
+)
+
+// newASGISlot takes a free slot. The executor's MaxInFlight (at most
+// the slot table) bounds the slots in use.
+func newASGISlot(ex *ASGIExecutor, j *Job) *asgiSlot {
+	asgiSlotsMu.Lock()
+	var s *asgiSlot
+	if n := len(asgiFreeSlots); n > 0 {
+		s = asgiFreeSlots[n-1]
+		asgiFreeSlots[n-1] = nil
+		asgiFreeSlots = asgiFreeSlots[:n-1]
+	} else if asgiSlotCount < len(asgiSlots) {
+		s = &asgiSlot{id: asgiSlotCount}
+		asgiSlots[s.id] = s
+		asgiSlotCount++
+	}
+	asgiSlotsMu.Unlock()
+	if s == nil {
+		panic("pybridge: ASGI slot table full; MaxInFlight exceeds it")
+	}
+	s.ex, s.job = ex, j
+	s.reading, s.writing, s.completed, s.released = false, false, false, false
+	return s
+}
+
+func (s *asgiSlot) free() {
+	s.ex, s.job = nil, nil
+	asgiSlotsMu.Lock()
+	asgiFreeSlots = append(asgiFreeSlots, s)
+	asgiSlotsMu.Unlock()
+}
+
+// settle finishes what waited on the slot's ops: the job's completion,
+// then the slot's reuse.
+func (s *asgiSlot) settle() {
+	if s.reading || s.writing {
+		return
+	}
+	if s.completed && s.job != nil {
+		j := s.job
+		s.job = nil
+		s.ex.complete(j)
+	}
+	if s.released && s.job == nil {
+		s.free()
+	}
+}
+
+// complete: the response is final (C has set the outcome). The job goes
+// back once no goroutine still uses its reader or writer.
+func (s *asgiSlot) complete() {
+	s.completed = true
+	s.settle()
+}
+
+func (s *asgiSlot) release() {
+	s.released = true
+	s.settle()
+}
+
+func (s *asgiSlot) read() {
+	if s.reads == nil {
+		s.reads = make(chan *Job, 1)
+		s.readBuf = make([]byte, asgiReadSize)
+		go s.readLoop()
+	}
+	s.reading = true
+	s.reads <- s.job
+}
+
+// readLoop serves the slot's reads for its life. s.ex is read after each
+// receive: it changes only while no op is out.
+func (s *asgiSlot) readLoop() {
+	for j := range s.reads {
+		n, err := readPiece(j.Body, s.readBuf)
+		e := asgiEvent{slot: s, kind: eventRead, n: n, err: err}
+		if err != nil {
+			j.BodyErr = err
+		}
+		s.ex.post(e)
+	}
+}
+
+func readPiece(r BodyReader, p []byte) (int, error) {
+	if r == nil {
+		return 0, nil
+	}
+	for {
+		n, err := r.Read(p)
+		if n > 0 {
+			return n, nil
+		}
+		if errors.Is(err, io.EOF) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
+func (s *asgiSlot) write(w asgiWrite) {
+	if s.writes == nil {
+		s.writes = make(chan asgiWrite, 1)
+		go s.writeLoop()
+	}
+	s.writing = true
+	w.job = s.job
+	s.writes <- w
+}
+
+func (s *asgiSlot) writeLoop() {
+	for w := range s.writes {
+		err := writePiece(w)
+		s.ex.post(asgiEvent{slot: s, kind: eventWrite, err: err})
+	}
+}
+
+func writePiece(w asgiWrite) error {
+	bw := w.job.Writer
+	if bw == nil {
+		return errors.New("no writer")
+	}
+	if w.head {
+		if err := bw.WriteHead(w.job.Response); err != nil {
+			return err
+		}
+	}
+	if w.n > 0 {
+		if _, err := bw.Write(unsafe.Slice((*byte)(w.p), w.n)); err != nil {
+			return err
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+	}
+	if w.trailers != nil {
+		if tw, ok := bw.(TrailerWriter); ok {
+			return tw.WriteTrailers(w.trailers)
+		}
+	}
+	return nil
+}
+
+// deliver runs on the executor's thread: a finished op back to Python.
+func (ex *ASGIExecutor) deliver(e *asgiEvent) {
+	s := e.slot
+	switch e.kind {
+	case eventRead:
+		s.reading = false
+		n := C.long(e.n)
+		if e.err != nil {
+			n = -1
+		}
+		if !s.released {
+			C.m0_asgi_resume_read(C.int(s.id), (*C.char)(unsafe.Pointer(unsafe.SliceData(s.readBuf))), n)
+		}
+	case eventWrite:
+		s.writing = false
+		rc := C.int(0)
+		if e.err != nil {
+			rc = -1
+		}
+		// Always: it drops the held bytes, released or not.
+		C.m0_asgi_resume_write(C.int(s.id), rc)
+	}
+	s.settle()
+}

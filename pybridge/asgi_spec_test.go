@@ -1,0 +1,59 @@
+package pybridge
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestASGIHello(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop})
+		if s.ex.LoopName() != loop.String() {
+			t.Errorf("loop %q, want %q", s.ex.LoopName(), loop)
+		}
+		r := s.get(t, "/hello").Response
+		if r.Outcome() != Complete || r.Status() != 200 || string(r.Body()) != "hello" || r.ContentLength() != 5 {
+			t.Fatalf("outcome %d status %d body %q length %d", r.Outcome(), r.Status(), r.Body(), r.ContentLength())
+		}
+		if v, _ := header(r, "content-type"); v != "text/plain" {
+			t.Errorf("content-type %q", v)
+		}
+	})
+}
+
+func TestASGIScope(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop, ServerName: "test.local", ServerPort: 8080})
+		j := newJob(t, s.app, "GET /scope/caf%C3%A9%20x?a=1&b=%20 HTTP/1.0\r\nHost: x\r\nX-Two: a\r\nX-TWO: b\r\n\r\n")
+		s.run(j)
+		var scope map[string]any
+		if err := json.Unmarshal(j.Response.Body(), &scope); err != nil {
+			t.Fatalf("%v: %q", err, j.Response.Body())
+		}
+		want := map[string]any{
+			"type":         "http",
+			"asgi":         map[string]any{"version": "3.0", "spec_version": "2.4"},
+			"http_version": "1.0",
+			"method":       "GET",
+			"scheme":       "http",
+			"path":         "/scope/café x",
+			"raw_path":     map[string]any{"bytes": "/scope/caf%C3%A9%20x"},
+			"query_string": map[string]any{"bytes": "a=1&b=%20"},
+			"root_path":    "",
+			"client":       []any{"127.0.0.1", 54321.0},
+			"server":       []any{"test.local", 8080.0},
+			"state":        map[string]any{"greeting": "from lifespan"},
+			"extensions":   map[string]any{"http.response.pathsend": map[string]any{}, "http.response.trailers": map[string]any{}},
+			"headers": []any{
+				[]any{map[string]any{"bytes": "host"}, map[string]any{"bytes": "x"}},
+				[]any{map[string]any{"bytes": "x-two"}, map[string]any{"bytes": "a"}},
+				[]any{map[string]any{"bytes": "x-two"}, map[string]any{"bytes": "b"}},
+			},
+		}
+		got, _ := json.Marshal(scope)
+		exp, _ := json.Marshal(want)
+		if string(got) != string(exp) {
+			t.Errorf("scope\n got %s\nwant %s", got, exp)
+		}
+	})
+}

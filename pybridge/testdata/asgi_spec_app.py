@@ -1,0 +1,156 @@
+"""ASGI apps for the executor's spec tests: one route per behaviour."""
+
+import asyncio
+import json
+import os
+import threading
+
+FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "file_body.txt")
+
+# What a task saw after its response, read back by a later request.
+seen = {}
+
+
+def _jsonable(v):
+    if isinstance(v, bytes):
+        return {"bytes": v.decode("latin-1")}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _jsonable(x) for k, x in v.items()}
+    return v
+
+
+async def _reply(send, status, body, headers=()):
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain"), *headers]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _read_all(receive):
+    pieces = []
+    while True:
+        m = await receive()
+        assert m["type"] == "http.request", m
+        pieces.append(m["body"])
+        if not m.get("more_body", False):
+            return pieces
+
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        while True:
+            m = await receive()
+            if m["type"] == "lifespan.startup":
+                scope["state"]["greeting"] = "from lifespan"
+                await send({"type": "lifespan.startup.complete"})
+            elif m["type"] == "lifespan.shutdown":
+                marker = os.environ.get("M0_TEST_SHUTDOWN_MARKER")
+                if marker:
+                    open(marker, "w").write("shutdown")
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    path = scope["path"]
+    query = scope["query_string"].decode()
+    if path == "/hello":
+        await _reply(send, 200, b"hello")
+    elif path.startswith("/scope"):
+        s = {k: v for k, v in scope.items() if k != "state"}
+        s["state"] = dict(scope["state"])
+        await _reply(send, 200, json.dumps(_jsonable(s)).encode())
+    elif path == "/echo":
+        pieces = await _read_all(receive)
+        await _reply(send, 200, b"".join(pieces), [(b"x-pieces", str(len(pieces)).encode())])
+    elif path == "/stream":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"one;", "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": True})
+        await send({"type": "http.response.body", "body": bytearray(b"two;"), "more_body": True})
+        await send({"type": "http.response.body", "body": b"three", "more_body": False})
+    elif path == "/trailers":
+        await send({"type": "http.response.start", "status": 200, "headers": [], "trailers": True})
+        await send({"type": "http.response.body", "body": b"data", "more_body": False})
+        await send({"type": "http.response.trailers", "headers": [(b"x-sum", b"1")], "more_trailers": True})
+        await send({"type": "http.response.trailers", "headers": [(b"x-count", b"2")]})
+    elif path == "/after-done":
+        await _reply(send, 200, b"first")
+        try:
+            await send({"type": "http.response.body", "body": b"again"})
+        except Exception as e:
+            seen[query] = type(e).__name__
+        seen.setdefault(query, "no error")
+    elif path == "/disconnect":
+        await _read_all(receive)
+        await _reply(send, 200, b"ok")
+        m = await receive()
+        seen[query] = m["type"]
+    elif path == "/seen":
+        for _ in range(500):
+            if query in seen:
+                break
+            await asyncio.sleep(0.01)
+        await _reply(send, 200, str(seen.get(query)).encode())
+    elif path == "/raise-before":
+        raise ValueError("raised before the head")
+    elif path == "/raise-after":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"part", "more_body": True})
+        raise ValueError("raised after the head")
+    elif path == "/no-response":
+        return
+    elif path == "/head-only":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+    elif path == "/body-first":
+        await send({"type": "http.response.body", "body": b"x"})
+    elif path == "/bad-status":
+        await send({"type": "http.response.start", "status": "200", "headers": []})
+    elif path == "/bad-header":
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"x", b"a\r\nb")]})
+    elif path == "/str-header":
+        await send({"type": "http.response.start", "status": 200, "headers": [("x", "y")]})
+    elif path == "/double-start":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+    elif path == "/pathsend":
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+        await send({"type": "http.response.pathsend", "path": FILE})
+    elif path == "/big":
+        await _reply(send, 200, b"x" * (200 << 10))
+    elif path == "/sleep":
+        await asyncio.sleep(0.2)
+        await _reply(send, 200, str(threading.get_ident()).encode())
+    elif path == "/forever":
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            open(query, "w").write("finally ran")
+    elif path == "/loop":
+        await _reply(send, 200, type(asyncio.get_running_loop()).__module__.encode())
+    else:
+        await _reply(send, 404, b"not found")
+
+
+async def failing_startup(scope, receive, send):
+    if scope["type"] == "lifespan":
+        await receive()
+        await send({"type": "lifespan.startup.failed", "message": "the database is down"})
+        return
+    await _reply(send, 200, b"unreachable")
+
+
+async def no_lifespan(scope, receive, send):
+    if scope["type"] == "lifespan":
+        raise RuntimeError("this app does not do lifespan")
+    await _reply(send, 200, b"served without lifespan")
+
+
+class ASGI2:
+    """A double-callable (ASGI 2) app."""
+
+    def __init__(self, scope):
+        self.scope = scope
+
+    async def __call__(self, receive, send):
+        if self.scope["type"] == "lifespan":
+            raise RuntimeError("no lifespan")
+        await _reply(send, 200, b"asgi2 " + self.scope["path"].encode())
