@@ -3,6 +3,7 @@
 import asyncio
 import json
 import os
+import tempfile
 import threading
 
 FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "file_body.txt")
@@ -45,8 +46,9 @@ async def app(scope, receive, send):
                 scope["state"]["greeting"] = "from lifespan"
                 await send({"type": "lifespan.startup.complete"})
             elif m["type"] == "lifespan.shutdown":
-                marker = os.environ.get("M0_TEST_SHUTDOWN_MARKER")
-                if marker:
+                # The test that made this file reads it back.
+                marker = os.path.join(tempfile.gettempdir(), f"m0-asgi-shutdown-{os.getpid()}")
+                if os.path.exists(marker):
                     open(marker, "w").write("shutdown")
                 await send({"type": "lifespan.shutdown.complete"})
                 return
