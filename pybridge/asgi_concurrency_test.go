@@ -1,0 +1,126 @@
+package pybridge
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A thousand requests, each awaiting asyncio.sleep(0.2), all complete on
+// the executor's one thread: they wait together, not one after another.
+// Completion is asserted, never timing.
+func TestASGIThousandConcurrent(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop})
+		const n = 1000
+		jobs := make([]*Job, n)
+		chans := make([]chan struct{}, n)
+		for i := range jobs {
+			jobs[i] = newJob(t, s.app, "GET /sleep HTTP/1.1\r\nHost: x\r\n\r\n")
+			chans[i] = waiting.add(jobs[i])
+		}
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, j := range jobs {
+				s.queue.Push(j)
+			}
+		}()
+		threads := map[string]int{}
+		for i, ch := range chans {
+			<-ch
+			r := jobs[i].Response
+			if r.Status() != 200 {
+				t.Fatalf("job %d: %d %q", i, r.Status(), r.Body())
+			}
+			threads[string(r.Body())]++
+		}
+		wg.Wait()
+		if len(threads) != 1 {
+			t.Errorf("served on %d threads, want 1: %v", len(threads), threads)
+		}
+	})
+}
+
+// Stop cancels a task still running: the app's finally runs, and its job
+// completes with a 503 (nothing was sent) that is not the app's error.
+func TestASGIStopCancels(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		app := loadApp(t, "asgi_spec_app:app")
+		q := NewQueue(8)
+		ex, err := interp.StartASGI(app, ASGIOptions{Loop: loop}, q, waiting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		marker := filepath.Join(t.TempDir(), "finally")
+		j := newJob(t, app, "GET /forever?"+marker+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		done := waiting.add(j)
+		q.Push(j)
+		// Wait until the task is running: a /hello request that the
+		// executor answers after /forever was spawned (FIFO spawn order).
+		probe := &asgiServer{ex: ex, queue: q, app: app}
+		probe.get(t, "/hello")
+		q.Close()
+		if err := ex.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the cancelled job never completed")
+		}
+		if r := j.Response; r.Outcome() != Complete || r.Status() != 503 || r.AppError() {
+			t.Errorf("outcome %d status %d app error %v", r.Outcome(), r.Status(), r.AppError())
+		}
+		if b, err := os.ReadFile(marker); err != nil || string(b) != "finally ran" {
+			t.Errorf("the app's finally: %q %v", b, err)
+		}
+	})
+}
+
+// blockingWriter is a BodyWriter whose Write waits for a release: the
+// back-pressure of a full outbox.
+type blockingWriter struct {
+	recorder
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (w *blockingWriter) Write(p []byte) (int, error) {
+	w.entered <- struct{}{}
+	<-w.release
+	return w.recorder.Write(p)
+}
+
+// While one request's send waits on a blocked write, the executor
+// serves others: the blocking call is off the event loop's thread, and
+// the send awaits (one piece out at a time).
+func TestASGIBackPressureDoesNotBlockTheLoop(t *testing.T) {
+	s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: LoopAsyncio})
+	j := newJob(t, s.app, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+	w := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	j.Writer = w
+	done := waiting.add(j)
+	s.queue.Push(j)
+	<-w.entered // the first piece is blocked in Write
+	if r := s.get(t, "/hello").Response; string(r.Body()) != "hello" {
+		t.Fatalf("while blocked: %q", r.Body())
+	}
+	if len(w.chunks) != 0 {
+		t.Fatalf("chunks %q before the release", w.chunks)
+	}
+	for i := 0; i < 3; i++ {
+		if i > 0 {
+			<-w.entered
+		}
+		w.release <- struct{}{}
+	}
+	<-done
+	if j.Response.Outcome() != Streamed || strings.Join(w.chunks, "|") != "one;|two;|three" {
+		t.Errorf("outcome %d chunks %q", j.Response.Outcome(), w.chunks)
+	}
+}
