@@ -186,3 +186,16 @@ func equalFold[T string | []byte](b T, lower string) bool {
 	}
 	return true
 }
+
+// hexValue returns the value of a hex digit, or 0xFF for any other byte.
+func hexValue(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10
+	}
+	return 0xFF
+}

@@ -221,7 +221,7 @@ func (d *ChunkedDecoder) Decode(in []byte) (data []byte, consumed int, done bool
 		c := in[i]
 		switch d.state {
 		case stateSizeStart:
-			v := chunkHexDigit(c)
+			v := hexValue(c)
 			if v > 0xF {
 				return d.fail(i, errChunkSize)
 			}
@@ -230,7 +230,7 @@ func (d *ChunkedDecoder) Decode(in []byte) (data []byte, consumed int, done bool
 			i++
 
 		case stateSize:
-			if v := chunkHexDigit(c); v <= 0xF {
+			if v := hexValue(c); v <= 0xF {
 				if d.digits == maxChunkDigits {
 					return d.fail(i, errChunkSizeTooLarge)
 				}
@@ -449,17 +449,4 @@ func (d *ChunkedDecoder) fail(i int, err error) ([]byte, int, bool, error) {
 func (d *ChunkedDecoder) failTrailer(i int, err error) (int, error) {
 	_, i, _, err = d.fail(i, err)
 	return i, err
-}
-
-// chunkHexDigit returns the value of a hex digit, or 0xFF.
-func chunkHexDigit(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10
-	}
-	return 0xFF
 }

@@ -138,7 +138,7 @@ func isRegNameByte(c byte) bool {
 	return l >= 'a' && l <= 'z' || isDigit(c) || strings.IndexByte("-._~%!$&'()*+,;=", c) >= 0
 }
 
-func isHexDigit(c byte) bool { return unhex(c) < 16 }
+func isHexDigit(c byte) bool { return hexValue(c) < 16 }
 
 // DecodePath appends the percent-decoded form of src (RFC 3986 §2.1) to
 // dst and returns it. A '%' not followed by two hex digits is a 400. '+'
@@ -153,7 +153,7 @@ func DecodePath(dst, src []byte) ([]byte, error) {
 		if i+2 >= len(src) {
 			return dst, errPercent
 		}
-		hi, lo := unhex(src[i+1]), unhex(src[i+2])
+		hi, lo := hexValue(src[i+1]), hexValue(src[i+2])
 		if hi > 15 || lo > 15 {
 			return dst, errPercent
 		}
@@ -161,16 +161,4 @@ func DecodePath(dst, src []byte) ([]byte, error) {
 		i += 2
 	}
 	return dst, nil
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10
-	}
-	return 255
 }
