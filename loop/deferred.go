@@ -130,11 +130,21 @@ func (l *Loop) serviceJob(s *slot) bool {
 	j.mu.Lock()
 	if j.aborted {
 		// The handler gave up (the loop's own aborts detach first).
-		if !j.headWritten {
+		if !j.headPosted {
 			j.mu.Unlock()
 			l.writeError(s, 500, "handler aborted")
 			return false
 		}
+		// The head was posted: whichever pass sees the abort, the client
+		// gets the head and the body so far, then the close (Abort's
+		// contract: a 500 only when no head was posted).
+		if s.send == nil {
+			s.send = l.buffers.getSend()
+		}
+		if !j.headWritten {
+			l.writeJobHead(s, j)
+		}
+		l.sendOutbox(s, j)
 		s.job = nil
 		j.detached = true
 		finished := j.finished
@@ -163,24 +173,8 @@ func (l *Loop) serviceJob(s *slot) bool {
 	if j.headPosted && !j.headWritten {
 		l.writeJobHead(s, j)
 	}
-	if j.headWritten && len(j.outbox) > 0 {
-		switch j.mode {
-		case http1.BodyChunked:
-			s.send = http1.AppendChunk(s.send, j.outbox)
-		case http1.BodyLength:
-			// Never past the declared length: the excess would be read as
-			// the next response (the job then ends with a close).
-			n := int(min(int64(len(j.outbox)), j.contentLength-j.bodySent))
-			s.send = append(s.send, j.outbox[:n]...)
-			j.bodySent += int64(n)
-			if n < len(j.outbox) {
-				s.keepAlive = false
-			}
-		case http1.BodyUntilClose:
-			s.send = append(s.send, j.outbox...)
-		}
-		j.outbox = j.outbox[:0]
-		j.cond.Broadcast()
+	if j.headWritten {
+		l.sendOutbox(s, j)
 	}
 	if !j.finished {
 		j.mu.Unlock()
@@ -313,4 +307,29 @@ func (l *Loop) refuseBody(s *slot, j *Job, status int, reason string, err error)
 		s.closeAfter = true
 	}
 	return false
+}
+
+// sendOutbox moves the handler's body bytes to the connection, framed by
+// the head's mode. Called with j.mu held, after the head was written.
+func (l *Loop) sendOutbox(s *slot, j *Job) {
+	if len(j.outbox) == 0 {
+		return
+	}
+	switch j.mode {
+	case http1.BodyChunked:
+		s.send = http1.AppendChunk(s.send, j.outbox)
+	case http1.BodyLength:
+		// Never past the declared length: the excess would be read as
+		// the next response (the job then ends with a close).
+		n := int(min(int64(len(j.outbox)), j.contentLength-j.bodySent))
+		s.send = append(s.send, j.outbox[:n]...)
+		j.bodySent += int64(n)
+		if n < len(j.outbox) {
+			s.keepAlive = false
+		}
+	case http1.BodyUntilClose:
+		s.send = append(s.send, j.outbox...)
+	}
+	j.outbox = j.outbox[:0]
+	j.cond.Broadcast()
 }
