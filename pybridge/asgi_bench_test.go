@@ -1,0 +1,201 @@
+package pybridge
+
+import (
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// countDown is a Completer that signals when a batch is complete; it
+// allocates nothing.
+type countDown struct {
+	left atomic.Int64
+	done chan struct{}
+}
+
+func newCountDown() *countDown { return &countDown{done: make(chan struct{}, 1)} }
+
+func (c *countDown) Complete(*Job) {
+	if c.left.Add(-1) == 0 {
+		c.done <- struct{}{}
+	}
+}
+
+// batchServer pushes prebuilt jobs through an executor a batch at a time.
+type batchServer struct {
+	ex    *ASGIExecutor
+	queue *Queue
+	cd    *countDown
+	jobs  []*Job
+}
+
+func newBatchServer(tb testing.TB, target string, loop Loop, batch int) *batchServer {
+	tb.Helper()
+	app := loadApp(tb, target)
+	bs := &batchServer{queue: NewQueue(batch), cd: newCountDown()}
+	ex, err := interp.StartASGI(app, ASGIOptions{Loop: loop, Lifespan: LifespanOff}, bs.queue, bs.cd)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bs.ex = ex
+	tb.Cleanup(func() {
+		bs.queue.Close()
+		if err := ex.Stop(); err != nil {
+			tb.Error(err)
+		}
+	})
+	for i := 0; i < batch; i++ {
+		bs.jobs = append(bs.jobs, newJob(tb, app, benchHead))
+	}
+	return bs
+}
+
+// serve runs n of the jobs and waits for all of them.
+func (bs *batchServer) serve(n int) {
+	bs.cd.left.Store(int64(n))
+	for _, j := range bs.jobs[:n] {
+		bs.queue.Push(j)
+	}
+	<-bs.cd.done
+}
+
+// The Go side of an ASGI request allocates nothing in steady state: the
+// feed, the wake's batch, the slot, the spawn, the completion.
+func TestASGIZeroAllocs(t *testing.T) {
+	bs := newBatchServer(t, "asgi_bench_app:app", LoopAsyncio, 64)
+	bs.serve(64)
+	bs.serve(64)
+	allocs := testing.AllocsPerRun(50, func() { bs.serve(64) })
+	if allocs != 0 {
+		t.Errorf("%.1f Go allocations per batch of 64 requests, want 0", allocs)
+	}
+	if r := bs.jobs[0].Response; r.Status() != 200 || string(r.Body()) != "Hello, World!" {
+		t.Fatalf("%d %q", r.Status(), r.Body())
+	}
+}
+
+// Python objects stay flat across many requests of several shapes: the
+// executor keeps no reference per request.
+func TestASGINoObjectGrowth(t *testing.T) {
+	s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: LoopAsyncio, Lifespan: LifespanOff})
+	counter := startASGI(t, "asgi_bench_app:objects", ASGIOptions{Loop: LoopAsyncio, Lifespan: LifespanOff})
+	count := func() (int, int) {
+		f := strings.Fields(string(counter.get(t, "/").Response.Body()))
+		a, _ := strconv.Atoi(f[0])
+		b, _ := strconv.Atoi(f[1])
+		return a, b
+	}
+	serve := func(n int) {
+		for i := 0; i < n; i++ {
+			var j *Job
+			switch i % 4 {
+			case 0:
+				j = newJob(t, s.app, "GET /scope?q=1 HTTP/1.1\r\nHost: x\r\nX-Rare: v\r\n\r\n")
+			case 1:
+				j = newJob(t, s.app, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n")
+				j.Body = &pieces{list: [][]byte{[]byte("ab"), []byte("cd")}}
+			case 2:
+				j = newJob(t, s.app, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+				j.Writer = &trailerRecorder{}
+			case 3:
+				j = newJob(t, s.app, "GET /trailers HTTP/1.1\r\nHost: x\r\n\r\n")
+				j.Writer = &trailerRecorder{}
+			}
+			s.run(j)
+			j.Response.Free()
+			j.Response = nil
+		}
+	}
+	serve(2000)
+	objects, blocks := count()
+	serve(10000)
+	objects2, blocks2 := count()
+	t.Logf("gc objects %d -> %d, allocated blocks %d -> %d over 10000 requests", objects, objects2, blocks, blocks2)
+	if objects2-objects > 50 || blocks2-blocks > 500 {
+		t.Errorf("growth over 10000 requests: %d gc objects, %d blocks", objects2-objects, blocks2-blocks)
+	}
+}
+
+// BenchmarkASGIScope: the scope of the twelve-header GET, built from the
+// template and dropped.
+func BenchmarkASGIScope(b *testing.B) {
+	bs := newBatchServer(b, "asgi_bench_app:app", LoopAsyncio, 1)
+	err := onThread(func(t *thread) {
+		if err := bs.ex.partsScope(bs.jobs[0], 100); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu := threadCPU()
+		if err := bs.ex.partsScope(bs.jobs[0], b.N); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		reportCPU(b, cpu)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkASGIHeadRead: a six-field http.response.start read into the
+// arena through the C API.
+func BenchmarkASGIHeadRead(b *testing.B) {
+	resp := NewResponse()
+	defer resp.Free()
+	err := onThread(func(t *thread) {
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu := threadCPU()
+		if err := partsHead(resp, b.N); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		reportCPU(b, cpu)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if resp.HeaderLen() != 6 || resp.Status() != 200 {
+		b.Fatalf("%d headers, status %d", resp.HeaderLen(), resp.Status())
+	}
+}
+
+// benchRequests drives whole requests through the executor in batches of
+// a thousand (the wake carries a batch) and reports the executor thread's
+// CPU per request, split into spawn (slot, scope, task) and the rest
+// (the task's run to its completion, the wake).
+func benchRequests(b *testing.B, loop Loop) {
+	const batch = 1000
+	bs := newBatchServer(b, "asgi_bench_app:app", loop, batch)
+	bs.serve(batch)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0, err := bs.ex.threadCPU()
+	if err != nil {
+		b.Skip("no per-thread CPU time:", err)
+	}
+	bs.ex.spawnCPU = 0
+	bs.ex.measure.Store(true)
+	for done := 0; done < b.N; {
+		n := min(batch, b.N-done)
+		bs.serve(n)
+		done += n
+	}
+	b.StopTimer()
+	bs.ex.measure.Store(false)
+	cpu1, _ := bs.ex.threadCPU()
+	total := float64(cpu1-cpu0) / float64(b.N)
+	spawn := float64(bs.ex.spawnCPU) / float64(b.N)
+	b.ReportMetric(total, "cpu-ns/op")
+	b.ReportMetric(spawn, "spawn-ns/op")
+	b.ReportMetric(total-spawn, "run-ns/op")
+	if r := bs.jobs[0].Response; r.Status() != 200 || r.Outcome() != Complete {
+		b.Fatalf("%d outcome %d", r.Status(), r.Outcome())
+	}
+}
+
+func BenchmarkASGIRequestAsyncio(b *testing.B) { benchRequests(b, LoopAsyncio) }
+func BenchmarkASGIRequestUvloop(b *testing.B)  { benchRequests(b, LoopUvloop) }
+
