@@ -198,4 +198,3 @@ func benchRequests(b *testing.B, loop Loop) {
 
 func BenchmarkASGIRequestAsyncio(b *testing.B) { benchRequests(b, LoopAsyncio) }
 func BenchmarkASGIRequestUvloop(b *testing.B)  { benchRequests(b, LoopUvloop) }
-
