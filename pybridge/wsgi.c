@@ -116,6 +116,15 @@ static int read_result(m0_thread *t, PyObject *result)
 		Py_ssize_t i;
 		for (i = 0; i < n && PyBytes_CheckExact(items[i]); i++)
 			total += (size_t)PyBytes_GET_SIZE(items[i]);
+		/* A list holding a non-bytes item is refused before anything is
+		 * sent (a plain 500), rather than after its leading items were
+		 * streamed. */
+		if (i < n && !PyBytes_Check(items[i])) {
+			PyErr_Format(PyExc_TypeError,
+			             "the application's body must be bytes, got %.100s",
+			             Py_TYPE(items[i])->tp_name);
+			return -1;
+		}
 		if (i == n) {
 			if (!t->head_set) {
 				PyErr_SetString(PyExc_RuntimeError,
