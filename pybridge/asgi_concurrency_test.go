@@ -124,3 +124,31 @@ func TestASGIBackPressureDoesNotBlockTheLoop(t *testing.T) {
 		t.Errorf("outcome %d chunks %q", j.Response.Outcome(), w.chunks)
 	}
 }
+
+// The server's word that the client left reaches a task waiting in
+// receive: http.disconnect, then its send raises; the job aborts without
+// blaming the app.
+func TestASGIClientGone(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop})
+		j := newJob(t, s.app, "GET /wait-disconnect?"+loop.String()+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		w := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
+		j.Writer = w
+		done := waiting.add(j)
+		s.queue.Push(j)
+		<-w.entered
+		w.release <- struct{}{}
+		s.ex.ClientGone(j)
+		<-done
+		if r := j.Response; r.Outcome() != Aborted || r.AppError() {
+			t.Errorf("outcome %d app error %v", r.Outcome(), r.AppError())
+		}
+		if got := string(s.get(t, "/seen?"+loop.String()).Response.Body()); got != "http.disconnect then ClientDisconnected" {
+			t.Errorf("the app saw %q", got)
+		}
+		s.ex.ClientGone(j) // completed: ignored
+		if r := s.get(t, "/hello").Response; string(r.Body()) != "hello" {
+			t.Errorf("after: %q", r.Body())
+		}
+	})
+}

@@ -128,6 +128,13 @@ class Request:
         if fut is not None and not fut.done():
             fut.set_result(message)
 
+    def resume_gone(self):
+        self._close()
+        fut = self.reading
+        self.reading = None
+        if fut is not None and not fut.done():
+            fut.set_result({"type": "http.disconnect"})
+
     def resume_write(self, rc):
         fut = self.writing
         self.writing = None

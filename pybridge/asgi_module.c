@@ -148,6 +148,21 @@ void m0_asgi_resume_write(int id, int rc)
 	Py_XDECREF(r);
 }
 
+/* m0_asgi_client_gone: the server saw the connection close. A body read
+ * under way still ends by itself (the reader fails); the request learns
+ * of it now. */
+void m0_asgi_client_gone(int id)
+{
+	m0_asgi_slot *s = slots[id];
+	s->client_gone = 1;
+	if (s->request == NULL)
+		return;
+	PyObject *r = PyObject_CallMethod(s->request, "resume_gone", NULL);
+	if (r == NULL)
+		m0_log_exception("m0serve: telling an ASGI request its client left failed:");
+	Py_XDECREF(r);
+}
+
 /* head(slot, status, headers, trailers): http.response.start into the
  * arena. */
 static PyObject *mod_head(PyObject *self, PyObject *const *args, Py_ssize_t nargs)

@@ -50,10 +50,12 @@ type asgiEventKind uint8
 const (
 	eventRead asgiEventKind = iota + 1
 	eventWrite
+	eventGone // the server says the client left (ClientGone)
 )
 
 type asgiEvent struct {
 	slot *asgiSlot
+	job  *Job // eventGone: the slot is looked up on the executor's thread
 	kind asgiEventKind
 	n    int   // read: bytes in readBuf; 0 end of body
 	err  error // read: the reader failed; write: the client is gone
@@ -96,6 +98,7 @@ func newASGISlot(ex *ASGIExecutor, j *Job) *asgiSlot {
 		panic("pybridge: ASGI slot table full; MaxInFlight exceeds it")
 	}
 	s.ex, s.job = ex, j
+	j.slot = s
 	s.reading, s.writing, s.completed, s.released = false, false, false, false
 	return s
 }
@@ -115,7 +118,7 @@ func (s *asgiSlot) settle() {
 	}
 	if s.completed && s.job != nil {
 		j := s.job
-		s.job = nil
+		s.job, j.slot = nil, nil
 		s.ex.complete(j)
 	}
 	if s.released && s.job == nil {
@@ -223,6 +226,13 @@ func writePiece(w asgiWrite) error {
 func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 	s := e.slot
 	switch e.kind {
+	case eventGone:
+		// Only while the job is still in flight here: a job completed
+		// (and perhaps handed over again) since has nothing to tell.
+		if s = e.job.slot; s == nil || s.job != e.job || s.completed {
+			return
+		}
+		C.m0_asgi_client_gone(C.int(s.id))
 	case eventRead:
 		s.reading = false
 		n := C.long(e.n)
@@ -242,4 +252,14 @@ func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 		C.m0_asgi_resume_write(C.int(s.id), rc)
 	}
 	s.settle()
+}
+
+// ClientGone tells the executor that the client of j, a job it has not
+// completed yet, has gone (the connection closed): the app's receive
+// returns http.disconnect, its next send raises (an OSError subclass),
+// and the job completes Aborted when the app stops, with no traceback
+// blamed on the app. Safe from any goroutine; a call for a job already
+// completed is ignored.
+func (ex *ASGIExecutor) ClientGone(j *Job) {
+	ex.post(asgiEvent{job: j, kind: eventGone})
 }

@@ -21,6 +21,10 @@ type Job struct {
 	// BodyErr is the BodyReader's error when a read failed (the app saw
 	// an OSError), for the server's log.
 	BodyErr error
+
+	// slot is the ASGI request state while the job is in flight on an
+	// executor (its thread's only).
+	slot *asgiSlot
 }
 
 // DefaultBufferLimit is the loop's response outbox (64 KiB).

@@ -92,6 +92,16 @@ async def app(scope, receive, send):
                 break
             await asyncio.sleep(0.01)
         await _reply(send, 200, str(seen.get(query)).encode())
+    elif path == "/wait-disconnect":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"tick", "more_body": True})
+        m = await receive()
+        try:
+            await send({"type": "http.response.body", "body": b"tock", "more_body": True})
+            seen[query] = m["type"] + " then sent"
+        except OSError as e:
+            seen[query] = m["type"] + " then " + type(e).__name__
+            raise
     elif path == "/raise-before":
         raise ValueError("raised before the head")
     elif path == "/raise-after":
