@@ -11,7 +11,7 @@ import (
 
 // DefaultThreads is --threads' default: handler threads calling the app.
 // See cmd/m0serve's --help for the measurement behind it.
-const DefaultThreads = 2
+const DefaultThreads = 1
 
 // maxThreads bounds --threads (the bridge's own limit is higher; more
 // threads than this only contend for the GIL).

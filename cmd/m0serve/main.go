@@ -83,7 +83,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 // threadsUsage states --threads' default and why it is that.
 const threadsUsage = "handler threads calling the app. Python runs one thread at a time (the GIL), " +
 	"so more threads help only an app that waits (I/O, sleep); they cost a handoff each. " +
-	"The default was measured: TODO"
+	"Default 1, measured: examples/hello_wsgi.py under wrk -c16, server pinned to one core, " +
+	"server CPU per request was 23.7 µs with 1 thread, 25.7-27.4 with 2, 29-32 with 4, 35-40 with 8. " +
+	"Raise it for an app that waits (database, network): N threads serve N waiting requests at once"
 
 // option is one flag with its environment variable.
 type option struct {
