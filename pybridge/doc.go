@@ -1,6 +1,7 @@
 // Package pybridge runs Python web applications in-process: an embedded
 // CPython (3.10 or newer) and a C shim that serves PEP 3333 (WSGI) apps
-// with one cgo call per request.
+// with one cgo call per request, and ASGI 3.0 apps (HTTP and lifespan)
+// on one thread running an event loop.
 //
 // # Shape
 //
@@ -47,4 +48,42 @@
 // the loop job's Write. Its Completer finishes the loop job per Outcome.
 // Complete runs with the GIL held and must not block: BufferLimit keeps a
 // Complete body within what the loop queues without blocking.
+//
+// # ASGI
+//
+// StartASGI(app, ASGIOptions{Loop, Lifespan, ServerName, ServerPort,
+// URLScheme, MaxInFlight, Batch, CancelTimeout}, src, done) runs one
+// handler thread with an event loop (uvloop when it imports under
+// LoopAuto) and returns once lifespan startup is over: call it before
+// accepting; a *StartupError carries the app's message (exit 3). Any app
+// is accepted: ASGI 3, or ASGI 2 (double-callable) by uvicorn's rule (a
+// class whose instances are not awaitable, which LoadApp reports as
+// WSGI: choose the executor by configuration, not by Interface alone).
+// A feeder goroutine Takes jobs from src (up to MaxInFlight in flight)
+// and wakes the loop through an eventfd it watches (add_reader); one wake
+// spawns every job queued since the last and delivers every finished
+// body read and write. Jobs are the WSGI ones, Response and Completer
+// alike, with these differences:
+//   - A single http.response.body (more_body False) is Complete with its
+//     length; over BufferLimit with a Writer it streams, length known.
+//     Several body messages gather in the arena without a Writer, or go
+//     to the Writer piece by piece (WriteHead at the first non-empty
+//     piece, Write+Flush per piece): Streamed. A send awaits its Write,
+//     so a blocking Writer is the back-pressure, off the loop's thread.
+//   - Response.Reason is empty: write http1.StatusText for the status.
+//   - http.response.pathsend is Response.File, as wsgi.file_wrapper.
+//   - Trailers go to the Writer when it implements TrailerWriter (after
+//     the last body block), and are dropped otherwise.
+//   - The request body is read by a goroutine of the request's slot in
+//     pieces of up to 64 KiB as receive asks; never whole.
+//   - Completion may come before the task ends (a background task runs
+//     on); the job is not touched after it. It waits for a body Read or
+//     Write still under way: a Read blocked on a silent client delays it.
+//   - ClientGone(j) when the connection of a job in flight closes:
+//     receive returns http.disconnect and send raises.
+//
+// Stop: close src, then Stop; jobs not yet started and jobs taken after
+// get 503, running tasks are cancelled (their finally runs, for up to
+// CancelTimeout; 503 if nothing was sent, else Aborted), lifespan
+// shutdown runs, the thread ends. Stop before Interpreter.Close.
 package pybridge
