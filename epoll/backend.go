@@ -26,25 +26,19 @@ import (
 	"github.com/m0serve/m0serve/loop/readiness"
 )
 
-// passesBetweenPolls bounds how many Waits in a row may be served from
-// already-known readiness without asking the kernel: a few sockets with
-// endless ready work must not starve the rest.
-const passesBetweenPolls = 8
-
 // eventBatch is how many readiness events one epoll_wait takes.
 const eventBatch = 256
 
 // Backend is loop.Backend on epoll. All methods but Wake belong to the
 // loop thread.
 type Backend struct {
-	epollFD   int
-	wakeFD    int // eventfd
-	table     *readiness.Table
-	events    []unix.EpollEvent
-	sincePoll int
-	polls     uint64  // epoll_wait calls, for tests and benchmarks
-	wakeWord  [8]byte // read buffer for the eventfd counter
-	one       [8]byte // the eventfd increment Wake writes; never modified
+	epollFD  int
+	wakeFD   int // eventfd
+	table    *readiness.Table
+	events   []unix.EpollEvent
+	polls    uint64  // epoll_wait calls, for tests and benchmarks
+	wakeWord [8]byte // read buffer for the eventfd counter
+	one      [8]byte // the eventfd increment Wake writes; never modified
 }
 
 var _ loop.Backend = (*Backend)(nil)
@@ -118,54 +112,21 @@ func (b *Backend) Wake() error {
 	}
 }
 
-// Wait implements loop.Backend. It calls epoll_wait only when nothing
-// queued is completable from readiness already known (and at least every
-// passesBetweenPolls calls). A negative timeout waits without limit.
+// Wait implements loop.Backend: epoll_wait only when nothing queued is
+// completable from readiness already known (readiness.Table.Wait).
 func (b *Backend) Wait(out []loop.Completion, timeout time.Duration) (int, error) {
-	if len(out) == 0 {
-		return 0, nil
-	}
-	if b.sincePoll >= passesBetweenPolls {
-		if err := b.poll(0); err != nil {
-			return 0, err
-		}
-	}
-	if n := b.table.Fill(out); n > 0 {
-		b.sincePoll++
-		return n, nil
-	}
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
-	}
-	for {
-		milliseconds := -1
-		if timeout >= 0 {
-			milliseconds = 0
-			if timeout > 0 {
-				left := time.Until(deadline)
-				if left > 0 {
-					// Round up: a sub-millisecond remainder must not turn
-					// into a busy poll.
-					milliseconds = int((left + time.Millisecond - 1) / time.Millisecond)
-				}
-			}
-		}
-		if err := b.poll(milliseconds); err != nil {
-			return 0, err
-		}
-		if n := b.table.Fill(out); n > 0 {
-			return n, nil
-		}
-		if milliseconds == 0 {
-			return 0, nil
-		}
-	}
+	return b.table.Wait(out, timeout, b.poll)
 }
 
-// poll runs one epoll_wait and records what it reports.
-func (b *Backend) poll(milliseconds int) error {
-	b.sincePoll = 0
+// poll runs one epoll_wait (negative wait: no limit) and records what it
+// reports.
+func (b *Backend) poll(wait time.Duration) error {
+	milliseconds := -1
+	if wait >= 0 {
+		// Round up: a sub-millisecond remainder must not turn into a busy
+		// poll.
+		milliseconds = int((wait + time.Millisecond - 1) / time.Millisecond)
+	}
 	b.polls++
 	count, err := unix.EpollWait(b.epollFD, b.events, milliseconds)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/m0serve/m0serve/loop"
+	"github.com/m0serve/m0serve/loop/readiness"
 )
 
 func socketPair(t *testing.T) (int, int) {
@@ -77,7 +78,7 @@ func TestBackPressureDoesNotSpin(t *testing.T) {
 }
 
 // TestReadyWorkDoesNotStarvePolling: while queued work keeps completing
-// without a wait, Wait still asks the kernel every passesBetweenPolls
+// without a wait, Wait still asks the kernel every readiness.PassesBetweenPolls
 // calls, so other sockets' readiness and wakes are seen.
 func TestReadyWorkDoesNotStarvePolling(t *testing.T) {
 	b := newBackend(t)
@@ -88,7 +89,7 @@ func TestReadyWorkDoesNotStarvePolling(t *testing.T) {
 		t.Fatal(err)
 	}
 	sawWake := false
-	for i := 0; i < 4*passesBetweenPolls && !sawWake; i++ {
+	for i := 0; i < 4*readiness.PassesBetweenPolls && !sawWake; i++ {
 		// A send that always completes at once (the peer's buffer is
 		// drained each round).
 		b.QueueSend(busy, 1, 1, data)
@@ -108,6 +109,6 @@ func TestReadyWorkDoesNotStarvePolling(t *testing.T) {
 		}
 	}
 	if !sawWake {
-		t.Fatalf("a Wake stayed unseen through %d Waits served from ready work", 4*passesBetweenPolls)
+		t.Fatalf("a Wake stayed unseen through %d Waits served from ready work", 4*readiness.PassesBetweenPolls)
 	}
 }

@@ -22,11 +22,6 @@ import (
 	"github.com/m0serve/m0serve/loop/readiness"
 )
 
-// passesBetweenPolls bounds how many Waits in a row may be served from
-// already-known readiness without asking the kernel: a few sockets with
-// endless ready work must not starve the rest.
-const passesBetweenPolls = 8
-
 // eventBatch is how many events one kevent call takes.
 const eventBatch = 256
 
@@ -42,7 +37,6 @@ type Backend struct {
 	poller    *poller
 	events    []unix.Kevent_t
 	timeout   unix.Timespec
-	sincePoll int
 	drain     [64]byte
 	one       [1]byte // what Wake writes; never modified
 }
@@ -125,47 +119,15 @@ func (b *Backend) Wake() error {
 	}
 }
 
-// Wait implements loop.Backend. It calls kevent only when nothing queued
-// is completable from readiness already known (and at least every
-// passesBetweenPolls calls). A negative timeout waits without limit.
+// Wait implements loop.Backend: kevent only when nothing queued is
+// completable from readiness already known (readiness.Table.Wait).
 func (b *Backend) Wait(out []loop.Completion, timeout time.Duration) (int, error) {
-	if len(out) == 0 {
-		return 0, nil
-	}
-	if b.sincePoll >= passesBetweenPolls {
-		if err := b.poll(0); err != nil {
-			return 0, err
-		}
-	}
-	if n := b.table.Fill(out); n > 0 {
-		b.sincePoll++
-		return n, nil
-	}
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
-	}
-	for {
-		left := timeout
-		if timeout > 0 {
-			left = max(time.Until(deadline), 0)
-		}
-		if err := b.poll(left); err != nil {
-			return 0, err
-		}
-		if n := b.table.Fill(out); n > 0 {
-			return n, nil
-		}
-		if left == 0 {
-			return 0, nil
-		}
-	}
+	return b.table.Wait(out, timeout, b.poll)
 }
 
 // poll runs one kevent wait (negative: no limit) and records what it
 // reports.
 func (b *Backend) poll(wait time.Duration) error {
-	b.sincePoll = 0
 	var timeout *unix.Timespec
 	if wait >= 0 {
 		b.timeout = unix.NsecToTimespec(int64(wait))

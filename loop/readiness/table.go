@@ -75,6 +75,8 @@ type Table struct {
 	acceptArmed    bool
 	listenReadable bool
 	listenRegistry bool
+
+	sincePoll int // Waits served from known readiness since the last poll
 }
 
 // NewTable returns an empty table that registers sockets with poller.
