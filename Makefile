@@ -11,7 +11,8 @@ GOBIN       := $(shell $(GO) env GOPATH)/bin
 # Debian packages the build, the tests and the benchmarks need. `setup`
 # installs only the missing ones, so it is quick when nothing is missing.
 DEB_PACKAGES := curl wrk strace pkg-config python3-dev \
-	python3-flask python3-django python3-falcon gunicorn
+	python3-flask python3-django python3-falcon gunicorn \
+	python3-uvloop python3-starlette python3-fastapi
 
 .PHONY: all build test unit lint run bench bench-quick bench-parsers fuzz setup vet fmt-check cross-check clean
 

@@ -75,7 +75,9 @@ type ASGIOptions struct {
 	URLScheme  string
 	// MaxInFlight bounds the requests the executor runs at once; past it
 	// the executor takes no more jobs from its source (the loop feels the
-	// back-pressure). 0 means DefaultMaxInFlight.
+	// back-pressure). 0 means DefaultMaxInFlight; at most 65536, the
+	// process's slot table, which all executors share (a job finding no
+	// free slot gets a 503).
 	MaxInFlight int
 	// Batch is how many jobs the executor takes from its source at a
 	// time; 0 means 64.
@@ -156,6 +158,7 @@ func (ip *Interpreter) StartASGI(app *App, opt ASGIOptions, src JobSource, done 
 	if opt.MaxInFlight <= 0 {
 		opt.MaxInFlight = DefaultMaxInFlight
 	}
+	opt.MaxInFlight = min(opt.MaxInFlight, C.M0_ASGI_MAX_SLOTS)
 	if opt.Batch <= 0 {
 		opt.Batch = 64
 	}
@@ -377,6 +380,11 @@ func (ex *ASGIExecutor) complete(j *Job) {
 // spawn starts one job as a task.
 func (ex *ASGIExecutor) spawn(j *Job) {
 	s := newASGISlot(ex, j)
+	if s == nil {
+		C.m0_asgi_unavailable(j.Response.c)
+		ex.complete(j)
+		return
+	}
 	fillRequest(&ex.creq, j)
 	r := &j.Request
 	writer := 0

@@ -35,6 +35,7 @@ func newBatchServer(tb testing.TB, target string, loop Loop, batch int) *batchSe
 	app := loadApp(tb, target)
 	bs := &batchServer{queue: NewQueue(batch), cd: newCountDown()}
 	ex, err := interp.StartASGI(app, ASGIOptions{Loop: loop, Lifespan: LifespanOff}, bs.queue, bs.cd)
+	skipWithoutUvloop(tb, err)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -53,6 +53,7 @@ func TestASGIStopCancels(t *testing.T) {
 		app := loadApp(t, "asgi_spec_app:app")
 		q := NewQueue(8)
 		ex, err := interp.StartASGI(app, ASGIOptions{Loop: loop}, q, waiting)
+		skipWithoutUvloop(t, err)
 		if err != nil {
 			t.Fatal(err)
 		}

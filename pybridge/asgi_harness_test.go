@@ -1,6 +1,7 @@
 package pybridge
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -20,6 +21,7 @@ func startASGI(t testing.TB, target string, opt ASGIOptions) *asgiServer {
 	app := loadApp(t, target)
 	q := NewQueue(1024)
 	ex, err := interp.StartASGI(app, opt, q, waiting)
+	skipWithoutUvloop(t, err)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,5 +53,14 @@ func (s *asgiServer) get(t testing.TB, path string) *Job {
 func eachLoop(t *testing.T, fn func(t *testing.T, loop Loop)) {
 	for _, loop := range asgiLoops {
 		t.Run(loop.String(), func(t *testing.T) { fn(t, loop) })
+	}
+}
+
+// skipWithoutUvloop skips a uvloop case where the embedded Python has no
+// uvloop (Debian: python3-uvloop); the asyncio case still runs.
+func skipWithoutUvloop(t testing.TB, err error) {
+	t.Helper()
+	if err != nil && strings.Contains(err.Error(), "No module named 'uvloop'") {
+		t.Skipf("uvloop is not installed for Python %s", Version())
 	}
 }

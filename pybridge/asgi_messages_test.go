@@ -243,6 +243,7 @@ func TestASGILifespanStartupFailure(t *testing.T) {
 			app := loadApp(t, "asgi_spec_app:failing_startup")
 			q := NewQueue(8)
 			ex, err := interp.StartASGI(app, ASGIOptions{Loop: loop, Lifespan: mode}, q, waiting)
+			skipWithoutUvloop(t, err)
 			se, ok := err.(*StartupError)
 			if ex != nil || !ok || se.Message != "the database is down" {
 				t.Errorf("%s: executor %v error %v", mode, ex, err)

@@ -79,8 +79,8 @@ var (
 	asgiSlotCount int
 )
 
-// newASGISlot takes a free slot. The executor's MaxInFlight (at most
-// the slot table) bounds the slots in use.
+// newASGISlot takes a free slot, or nil when every slot of the process
+// is in use (executors whose MaxInFlight add up past the table).
 func newASGISlot(ex *ASGIExecutor, j *Job) *asgiSlot {
 	asgiSlotsMu.Lock()
 	var s *asgiSlot
@@ -95,7 +95,7 @@ func newASGISlot(ex *ASGIExecutor, j *Job) *asgiSlot {
 	}
 	asgiSlotsMu.Unlock()
 	if s == nil {
-		panic("pybridge: ASGI slot table full; MaxInFlight exceeds it")
+		return nil
 	}
 	s.ex, s.job = ex, j
 	j.slot = s
