@@ -67,7 +67,12 @@ func TestRunExitStatus(t *testing.T) {
 		{"env error names the flag", nil, map[string]string{"M0_MAX_CONNECTIONS": "many"}, 2, "--max-connections"},
 		{"env applies", []string{"--native", "hello"}, map[string]string{"M0_BACKEND": "bogus"}, 2, "--backend"},
 		{"flag wins over env", []string{"--native", "nope"}, map[string]string{"M0_NATIVE": "hello"}, 2, "--native"},
-		{"python app", []string{"app:application"}, nil, 2, "python apps are not supported yet"},
+		{"help names the app", []string{"--help"}, nil, 0, "m0serve [flags] module:attr"},
+		{"help states the threads default", []string{"--help"}, nil, 0, "Default 1, measured"},
+		{"asgi not yet", []string{"--interface", "asgi", "app:application"}, nil, 2, "--interface: asgi: not supported yet"},
+		{"threads from env", []string{"app:application"}, map[string]string{"M0_THREADS": "0"}, 2, "--threads: 0"},
+		{"bool env", []string{"app:application"}, map[string]string{"M0_FACTORY": "maybe"}, 2, "--factory"},
+		{"access-log env", []string{"app:application"}, map[string]string{"M0_ACCESS_LOG": "1", "M0_ROOT_PATH": "x"}, 2, "--root-path"},
 		{"two apps", []string{"a:b", "c:d"}, nil, 2, "one application"},
 	}
 	for _, tc := range cases {
