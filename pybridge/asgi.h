@@ -26,7 +26,7 @@ typedef struct {
 	int64_t body_left;     /* request body not yet delivered; -1 unknown */
 	uint32_t buffer_limit;
 	uint8_t has_body, writer, head_sent, client_gone, body_failed,
-	    want_trailers;
+	    want_trailers, writing;
 	int line_len;
 	char line[232]; /* "METHOD target" for log lines */
 } m0_asgi_slot;

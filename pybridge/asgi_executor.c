@@ -125,6 +125,7 @@ void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
 	s->buffer_limit = req->buffer_limit;
 	s->writer = (uint8_t)writer;
 	s->head_sent = s->client_gone = s->body_failed = s->want_trailers = 0;
+	s->writing = 0; /* a slot is reused only once its ops are over */
 	if (s->trailers != NULL)
 		m0_response_reset(s->trailers);
 	int mlen = (int)(req->method.end - req->method.start);

@@ -68,7 +68,7 @@ class Request:
     object. slot names the C and Go state of the request."""
 
     __slots__ = ("ex", "slot", "send_state", "trailers", "streaming",
-                 "body_done", "reading", "writing", "gone", "closed")
+                 "body_done", "reading", "writing", "gone", "closed", "stash")
 
     def __init__(self, ex, slot):
         self.ex = ex
@@ -81,6 +81,7 @@ class Request:
         self.writing = None
         self.gone = None
         self.closed = False  # the response is final or the client left
+        self.stash = None  # a body message whose receive was cancelled
 
     async def run(self, scope):
         slot = self.slot
@@ -105,12 +106,29 @@ class Request:
             gone.set_result(None)
 
     async def receive(self):
-        if not self.body_done:
-            message = _m0asgi.read(self.slot)
-            if message is None:
-                fut = self.ex.loop.create_future()
-                self.reading = fut
-                message = await fut
+        while not self.body_done:
+            message = self.stash
+            if message is not None:
+                self.stash = None
+            elif self.reading is not None:
+                if self.reading.done():
+                    # The receive that asked was cancelled; its read is
+                    # still out, and its piece comes to this one.
+                    self.reading = self.ex.loop.create_future()
+                    message = await self.reading
+                else:
+                    # Another receive waits on a read: wait for it
+                    # (without cancelling it if this one is), then read on.
+                    await asyncio.wait((self.reading,))
+                    continue
+            else:
+                message = _m0asgi.read(self.slot)
+                if message is None:
+                    fut = self.ex.loop.create_future()
+                    self.reading = fut
+                    # Cancelled here, the piece is kept for the next
+                    # receive (resume_read finds the future done).
+                    message = await fut
             if message["type"] != "http.request" or not message["more_body"]:
                 self.body_done = True
                 if message["type"] == "http.disconnect":
@@ -127,6 +145,8 @@ class Request:
         self.reading = None
         if fut is not None and not fut.done():
             fut.set_result(message)
+        else:
+            self.stash = message
 
     def resume_gone(self):
         self._close()
@@ -145,6 +165,8 @@ class Request:
 
     async def _wait_write(self, rc):
         if rc == QUEUED:
+            # One write at a time (asgi_module.c refuses a second): a
+            # cancelled send leaves its write to finish on its own.
             fut = self.ex.loop.create_future()
             self.writing = fut
             rc = await fut

@@ -285,3 +285,48 @@ func TestASGI2App(t *testing.T) {
 		t.Errorf("%d %q", r.Status(), r.Body())
 	}
 }
+
+// gatedReader holds its first piece until gate is closed.
+type gatedReader struct {
+	pieces
+	gate chan struct{}
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	<-g.gate
+	return g.pieces.Read(p)
+}
+
+// A receive cancelled while its read is out loses nothing: the piece
+// goes to the next receive.
+func TestASGICancelledReceiveKeepsThePiece(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop})
+		j := newJob(t, s.app, "POST /cancel-receive?"+loop.String()+" HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n\r\n")
+		g := &gatedReader{pieces: pieces{list: [][]byte{[]byte("abc"), []byte("def")}}, gate: make(chan struct{})}
+		j.Body = g
+		done := waiting.add(j)
+		s.queue.Push(j)
+		if got := string(s.get(t, "/seen?"+loop.String()).Response.Body()); got != "cancelled" {
+			t.Fatalf("seen %q", got)
+		}
+		close(g.gate)
+		<-done
+		if r := j.Response; r.Status() != 200 || string(r.Body()) != "abcdef" {
+			t.Errorf("%d %q", r.Status(), r.Body())
+		}
+	})
+}
+
+// Two receives at once get consecutive pieces, not the same one twice.
+func TestASGIConcurrentReceives(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop})
+		j := newJob(t, s.app, "POST /two-receives HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\n")
+		j.Body = &pieces{list: [][]byte{[]byte("abc"), []byte("def"), []byte("ghi")}}
+		s.run(j)
+		if r := j.Response; r.Status() != 200 || string(r.Body()) != "abcdefghi" {
+			t.Errorf("%d %q", r.Status(), r.Body())
+		}
+	})
+}

@@ -138,6 +138,7 @@ void m0_asgi_resume_write(int id, int rc)
 {
 	m0_asgi_slot *s = slots[id];
 	Py_CLEAR(s->held);
+	s->writing = 0;
 	if (rc < 0)
 		s->client_gone = 1;
 	if (s->request == NULL)
@@ -178,11 +179,20 @@ static PyObject *mod_head(PyObject *self, PyObject *const *args, Py_ssize_t narg
 }
 
 /* queue_write hands body to the slot's writer goroutine, the head first
- * when it has not gone out. body is held until the resume. */
+ * when it has not gone out. body is held until the resume. QUEUED, GONE,
+ * or -2 with an exception set. */
 static int queue_write(m0_asgi_slot *s, PyObject *body, int trailers)
 {
 	if (s->client_gone)
 		return GONE;
+	/* The Go side reads held's bytes until the resume: a second write
+	 * (two sends at once, one of them cancelled) must wait its turn. */
+	if (s->writing) {
+		PyErr_SetString(PyExc_RuntimeError,
+		                "ASGI send while an earlier send of the request is still being written");
+		return -2;
+	}
+	s->writing = 1;
 	s->held = Py_XNewRef(body);
 	int head = !s->head_sent;
 	s->head_sent = 1;
@@ -233,6 +243,10 @@ static PyObject *mod_complete(PyObject *self, PyObject *const *args, Py_ssize_t 
 	if (s->writer && (size_t)n > s->buffer_limit) {
 		s->resp->content_length = n;
 		rc = queue_write(s, body, 0);
+		if (rc == -2) {
+			Py_DECREF(body);
+			return NULL;
+		}
 	} else if (append_body(s, body) < 0) {
 		Py_DECREF(body);
 		return NULL;
@@ -266,6 +280,8 @@ static PyObject *mod_write(PyObject *self, PyObject *const *args, Py_ssize_t nar
 		rc = queue_write(s, body, 0);
 	}
 	Py_DECREF(body);
+	if (rc == -2)
+		return NULL;
 	return PyLong_FromLong(rc);
 }
 
@@ -279,7 +295,8 @@ static PyObject *mod_flush(PyObject *self, PyObject *arg)
 		return NULL;
 	if (!s->writer || !s->want_trailers)
 		return PyLong_FromLong(WRITTEN);
-	return PyLong_FromLong(queue_write(s, NULL, 1));
+	int rc = queue_write(s, NULL, 1);
+	return rc == -2 ? NULL : PyLong_FromLong(rc);
 }
 
 /* finish(slot): the response ended well. */

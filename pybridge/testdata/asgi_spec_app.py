@@ -102,6 +102,21 @@ async def app(scope, receive, send):
         except OSError as e:
             seen[query] = m["type"] + " then " + type(e).__name__
             raise
+    elif path == "/cancel-receive":
+        t = asyncio.ensure_future(receive())
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        t.cancel()
+        try:
+            await t
+        except asyncio.CancelledError:
+            pass
+        seen[query] = "cancelled"
+        await _reply(send, 200, b"".join(await _read_all(receive)))
+    elif path == "/two-receives":
+        first, second = await asyncio.gather(receive(), receive())
+        rest = await _read_all(receive) if second["more_body"] else []
+        await _reply(send, 200, first["body"] + second["body"] + b"".join(rest))
     elif path == "/raise-before":
         raise ValueError("raised before the head")
     elif path == "/raise-after":
