@@ -43,7 +43,13 @@ func TestConfigErrors(t *testing.T) {
 		{"kqueue on linux", []string{"--native", "hello", "--backend", "kqueue"}, nil, "backend"},
 		{"unknown native", []string{"--native", "nope"}, nil, "native"},
 		{"bad duration", []string{"--native", "hello", "--header-timeout", "soon"}, nil, "header-timeout"},
-		{"python app", []string{"app:application"}, nil, "python"},
+		{"asgi", []string{"--interface", "asgi", "app:application"}, nil, "interface"},
+		{"unknown interface", []string{"--interface", "rsgi", "app:application"}, nil, "interface"},
+		{"no threads", []string{"--threads", "0", "app:application"}, nil, "threads"},
+		{"bad threads env", []string{"app:application"}, []string{"M0_THREADS=many"}, "threads"},
+		{"relative root path", []string{"--root-path", "mount", "app:application"}, nil, "root-path"},
+		{"native and app", []string{"--native", "hello", "app:application"}, nil, "native"},
+		{"no application", nil, nil, "module:attr"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,7 +75,8 @@ func TestHelpListsEveryFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, flag := range []string{"host", "port", "backlog", "max-connections", "header-timeout", "keepalive-timeout",
-		"body-timeout", "graceful-timeout", "max-body-size", "max-head-size", "max-fields", "backend", "native"} {
+		"body-timeout", "graceful-timeout", "max-body-size", "max-head-size", "max-fields", "backend", "native",
+		"interface", "factory", "app-dir", "venv", "root-path", "threads", "access-log"} {
 		env := "M0_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 		if !strings.Contains(string(out), "--"+flag+" (env "+env+")") {
 			t.Errorf("--help lacks --%s (env %s)", flag, env)
