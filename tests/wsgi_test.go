@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -277,4 +278,71 @@ def make():
 		t.Fatalf("got %s", body)
 	}
 	checkValidatorLog(t, s)
+}
+
+// TestWSGIFileWrapper: a wsgi.file_wrapper body over a regular file (1 MiB,
+// many times the response outbox) arrives whole with its length, HEAD
+// sends none of it, and the connection serves the next request.
+func TestWSGIFileWrapper(t *testing.T) {
+	data := make([]byte, 1<<20+123)
+	for i := range data {
+		data[i] = byte(i*7 + i>>11)
+	}
+	file := filepath.Join(t.TempDir(), "blob.bin")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startWSGI(t, "file_app:app")
+	c := dial(t, s)
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for _, path := range []string{"/plain", "/sized"} {
+		fmt.Fprintf(c, "GET %s?%s HTTP/1.1\r\nHost: x\r\n\r\nHEAD %s?%s HTTP/1.1\r\nHost: x\r\n\r\n", path, file, path, file)
+		resp, body := readResponseTo(t, br, "GET")
+		if resp.StatusCode != 200 || resp.ContentLength != int64(len(data)) || body != string(data) {
+			t.Fatalf("GET %s: %d, length %d, body %d bytes equal %v", path, resp.StatusCode, resp.ContentLength, len(body), body == string(data))
+		}
+		resp, body = readResponseTo(t, br, "HEAD")
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Length") != fmt.Sprint(len(data)) || body != "" {
+			t.Fatalf("HEAD %s: %d, Content-Length %q, body %d bytes", path, resp.StatusCode, resp.Header.Get("Content-Length"), len(body))
+		}
+	}
+	s.stop()
+	if strings.Contains(s.logs.String(), "Traceback") {
+		t.Fatalf("server log:\n%s", s.logs)
+	}
+}
+
+// TestWSGIGracefulExit: SIGTERM with a request inside the app lets it
+// finish, then the handler threads stop, Python is finalised (the app's
+// atexit hook runs) and the process exits with status 0.
+func TestWSGIGracefulExit(t *testing.T) {
+	s := startWSGI(t, "sleep_app:app")
+	c := dial(t, s)
+	defer c.Close()
+	io.WriteString(c, "GET /sleep HTTP/1.1\r\nHost: x\r\n\r\n")
+	// Wait until the app has the request, so SIGTERM finds it in flight.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, body := httpGet(t, http.DefaultClient, s.url("/max"))
+		if strings.HasPrefix(body, "1 ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sleeping request never reached the app (/max %q)", body)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	resp, body := readResponseTo(t, bufio.NewReader(c), "GET")
+	if resp.StatusCode != 200 || body != "slept" {
+		t.Fatalf("in-flight request: %d %q", resp.StatusCode, body)
+	}
+	if err := s.waitExit(30 * time.Second); err != nil {
+		t.Fatalf("exit: %v\n%s", err, s.logs)
+	}
+	logs := s.logs.String()
+	if !strings.Contains(logs, "m0test: python finalized") || !strings.Contains(logs, "m0serve: stopped") {
+		t.Fatalf("Python was not finalised before the exit:\n%s", logs)
+	}
 }

@@ -36,3 +36,15 @@ def _app(environ, start_response):
 
 
 app = validator(_app)
+
+
+def _finalized():
+    # Runs in Py_FinalizeEx: the server finalised Python on its way out.
+    import sys
+    sys.stderr.write("m0test: python finalized\n")
+    sys.stderr.flush()
+
+
+import atexit  # noqa: E402
+
+atexit.register(_finalized)
