@@ -222,6 +222,10 @@ func (ex *ASGIExecutor) unregister() {
 func (ex *ASGIExecutor) release() {
 	ex.mu.Lock()
 	ex.fdClosed = true
+	for i := range ex.events {
+		ex.settleEndedLocked(&ex.events[i])
+	}
+	ex.events = nil
 	ex.mu.Unlock()
 	C.m0_wakefd_close(ex.readFD, ex.writeFD)
 	ex.unregister()
@@ -324,9 +328,38 @@ func (ex *ASGIExecutor) signalLocked() {
 // thread.
 func (ex *ASGIExecutor) post(e asgiEvent) {
 	ex.mu.Lock()
-	ex.events = append(ex.events, e)
-	ex.signalLocked()
+	if ex.fdClosed {
+		ex.settleEndedLocked(&e)
+	} else {
+		ex.events = append(ex.events, e)
+		ex.signalLocked()
+	}
 	ex.mu.Unlock()
+}
+
+// settleEndedLocked is deliver once the executor's thread has ended: a
+// read or write that was still out when Stop cancelled its task finishes
+// now, and the job it held back completes (its outcome was set at the
+// cancel). The bytes a write held stay referenced: without the thread
+// there is no GIL to drop them, and this happens once, at shutdown.
+// ex.mu is held.
+func (ex *ASGIExecutor) settleEndedLocked(e *asgiEvent) {
+	s := e.slot
+	switch e.kind {
+	case eventRead:
+		s.reading = false
+	case eventWrite:
+		s.writing = false
+	default:
+		return
+	}
+	if s.reading || s.writing || !s.completed || s.job == nil {
+		return
+	}
+	j := s.job
+	s.job, j.slot = nil, nil
+	ex.done.Complete(j)
+	ex.inFlight--
 }
 
 // wake runs on the executor's thread with the GIL held: spawn what was

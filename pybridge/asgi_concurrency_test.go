@@ -19,7 +19,7 @@ func TestASGIThousandConcurrent(t *testing.T) {
 		jobs := make([]*Job, n)
 		chans := make([]chan struct{}, n)
 		for i := range jobs {
-			jobs[i] = newJob(t, s.app, "GET /sleep HTTP/1.1\r\nHost: x\r\n\r\n")
+			jobs[i] = s.job(t, "GET /sleep HTTP/1.1\r\nHost: x\r\n\r\n")
 			chans[i] = waiting.add(jobs[i])
 		}
 		var wg sync.WaitGroup
@@ -102,7 +102,7 @@ func (w *blockingWriter) Write(p []byte) (int, error) {
 // the send awaits (one piece out at a time).
 func TestASGIBackPressureDoesNotBlockTheLoop(t *testing.T) {
 	s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: LoopAsyncio})
-	j := newJob(t, s.app, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+	j := s.job(t, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
 	w := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
 	j.Writer = w
 	done := waiting.add(j)
@@ -132,7 +132,7 @@ func TestASGIBackPressureDoesNotBlockTheLoop(t *testing.T) {
 func TestASGIClientGone(t *testing.T) {
 	eachLoop(t, func(t *testing.T, loop Loop) {
 		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop})
-		j := newJob(t, s.app, "GET /wait-disconnect?"+loop.String()+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		j := s.job(t, "GET /wait-disconnect?gone-"+loop.String()+" HTTP/1.1\r\nHost: x\r\n\r\n")
 		w := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
 		j.Writer = w
 		done := waiting.add(j)
@@ -144,7 +144,7 @@ func TestASGIClientGone(t *testing.T) {
 		if r := j.Response; r.Outcome() != Aborted || r.AppError() {
 			t.Errorf("outcome %d app error %v", r.Outcome(), r.AppError())
 		}
-		if got := string(s.get(t, "/seen?"+loop.String()).Response.Body()); got != "http.disconnect then ClientDisconnected" {
+		if got := string(s.get(t, "/seen?gone-"+loop.String()).Response.Body()); got != "http.disconnect then ClientDisconnected" {
 			t.Errorf("the app saw %q", got)
 		}
 		s.ex.ClientGone(j) // completed: ignored

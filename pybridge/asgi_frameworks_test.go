@@ -47,14 +47,14 @@ func TestStarlette(t *testing.T) {
 
 		// request.body() over a body in several pieces.
 		body := strings.Repeat("abcdefgh", 20000)
-		j := newJob(t, s.app, "POST /body HTTP/1.1\r\nHost: x\r\nContent-Length: 160000\r\n\r\n")
+		j := s.job(t, "POST /body HTTP/1.1\r\nHost: x\r\nContent-Length: 160000\r\n\r\n")
 		j.Body = &pieces{list: [][]byte{[]byte(body[:1000]), []byte(body[1000:100000]), []byte(body[100000:])}}
 		s.run(j)
 		if m := decode(t, j.Response); m["length"] != 160000.0 || m["head"] != "abcdefgh" {
 			t.Errorf("body: %v", m)
 		}
 
-		j = newJob(t, s.app, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+		j = s.job(t, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
 		w := &recorder{}
 		j.Writer = w
 		s.run(j)
@@ -81,7 +81,7 @@ func TestFastAPI(t *testing.T) {
 	eachLoop(t, func(t *testing.T, loop Loop) {
 		s := frameworkApp(t, "asgi_fastapi_app:app", "fastapi", ASGIOptions{Loop: loop})
 		post := func(body string) *Response {
-			j := newJob(t, s.app, "POST /items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "+
+			j := s.job(t, "POST /items HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "+
 				itoa(len(body))+"\r\n\r\n")
 			j.Body = &pieces{list: [][]byte{[]byte(body)}}
 			s.run(j)

@@ -3,6 +3,8 @@ package pybridge
 import (
 	"strings"
 	"testing"
+
+	"github.com/m0serve/m0serve/http1"
 )
 
 // asgiLoops are the event loops every spec test runs on.
@@ -13,6 +15,7 @@ type asgiServer struct {
 	ex    *ASGIExecutor
 	queue *Queue
 	app   *App
+	jobs  []*Job
 }
 
 // startASGI starts target's executor on loop; Stop runs at the test's end.
@@ -31,8 +34,32 @@ func startASGI(t testing.TB, target string, opt ASGIOptions) *asgiServer {
 		if err := ex.Stop(); err != nil {
 			t.Error(err)
 		}
+		// After Stop: a test that failed may leave a job in flight.
+		for _, j := range s.jobs {
+			if j.Response != nil {
+				j.Response.Free()
+				j.Response = nil
+			}
+		}
 	})
 	return s
+}
+
+// job is newJob for this executor, its arena freed after Stop.
+func (s *asgiServer) job(t testing.TB, raw string) *Job {
+	t.Helper()
+	var p http1.Parser
+	var req http1.Request
+	head := []byte(raw)
+	if _, err := p.Parse(head, &req); err != nil {
+		t.Fatalf("parse %q: %v", raw, err)
+	}
+	j := &Job{App: s.app, Response: NewResponse()}
+	j.Request.FromHTTP1(&req, head)
+	j.Request.RemoteAddr = []byte("127.0.0.1")
+	j.Request.RemotePort = 54321
+	s.jobs = append(s.jobs, j)
+	return j
 }
 
 // run hands the job to the executor and waits for its completion.
@@ -44,7 +71,7 @@ func (s *asgiServer) run(j *Job) {
 
 func (s *asgiServer) get(t testing.TB, path string) *Job {
 	t.Helper()
-	j := newJob(t, s.app, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+	j := s.job(t, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
 	s.run(j)
 	return j
 }

@@ -39,7 +39,7 @@ func TestASGIRequestBodyPieces(t *testing.T) {
 			{"none", "", nil, "", "1"},
 		} {
 			t.Run(c.name, func(t *testing.T) {
-				j := newJob(t, s.app, "POST /echo HTTP/1.1\r\nHost: x\r\n"+c.head+"\r\n")
+				j := s.job(t, "POST /echo HTTP/1.1\r\nHost: x\r\n"+c.head+"\r\n")
 				if c.pieces != nil {
 					p := &pieces{}
 					for _, s := range c.pieces {
@@ -63,7 +63,7 @@ func TestASGIRequestBodyPieces(t *testing.T) {
 func TestASGIRequestBodyLarge(t *testing.T) {
 	s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: LoopAsyncio})
 	body := strings.Repeat("0123456789abcdef", 20000) // 320,000 bytes
-	j := newJob(t, s.app, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 320000\r\n\r\n")
+	j := s.job(t, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 320000\r\n\r\n")
 	j.Body = &pieces{list: [][]byte{[]byte(body)}}
 	s.run(j)
 	n, _ := header(j.Response, "x-pieces")
@@ -74,7 +74,7 @@ func TestASGIRequestBodyLarge(t *testing.T) {
 
 func TestASGIBrokenBodyDisconnects(t *testing.T) {
 	s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: LoopAsyncio})
-	j := newJob(t, s.app, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n")
+	j := s.job(t, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n")
 	j.Body = &pieces{list: [][]byte{[]byte("abc")}, err: errGone}
 	s.run(j)
 	// The app asserted http.request and got http.disconnect: its error,
@@ -93,7 +93,7 @@ func TestASGIStreamedBody(t *testing.T) {
 		if r.Outcome() != Complete || string(r.Body()) != "one;two;three" || r.ContentLength() != 13 {
 			t.Errorf("buffered: outcome %d body %q length %d", r.Outcome(), r.Body(), r.ContentLength())
 		}
-		j := newJob(t, s.app, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+		j := s.job(t, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
 		w := &recorder{}
 		j.Writer = w
 		s.run(j)
@@ -108,7 +108,7 @@ func TestASGIStreamedBody(t *testing.T) {
 // One body message over the buffer limit streams with its length known.
 func TestASGIBigBodyStreamsWithLength(t *testing.T) {
 	s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: LoopAsyncio})
-	j := newJob(t, s.app, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+	j := s.job(t, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
 	w := &recorder{}
 	j.Writer = w
 	s.run(j)
@@ -124,7 +124,7 @@ func TestASGIBigBodyStreamsWithLength(t *testing.T) {
 func TestASGITrailers(t *testing.T) {
 	eachLoop(t, func(t *testing.T, loop Loop) {
 		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop})
-		j := newJob(t, s.app, "GET /trailers HTTP/1.1\r\nHost: x\r\n\r\n")
+		j := s.job(t, "GET /trailers HTTP/1.1\r\nHost: x\r\n\r\n")
 		w := &trailerRecorder{}
 		j.Writer = w
 		s.run(j)
@@ -134,7 +134,7 @@ func TestASGITrailers(t *testing.T) {
 		}
 		// A writer without TrailerWriter: the trailers are dropped, the
 		// body still ends well.
-		j = newJob(t, s.app, "GET /trailers HTTP/1.1\r\nHost: x\r\n\r\n")
+		j = s.job(t, "GET /trailers HTTP/1.1\r\nHost: x\r\n\r\n")
 		plain := &recorder{}
 		j.Writer = plain
 		s.run(j)
@@ -149,17 +149,17 @@ func TestASGITrailers(t *testing.T) {
 func TestASGIDisconnectAfterResponse(t *testing.T) {
 	eachLoop(t, func(t *testing.T, loop Loop) {
 		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop})
-		j := newJob(t, s.app, "POST /disconnect?"+loop.String()+" HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n")
+		j := s.job(t, "POST /disconnect?disc-"+loop.String()+" HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n")
 		j.Body = &pieces{list: [][]byte{[]byte("hi")}}
 		s.run(j)
 		if string(j.Response.Body()) != "ok" {
 			t.Fatalf("body %q", j.Response.Body())
 		}
-		if got := string(s.get(t, "/seen?"+loop.String()).Response.Body()); got != "http.disconnect" {
+		if got := string(s.get(t, "/seen?disc-"+loop.String()).Response.Body()); got != "http.disconnect" {
 			t.Errorf("receive after the response gave %q", got)
 		}
-		s.get(t, "/after-done?x"+loop.String())
-		if got := string(s.get(t, "/seen?x"+loop.String()).Response.Body()); got != "RuntimeError" {
+		s.get(t, "/after-done?after-"+loop.String())
+		if got := string(s.get(t, "/seen?after-"+loop.String()).Response.Body()); got != "RuntimeError" {
 			t.Errorf("send after the response: %q", got)
 		}
 	})
@@ -169,7 +169,7 @@ func TestASGIDisconnectAfterResponse(t *testing.T) {
 // traceback is blamed on the app.
 func TestASGIClientGoneWhileStreaming(t *testing.T) {
 	s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: LoopAsyncio})
-	j := newJob(t, s.app, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+	j := s.job(t, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
 	j.Writer = &recorder{failAfter: 2}
 	s.run(j)
 	if r := j.Response; r.Outcome() != Aborted || r.AppError() {
@@ -188,7 +188,7 @@ func TestASGIAppErrors(t *testing.T) {
 			}
 		}
 		// After the head went out: an abort, the app's error.
-		j := newJob(t, s.app, "GET /raise-after HTTP/1.1\r\nHost: x\r\n\r\n")
+		j := s.job(t, "GET /raise-after HTTP/1.1\r\nHost: x\r\n\r\n")
 		w := &recorder{}
 		j.Writer = w
 		s.run(j)
@@ -302,12 +302,12 @@ func (g *gatedReader) Read(p []byte) (int, error) {
 func TestASGICancelledReceiveKeepsThePiece(t *testing.T) {
 	eachLoop(t, func(t *testing.T, loop Loop) {
 		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop})
-		j := newJob(t, s.app, "POST /cancel-receive?"+loop.String()+" HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n\r\n")
+		j := s.job(t, "POST /cancel-receive?cancel-"+loop.String()+" HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n\r\n")
 		g := &gatedReader{pieces: pieces{list: [][]byte{[]byte("abc"), []byte("def")}}, gate: make(chan struct{})}
 		j.Body = g
 		done := waiting.add(j)
 		s.queue.Push(j)
-		if got := string(s.get(t, "/seen?"+loop.String()).Response.Body()); got != "cancelled" {
+		if got := string(s.get(t, "/seen?cancel-"+loop.String()).Response.Body()); got != "cancelled" {
 			t.Fatalf("seen %q", got)
 		}
 		close(g.gate)
@@ -322,11 +322,43 @@ func TestASGICancelledReceiveKeepsThePiece(t *testing.T) {
 func TestASGIConcurrentReceives(t *testing.T) {
 	eachLoop(t, func(t *testing.T, loop Loop) {
 		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop})
-		j := newJob(t, s.app, "POST /two-receives HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\n")
+		j := s.job(t, "POST /two-receives HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\n")
 		j.Body = &pieces{list: [][]byte{[]byte("abc"), []byte("def"), []byte("ghi")}}
 		s.run(j)
 		if r := j.Response; r.Status() != 200 || string(r.Body()) != "abcdefghi" {
 			t.Errorf("%d %q", r.Status(), r.Body())
 		}
 	})
+}
+
+// Stop while a body read is out: the executor ends, and the job, held
+// back by the read, completes (503) once the read returns.
+func TestASGIStopWithReadOut(t *testing.T) {
+	app := loadApp(t, "asgi_spec_app:app")
+	q := NewQueue(8)
+	ex, err := interp.StartASGI(app, ASGIOptions{Loop: LoopAsyncio}, q, waiting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := newJob(t, app, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\n")
+	g := &gatedReader{pieces: pieces{list: [][]byte{[]byte("abc")}}, gate: make(chan struct{})}
+	j.Body = g
+	done := waiting.add(j)
+	q.Push(j)
+	probe := &asgiServer{ex: ex, queue: q, app: app}
+	probe.get(t, "/hello") // /echo's read is out by now
+	q.Close()
+	if err := ex.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+		t.Fatal("completed while its read was still out")
+	default:
+	}
+	close(g.gate)
+	<-done
+	if r := j.Response; r.Outcome() != Complete || r.Status() != 503 {
+		t.Errorf("outcome %d status %d", r.Outcome(), r.Status())
+	}
 }

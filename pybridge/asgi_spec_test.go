@@ -24,7 +24,7 @@ func TestASGIHello(t *testing.T) {
 func TestASGIScope(t *testing.T) {
 	eachLoop(t, func(t *testing.T, loop Loop) {
 		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop, ServerName: "test.local", ServerPort: 8080})
-		j := newJob(t, s.app, "GET /scope/caf%C3%A9%20x?a=1&b=%20 HTTP/1.0\r\nHost: x\r\nX-Two: a\r\nX-TWO: b\r\n\r\n")
+		j := s.job(t, "GET /scope/caf%C3%A9%20x?a=1&b=%20 HTTP/1.0\r\nHost: x\r\nX-Two: a\r\nX-TWO: b\r\n\r\n")
 		s.run(j)
 		var scope map[string]any
 		if err := json.Unmarshal(j.Response.Body(), &scope); err != nil {
