@@ -16,7 +16,12 @@ import (
 // The line is built in the job's reused buffer and written in one call,
 // so lines from several handler threads never interleave (a write of up
 // to PIPE_BUF bytes to a pipe is atomic).
+//
+// It must run before the loop job is finished: the loop reuses it after.
 func (w *wsgiJob) logAccess(status int) {
+	if !w.pool.accessLog {
+		return
+	}
 	lj := w.loopJob
 	req := &lj.Request
 	b := w.logLine[:0]

@@ -122,6 +122,7 @@ func (p *wsgiPool) Complete(j *pybridge.Job) {
 	if j.BodyErr != nil && p.logf != nil {
 		p.logf("m0serve: reading the request body: %v", j.BodyErr)
 	}
+	// The loop job is the loop's again after Finish or Abort: log first.
 	switch resp.Outcome() {
 	case pybridge.Complete:
 		if fd, offset, length, ok := resp.TakeFile(); ok {
@@ -134,15 +135,15 @@ func (p *wsgiPool) Complete(j *pybridge.Job) {
 				w.sent += int64(n)
 			}
 		}
+		w.logAccess(resp.Status())
 		lj.Finish()
 	case pybridge.Streamed:
+		w.logAccess(resp.Status())
 		lj.Finish()
 	default:
 		// The head went out (or the client left): no valid end.
-		lj.Abort()
-	}
-	if p.accessLog {
 		w.logAccess(resp.Status())
+		lj.Abort()
 	}
 	p.put(w)
 }
@@ -191,8 +192,9 @@ func (w *wsgiJob) sendFile(fd int, offset, length int64) {
 	lj := w.loopJob
 	resp := w.job.Response
 	if err := w.WriteHead(resp); err != nil || lj.Request.MethodIs("HEAD") {
+		w.logAccess(resp.Status())
 		lj.Finish()
-		w.finishFile(resp.Status())
+		p.put(w)
 		return
 	}
 	buf := make([]byte, 64<<10)
@@ -209,20 +211,14 @@ func (w *wsgiJob) sendFile(fd int, offset, length int64) {
 			break
 		}
 	}
+	w.logAccess(resp.Status())
 	if length > 0 {
 		// Shorter than announced (the file shrank, or the client left).
 		lj.Abort()
 	} else {
 		lj.Finish()
 	}
-	w.finishFile(resp.Status())
-}
-
-func (w *wsgiJob) finishFile(status int) {
-	if w.pool.accessLog {
-		w.logAccess(status)
-	}
-	w.pool.put(w)
+	p.put(w)
 }
 
 // framingField: Content-Length, Transfer-Encoding, Connection, Date and
