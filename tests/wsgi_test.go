@@ -59,6 +59,21 @@ func TestWSGIExample(t *testing.T) {
 		if resp.StatusCode != 404 || body != "not found\n" {
 			t.Fatalf("GET /nope: %d %q", resp.StatusCode, body)
 		}
+		// Expect: 100-continue: the app's first wsgi.input read asks for
+		// the body.
+		io.WriteString(c, "POST /echo HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
+		line, err := br.ReadString('\n')
+		if err != nil || line != "HTTP/1.1 100 Continue\r\n" {
+			t.Fatalf("want 100 Continue, got %q %v", line, err)
+		}
+		if blank, _ := br.ReadString('\n'); blank != "\r\n" {
+			t.Fatalf("100 Continue then %q", blank)
+		}
+		io.WriteString(c, "ping")
+		resp, body = readResponseTo(t, br, "POST")
+		if resp.StatusCode != 200 || body != "ping" {
+			t.Fatalf("POST /echo after 100: %d %q", resp.StatusCode, body)
+		}
 		s.stop()
 		logs := s.logs.String()
 		for _, want := range []string{
@@ -67,6 +82,7 @@ func TestWSGIExample(t *testing.T) {
 			`"POST /echo HTTP/1.1" 200 11`,
 			`"GET /stream HTTP/1.1" 200 35`,
 			`"GET /nope?q=1 HTTP/1.1" 404 10`,
+			`"POST /echo HTTP/1.1" 200 4`,
 		} {
 			line := regexp.MustCompile(`(?m)^127\.0\.0\.1 - - \[\d\d/[A-Z][a-z][a-z]/\d{4}:\d\d:\d\d:\d\d \+0000\] ` + regexp.QuoteMeta(want) + `$`)
 			if !line.MatchString(logs) {
