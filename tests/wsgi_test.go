@@ -240,6 +240,9 @@ func TestWSGIStartupErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "raising.py"), []byte("def make():\n    raise ValueError('m0 factory failed')\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "coroutine.py"), []byte("async def app(scope, receive, send):\n    pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		want []string
@@ -248,6 +251,7 @@ func TestWSGIStartupErrors(t *testing.T) {
 		{[]string{"--factory", "raising:make"}, []string{"ValueError: m0 factory failed"}},
 		{[]string{"raising:nothing"}, []string{"AttributeError", "nothing"}},
 		{[]string{"--interface", "asgi", "raising:make"}, []string{"--interface: asgi: not supported yet"}},
+		{[]string{"coroutine:app"}, []string{"--interface: coroutine:app is an ASGI app: ASGI is not supported yet"}},
 		{[]string{"--threads", "0", "raising:make"}, []string{"--threads: 0"}},
 		{[]string{"no-colon"}, []string{"module:attr"}},
 		{[]string{"--venv", dir, "raising:make"}, []string{"virtualenv", dir}},
