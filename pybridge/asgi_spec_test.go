@@ -57,3 +57,45 @@ func TestASGIScope(t *testing.T) {
 		}
 	})
 }
+
+// Under a root path, path is what follows it and root_path is the mount
+// (as Starlette's generation of servers give them).
+func TestASGIRootPath(t *testing.T) {
+	app, err := interp.LoadApp(AppSpec{Target: "asgi_spec_app:app", RootPath: "/mount"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := NewQueue(8)
+	ex, err := interp.StartASGI(app, ASGIOptions{Loop: LoopAsyncio}, q, waiting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &asgiServer{ex: ex, queue: q, app: app}
+	defer func() {
+		q.Close()
+		if err := ex.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	var scope map[string]any
+	if err := json.Unmarshal(s.get(t, "/mount/scope/x").Response.Body(), &scope); err != nil {
+		t.Fatal(err)
+	}
+	if scope["path"] != "/scope/x" || scope["root_path"] != "/mount" ||
+		scope["raw_path"].(map[string]any)["bytes"] != "/mount/scope/x" {
+		t.Errorf("path %v root_path %v raw_path %v", scope["path"], scope["root_path"], scope["raw_path"])
+	}
+}
+
+// With a Writer, a response in one body message under the buffer limit
+// is still Complete: the fast path needs no Writer call.
+func TestASGISmallBodyWithWriterIsComplete(t *testing.T) {
+	s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: LoopAsyncio})
+	j := s.job(t, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+	w := &recorder{}
+	j.Writer = w
+	s.run(j)
+	if r := j.Response; r.Outcome() != Complete || string(r.Body()) != "hello" || w.heads != 0 || len(w.chunks) != 0 {
+		t.Errorf("outcome %d body %q heads %d chunks %d", r.Outcome(), r.Body(), w.heads, len(w.chunks))
+	}
+}
