@@ -38,7 +38,7 @@ func TestStarlette(t *testing.T) {
 			t.Errorf("route: %d %q", r.Status(), r.Body())
 		}
 		m := decode(t, s.get(t, "/json?a=1&b=two").Response)
-		if q := m["query"].(map[string]any); q["a"] != "1" || q["b"] != "two" || m["method"] != "GET" {
+		if q := m["query"].(map[string]any); q["a"] != "1" || q["b"] != "two" || m["method"] != "GET" || m["state"] != "connected" {
 			t.Errorf("json: %v", m)
 		}
 		if r := s.get(t, "/missing").Response; r.Status() != 404 {

@@ -1,5 +1,7 @@
 """A Starlette app for the executor's framework tests."""
 
+import contextlib
+
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
 from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
@@ -14,7 +16,7 @@ async def hello(request):
 
 async def as_json(request):
     return JSONResponse({"query": dict(request.query_params), "method": request.method,
-                         "state": getattr(request.state, "ready", None)})
+                         "state": getattr(request.state, "db", None)})
 
 
 async def body(request):
@@ -39,8 +41,10 @@ async def background_done(request):
     return PlainTextResponse(",".join(done))
 
 
-async def startup():
-    app.state.ready = "yes"
+@contextlib.asynccontextmanager
+async def lifespan(app):
+    # Lifespan state (Starlette >= 0.26): copied into each request's scope.
+    yield {"db": "connected"}
 
 
 app = Starlette(routes=[
@@ -50,4 +54,4 @@ app = Starlette(routes=[
     Route("/stream", stream),
     Route("/background", background),
     Route("/background-done", background_done),
-], on_startup=[startup])
+], lifespan=lifespan)
