@@ -348,6 +348,7 @@ func (ex *ASGIExecutor) settleEndedLocked(e *asgiEvent) {
 	switch e.kind {
 	case eventRead:
 		s.reading = false
+		s.returnReadBuffer()
 	case eventWrite:
 		s.writing = false
 	default:

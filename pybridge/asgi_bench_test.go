@@ -76,6 +76,59 @@ func TestASGIZeroAllocs(t *testing.T) {
 	}
 }
 
+// replay is a BodyReader of fixed pieces that can start over.
+type replay struct {
+	list [][]byte
+	next int
+}
+
+func (r *replay) Read(p []byte) (int, error) {
+	if r.next == len(r.list) {
+		return 0, errEOF
+	}
+	n := copy(p, r.list[r.next])
+	r.next++
+	return n, nil
+}
+
+// counter is a BodyWriter that counts what it is sent and keeps nothing.
+type counter struct{ bytes int }
+
+func (d *counter) WriteHead(*Response) error   { return nil }
+func (d *counter) Write(p []byte) (int, error) { d.bytes += len(p); return len(p), nil }
+func (d *counter) Flush() error                { return nil }
+
+// A request body read in pieces and a streamed response allocate nothing
+// on the Go side either: the read and write goroutines are the slot's,
+// the read buffer is pooled, the events reuse their slice.
+func TestASGIZeroAllocsStreaming(t *testing.T) {
+	const batch = 32
+	bs := newBatchServer(t, "asgi_bench_app:echo", LoopAsyncio, batch)
+	readers := make([]*replay, batch)
+	writers := make([]*counter, batch)
+	for i, j := range bs.jobs {
+		readers[i] = &replay{list: [][]byte{[]byte("abc"), []byte("defg")}}
+		writers[i] = &counter{}
+		j.Body, j.Writer = readers[i], writers[i]
+		j.Request.ContentLength = 7
+	}
+	serve := func() {
+		for i, r := range readers {
+			r.next, writers[i].bytes = 0, 0
+		}
+		bs.serve(batch)
+	}
+	serve()
+	serve()
+	allocs := testing.AllocsPerRun(30, serve)
+	if allocs != 0 {
+		t.Errorf("%.1f Go allocations per batch of %d streamed requests, want 0", allocs, batch)
+	}
+	if r := bs.jobs[0].Response; r.Outcome() != Streamed || writers[0].bytes != 7 {
+		t.Fatalf("outcome %d, %d bytes written", r.Outcome(), writers[0].bytes)
+	}
+}
+
 // Python objects stay flat across many requests of several shapes: the
 // executor keeps no reference per request.
 func TestASGINoObjectGrowth(t *testing.T) {

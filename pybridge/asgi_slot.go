@@ -34,8 +34,16 @@ type asgiSlot struct {
 
 	reads   chan *Job
 	writes  chan asgiWrite
-	readBuf []byte
+	readBuf *[]byte // from readBuffers while a read is out
 }
+
+// readBuffers lends a read its buffer for the read's duration only, so
+// idle slots hold none: a thousand uploads in flight take a thousand
+// buffers, and they come back to the pool as each piece is delivered.
+var readBuffers = sync.Pool{New: func() any {
+	b := make([]byte, asgiReadSize)
+	return &b
+}}
 
 type asgiWrite struct {
 	job      *Job
@@ -141,9 +149,9 @@ func (s *asgiSlot) release() {
 func (s *asgiSlot) read() {
 	if s.reads == nil {
 		s.reads = make(chan *Job, 1)
-		s.readBuf = make([]byte, asgiReadSize)
 		go s.readLoop()
 	}
+	s.readBuf = readBuffers.Get().(*[]byte)
 	s.reading = true
 	s.reads <- s.job
 }
@@ -152,7 +160,7 @@ func (s *asgiSlot) read() {
 // receive: it changes only while no op is out.
 func (s *asgiSlot) readLoop() {
 	for j := range s.reads {
-		n, err := readPiece(j.Body, s.readBuf)
+		n, err := readPiece(j.Body, *s.readBuf)
 		e := asgiEvent{slot: s, kind: eventRead, n: n, err: err}
 		if err != nil {
 			j.BodyErr = err
@@ -240,8 +248,9 @@ func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 			n = -1
 		}
 		if !s.released {
-			C.m0_asgi_resume_read(C.int(s.id), (*C.char)(unsafe.Pointer(unsafe.SliceData(s.readBuf))), n)
+			C.m0_asgi_resume_read(C.int(s.id), (*C.char)(unsafe.Pointer(unsafe.SliceData(*s.readBuf))), n)
 		}
+		s.returnReadBuffer()
 	case eventWrite:
 		s.writing = false
 		rc := C.int(0)
@@ -262,4 +271,9 @@ func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 // completed is ignored.
 func (ex *ASGIExecutor) ClientGone(j *Job) {
 	ex.post(asgiEvent{job: j, kind: eventGone})
+}
+
+func (s *asgiSlot) returnReadBuffer() {
+	readBuffers.Put(s.readBuf)
+	s.readBuf = nil
 }

@@ -20,3 +20,16 @@ async def objects(scope, receive, send):
     body = b"%d %d" % (len(gc.get_objects()), sys.getallocatedblocks())
     await send({"type": "http.response.start", "status": 200, "headers": []})
     await send({"type": "http.response.body", "body": body})
+
+
+async def echo(scope, receive, send):
+    """Reads the body piece by piece and streams each piece back."""
+    await send(START_STREAM)
+    while True:
+        m = await receive()
+        await send({"type": "http.response.body", "body": m["body"], "more_body": m["more_body"]})
+        if not m["more_body"]:
+            return
+
+
+START_STREAM = {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]}
