@@ -143,7 +143,14 @@ func TestASGINoObjectGrowth(t *testing.T) {
 	serve := func(n int) {
 		for i := 0; i < n; i++ {
 			var j *Job
-			switch i % 4 {
+			switch i % 7 {
+			case 4:
+				j = newJob(t, s.app, "GET /raise-before HTTP/1.1\r\nHost: x\r\n\r\n")
+			case 5:
+				j = newJob(t, s.app, "GET /raise-after HTTP/1.1\r\nHost: x\r\n\r\n")
+				j.Writer = &trailerRecorder{}
+			case 6:
+				j = newJob(t, s.app, "GET /body-first HTTP/1.1\r\nHost: x\r\n\r\n")
 			case 0:
 				j = newJob(t, s.app, "GET /scope?q=1 HTTP/1.1\r\nHost: x\r\nX-Rare: v\r\n\r\n")
 			case 1:
@@ -161,6 +168,8 @@ func TestASGINoObjectGrowth(t *testing.T) {
 			j.Response = nil
 		}
 	}
+	get(t, "bench_app:quiet", "/on") // a traceback per failing request
+	defer get(t, "bench_app:quiet", "/off")
 	serve(2000)
 	objects, blocks := count()
 	serve(10000)
