@@ -12,7 +12,7 @@ GOBIN       := $(shell $(GO) env GOPATH)/bin
 # installs only the missing ones, so it is quick when nothing is missing.
 DEB_PACKAGES := curl wrk strace pkg-config python3-dev \
 	python3-flask python3-django python3-falcon gunicorn \
-	python3-uvloop python3-starlette python3-fastapi
+	python3-uvloop python3-starlette python3-fastapi chromium
 
 .PHONY: all build test unit lint run bench bench-quick bench-parsers fuzz setup vet fmt-check cross-check clean
 
@@ -54,9 +54,10 @@ test: setup fmt-check lint cross-check build
 	$(GO) test $(LDFLAGS) -count=1 ./...
 	cd bench && $(GO) test $(LDFLAGS) -count=1 ./...
 
-# Serves until Ctrl-C; the first log line says where and on which backend.
+# Serves the example WSGI app until Ctrl-C; the first log line says where
+# and on which backend.
 run: setup build
-	$(BIN) --native hello
+	$(BIN) --app-dir examples hello_wsgi:app
 
 # Per-part Go benchmarks first, then the whole server beside its peers
 # (bench/README.md says how to read the table).
