@@ -126,8 +126,9 @@ type ASGIExecutor struct {
 	fdClosed bool
 	inFlight int // jobs taken and not yet complete
 
-	creq C.m0_request
-	tid  int // the executor thread's, for the per-part instruments
+	readBufs [][]byte // body read buffers not lent out (executor thread)
+	creq     C.m0_request
+	tid      int // the executor thread's, for the per-part instruments
 	// measure makes wake add its spawns' thread CPU time to spawnCPU
 	// (two getrusage calls per wake, not per job), for the benchmarks.
 	measure  atomic.Bool
@@ -348,7 +349,7 @@ func (ex *ASGIExecutor) settleEndedLocked(e *asgiEvent) {
 	switch e.kind {
 	case eventRead:
 		s.reading = false
-		s.returnReadBuffer()
+		s.readBuf = nil // the thread has ended: no one lends it again
 	case eventWrite:
 		s.writing = false
 	default:

@@ -34,16 +34,8 @@ type asgiSlot struct {
 
 	reads   chan *Job
 	writes  chan asgiWrite
-	readBuf *[]byte // from readBuffers while a read is out
+	readBuf []byte // lent by the executor while a read is out
 }
-
-// readBuffers lends a read its buffer for the read's duration only, so
-// idle slots hold none: a thousand uploads in flight take a thousand
-// buffers, and they come back to the pool as each piece is delivered.
-var readBuffers = sync.Pool{New: func() any {
-	b := make([]byte, asgiReadSize)
-	return &b
-}}
 
 type asgiWrite struct {
 	job      *Job
@@ -151,7 +143,7 @@ func (s *asgiSlot) read() {
 		s.reads = make(chan *Job, 1)
 		go s.readLoop()
 	}
-	s.readBuf = readBuffers.Get().(*[]byte)
+	s.readBuf = s.ex.lendReadBuffer()
 	s.reading = true
 	s.reads <- s.job
 }
@@ -160,7 +152,7 @@ func (s *asgiSlot) read() {
 // receive: it changes only while no op is out.
 func (s *asgiSlot) readLoop() {
 	for j := range s.reads {
-		n, err := readPiece(j.Body, *s.readBuf)
+		n, err := readPiece(j.Body, s.readBuf)
 		e := asgiEvent{slot: s, kind: eventRead, n: n, err: err}
 		if err != nil {
 			j.BodyErr = err
@@ -248,9 +240,10 @@ func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 			n = -1
 		}
 		if !s.released {
-			C.m0_asgi_resume_read(C.int(s.id), (*C.char)(unsafe.Pointer(unsafe.SliceData(*s.readBuf))), n)
+			C.m0_asgi_resume_read(C.int(s.id), (*C.char)(unsafe.Pointer(unsafe.SliceData(s.readBuf))), n)
 		}
-		s.returnReadBuffer()
+		ex.readBufs = append(ex.readBufs, s.readBuf)
+		s.readBuf = nil
 	case eventWrite:
 		s.writing = false
 		rc := C.int(0)
@@ -273,7 +266,16 @@ func (ex *ASGIExecutor) ClientGone(j *Job) {
 	ex.post(asgiEvent{job: j, kind: eventGone})
 }
 
-func (s *asgiSlot) returnReadBuffer() {
-	readBuffers.Put(s.readBuf)
-	s.readBuf = nil
+// lendReadBuffer lends a read its buffer for the read's duration only,
+// so idle slots hold none: a thousand uploads in flight take a thousand
+// buffers, returned as each piece is delivered and kept for the next
+// reads (executor thread only).
+func (ex *ASGIExecutor) lendReadBuffer() []byte {
+	if n := len(ex.readBufs); n > 0 {
+		b := ex.readBufs[n-1]
+		ex.readBufs[n-1] = nil
+		ex.readBufs = ex.readBufs[:n-1]
+		return b
+	}
+	return make([]byte, asgiReadSize)
 }
