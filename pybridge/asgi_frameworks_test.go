@@ -7,15 +7,12 @@ import (
 	"time"
 )
 
-// frameworkApp loads a Starlette or FastAPI test app, or skips where the
-// framework is not installed for the embedded Python (Debian:
-// python3-starlette, python3-fastapi).
+// frameworkApp loads a Starlette or FastAPI test app (see missingModule
+// for a Python without them).
 func frameworkApp(t *testing.T, target, module string, opt ASGIOptions) *asgiServer {
 	t.Helper()
 	_, err := interp.LoadApp(AppSpec{Target: target})
-	if err != nil && strings.Contains(err.Error(), "No module named '"+module+"'") {
-		t.Skipf("%s is not installed for Python %s", module, Version())
-	}
+	missingModule(t, err, module)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package pybridge
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/m0serve/m0serve/http1"
@@ -83,11 +82,9 @@ func eachLoop(t *testing.T, fn func(t *testing.T, loop Loop)) {
 	}
 }
 
-// skipWithoutUvloop skips a uvloop case where the embedded Python has no
-// uvloop (Debian: python3-uvloop); the asyncio case still runs.
+// skipWithoutUvloop handles a uvloop case where the embedded Python has
+// no uvloop (see missingModule); the asyncio case still runs.
 func skipWithoutUvloop(t testing.TB, err error) {
 	t.Helper()
-	if err != nil && strings.Contains(err.Error(), "No module named 'uvloop'") {
-		t.Skipf("uvloop is not installed for Python %s", Version())
-	}
+	missingModule(t, err, "uvloop")
 }
