@@ -37,6 +37,14 @@ type Config struct {
 	// OnStart is called on the loop thread once the backend is up, with
 	// its description.
 	OnStart func(backendName string)
+	// OnJobGone is called on the loop thread when the connection of a
+	// deferred job closes while its handler still holds the job, with
+	// the owner the handler set (Job.SetOwner; never called for none).
+	// It runs with the job's lock held, so the job cannot finish (and be
+	// reused) under it: it must not block, nor call the job's methods.
+	// An event-loop handler uses it to tell a task waiting on no read or
+	// write that its client left.
+	OnJobGone func(owner any)
 }
 
 // Defaults.

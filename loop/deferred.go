@@ -61,6 +61,9 @@ func (l *Loop) detachJob(j *Job, err error) {
 		if j.bodyErr == nil && err != ErrAborted {
 			j.bodyErr = err
 		}
+		if j.owner != nil && l.cfg.OnJobGone != nil {
+			l.cfg.OnJobGone(j.owner)
+		}
 	}
 	finished := j.finished
 	j.cond.Broadcast()

@@ -68,6 +68,10 @@ type Job struct {
 	finished      bool
 	aborted       bool
 
+	// owner is the handler's own record of this job (SetOwner), handed
+	// to Config.OnJobGone.
+	owner any
+
 	// queued: the job sits in the loop's notification ring (at most once).
 	queued bool
 
@@ -94,6 +98,7 @@ func (j *Job) reset() {
 	j.mode = http1.BodyNone
 	j.bodySent = 0
 	j.RemoteAddr = netip.AddrPort{}
+	j.owner = nil
 }
 
 // notify tells the loop this job has news (body wanted or drained, output
@@ -240,6 +245,15 @@ func (j *Job) Abort() {
 	j.aborted = true
 	j.finished = true
 	j.notify()
+}
+
+// SetOwner records the handler's own state for this job, which
+// Config.OnJobGone receives if the connection closes before Finish or
+// Abort.
+func (j *Job) SetOwner(owner any) {
+	j.mu.Lock()
+	j.owner = owner
+	j.mu.Unlock()
 }
 
 // SetHeaderBytes is SetHeader for byte slices: a bridge copying fields out

@@ -29,6 +29,8 @@ type Config struct {
 	// The Python application (package pybridge).
 	App       string // "module:attr", the app to serve
 	Interface string // auto, wsgi or asgi
+	Loop      string // ASGI event loop: auto, asyncio or uvloop
+	Lifespan  string // ASGI lifespan protocol: auto, on or off
 	Factory   bool   // call attr() to get the app
 	AppDir    string // first on sys.path; empty: the working directory
 	Venv      string // a virtualenv whose site-packages is importable; empty: $VIRTUAL_ENV
@@ -52,6 +54,8 @@ var Defaults = Config{
 	MaxFields:        100,
 	Backend:          "auto",
 	Interface:        "auto",
+	Loop:             "auto",
+	Lifespan:         "auto",
 	Threads:          DefaultThreads,
 }
 
@@ -122,11 +126,15 @@ func (c *Config) validatePython() error {
 		return &ConfigError{"app", fmt.Sprintf("%q: want module:attr (e.g. myproject.wsgi:application)", c.App)}
 	}
 	switch c.Interface {
-	case "auto", "wsgi":
-	case "asgi":
-		return &ConfigError{"interface", "asgi: not supported yet (serve a WSGI app)"}
+	case "auto", "wsgi", "asgi":
 	default:
 		return &ConfigError{"interface", fmt.Sprintf("%q: want auto, wsgi or asgi", c.Interface)}
+	}
+	if _, ok := asgiLoops[c.Loop]; !ok {
+		return &ConfigError{"loop", fmt.Sprintf("%q: want auto, asyncio or uvloop", c.Loop)}
+	}
+	if _, ok := asgiLifespans[c.Lifespan]; !ok {
+		return &ConfigError{"lifespan", fmt.Sprintf("%q: want auto, on or off", c.Lifespan)}
 	}
 	if c.Threads < 1 || c.Threads > maxThreads {
 		return &ConfigError{"threads", fmt.Sprintf("%d: want 1 to %d", c.Threads, maxThreads)}

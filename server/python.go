@@ -38,16 +38,31 @@ type AppLoadError struct {
 func (e *AppLoadError) Error() string { return e.Err.Error() }
 func (e *AppLoadError) Unwrap() error { return e.Err }
 
-// python is the embedded interpreter serving one WSGI app.
+// LifespanError is an ASGI app whose lifespan startup failed: the command
+// line prints the app's message and exits with status 3 (uvicorn's
+// status for the same failure).
+type LifespanError struct {
+	Err *pybridge.StartupError
+}
+
+func (e *LifespanError) Error() string { return e.Err.Error() }
+func (e *LifespanError) Unwrap() error { return e.Err }
+
+// python is the embedded interpreter serving one app, WSGI on handler
+// threads or ASGI on one event-loop thread. Both take their jobs through
+// the same pool, which adapts loop jobs to bridge jobs and back.
 type python struct {
 	interp   *pybridge.Interpreter
 	queue    *loop.JobQueue
 	pool     *wsgiPool
-	handlers *pybridge.Handlers
+	handlers *pybridge.Handlers     // WSGI
+	executor *pybridge.ASGIExecutor // ASGI
 }
 
 // startPython starts the interpreter, imports the app and starts the
-// handler threads. SERVER_NAME and SERVER_PORT come from the listener.
+// handler threads, or the ASGI executor and its lifespan startup: the
+// caller accepts connections only after it returns. SERVER_NAME and
+// SERVER_PORT (the scope's server) come from the listener.
 func startPython(cfg *Config, bound netip.AddrPort, logf func(string, ...any)) (*python, error) {
 	interp, err := pybridge.Start(pybridge.Config{AppDir: cfg.AppDir, VirtualEnv: cfg.Venv})
 	if err != nil {
@@ -65,12 +80,11 @@ func startPython(cfg *Config, bound netip.AddrPort, logf func(string, ...any)) (
 		interp.Close()
 		return nil, &AppLoadError{err}
 	}
-	if app.Interface == pybridge.ASGI && cfg.Interface == "auto" {
-		interp.Close()
-		return nil, &ConfigError{"interface", fmt.Sprintf("%s is an ASGI app: ASGI is not supported yet", cfg.App)}
-	}
 	py := &python{interp: interp, queue: loop.NewJobQueue(jobQueueSize)}
 	py.pool = newWSGIPool(py.queue, app, cfg.AccessLog, logf)
+	if servesASGI(cfg, app) {
+		return py, py.startASGI(cfg, app, bound)
+	}
 	batch := max(1, batchJobs/cfg.Threads)
 	py.handlers, err = interp.StartHandlers(cfg.Threads, batch, py.pool, py.pool)
 	if err != nil {
@@ -85,14 +99,20 @@ func startPython(cfg *Config, bound netip.AddrPort, logf func(string, ...any)) (
 }
 
 // stop runs after the loop has ended: the handler threads finish what is
-// queued (their connections are gone, so reads and writes fail fast),
+// queued (their connections are gone, so reads and writes fail fast), or
+// the ASGI executor cancels what still runs and runs lifespan shutdown;
 // then Python is finalised. A thread stuck in the app past limit is left
 // behind, and Python is not finalised under it.
 func (py *python) stop(limit time.Duration, logf func(string, ...any)) error {
 	py.queue.Close()
 	ended := make(chan struct{})
+	var runErr error
 	go func() {
-		py.handlers.Wait()
+		if py.executor != nil {
+			runErr = py.executor.Stop()
+		} else {
+			py.handlers.Wait()
+		}
 		py.pool.sending.Wait()
 		close(ended)
 	}()
@@ -101,6 +121,9 @@ func (py *python) stop(limit time.Duration, logf func(string, ...any)) error {
 	case <-time.After(limit):
 		logf("m0serve: handler threads still in the app after %v: exiting without finalizing Python", limit)
 		return nil
+	}
+	if runErr != nil {
+		logf("m0serve: %v", runErr)
 	}
 	if err := py.interp.Close(); err != nil {
 		return fmt.Errorf("finalizing Python: %w", err)

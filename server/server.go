@@ -30,6 +30,8 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	// 9.8 at 2 (DESIGN.md, "Go runtime").
 	lockedThreads := 1
 	if cfg.App != "" {
+		// WSGI's handler threads, or ASGI's one event-loop thread (not yet
+		// known which: one more P than needed is harmless).
 		lockedThreads += cfg.Threads
 	}
 	if runtime.GOMAXPROCS(0) < lockedThreads+1 {
@@ -46,6 +48,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		handler loop.Handler
 		jobs    *loop.JobQueue
 		py      *python
+		jobGone func(any)
 	)
 	if cfg.App != "" {
 		py, err = startPython(&cfg, bound, logf)
@@ -53,6 +56,10 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			return err
 		}
 		handler, jobs = deferAll, py.queue
+		if py.executor != nil {
+			jobGone = py.pool.jobGone
+			logf("m0serve: ASGI app %s on the %s event loop", cfg.App, py.executor.LoopName())
+		}
 	} else {
 		native := natives[cfg.Native]
 		handler = native.inline
@@ -85,6 +92,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		Limits:           http1.Limits{MaxHeadBytes: cfg.MaxHeadSize, MaxFields: cfg.MaxFields},
 		Server:           []byte("m0serve"),
 		Logf:             logf,
+		OnJobGone:        jobGone,
 		OnStart: func(name string) {
 			logf("m0serve: serving on %s (%s)", url, name)
 		},

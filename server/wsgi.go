@@ -24,12 +24,20 @@ type wsgiJob struct {
 
 // wsgiPool is the bridge's JobSource over the loop's JobQueue and its
 // Completer: it wraps each loop job on the way in and finishes it per
-// Outcome on the way out.
+// Outcome on the way out. The ASGI executor uses it as it is: its jobs,
+// outcomes and writer are the WSGI ones (an empty ASGI reason is fine:
+// the loop writes the status line's reason from the status).
 type wsgiPool struct {
 	queue     *loop.JobQueue
 	app       *pybridge.App
 	accessLog bool
 	logf      func(format string, args ...any)
+
+	// asgi: the pool feeds the ASGI executor, which hears of a closed
+	// connection through jobGone (set before the executor starts; the
+	// executor once it has).
+	asgi     bool
+	executor *pybridge.ASGIExecutor
 
 	mu      sync.Mutex
 	free    []*wsgiJob
@@ -80,6 +88,9 @@ func (p *wsgiPool) wrap(lj *loop.Job) *pybridge.Job {
 	w.job.Body = nil
 	if lj.Request.HasBody() {
 		w.job.Body = lj
+	}
+	if p.asgi {
+		lj.SetOwner(w)
 	}
 	return &w.job
 }

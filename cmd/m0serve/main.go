@@ -63,6 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	err := server.Run(cfg, logger.Printf)
 	var cfgErr *server.ConfigError
 	var loadErr *server.AppLoadError
+	var lifespanErr *server.LifespanError
 	switch {
 	case err == nil:
 		return 0
@@ -74,6 +75,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// not the server's, so no Go detail.
 		fmt.Fprintf(stderr, "m0serve: %v\n", err)
 		return 2
+	case errors.As(err, &lifespanErr):
+		// The app's own message (lifespan.startup.failed); uvicorn exits
+		// with 3 for it too.
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 3
 	default:
 		fmt.Fprintf(stderr, "m0serve: %v\n", err)
 		return 1
@@ -126,8 +132,16 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	add("backend")
 	fs.StringVar(&cfg.Native, "native", cfg.Native, "serve a native Go handler instead of a Python app: "+server.NativeNames())
 	add("native")
-	fs.StringVar(&cfg.Interface, "interface", cfg.Interface, "the app's protocol: auto, wsgi or asgi (auto: WSGI for a plain callable; ASGI is not supported yet)")
+	fs.StringVar(&cfg.Interface, "interface", cfg.Interface, "the app's protocol: auto, wsgi or asgi "+
+		"(auto: ASGI for a coroutine function or an object whose __call__ is one, else WSGI; "+
+		"asgi also serves ASGI 2 double-callable classes)")
 	add("interface")
+	fs.StringVar(&cfg.Loop, "loop", cfg.Loop, "ASGI event loop: auto, asyncio or uvloop (auto: uvloop when it imports)")
+	add("loop")
+	fs.StringVar(&cfg.Lifespan, "lifespan", cfg.Lifespan, "ASGI lifespan protocol: auto, on or off "+
+		"(auto: run it, and go on if the app raises on the lifespan scope); startup runs before accepting, "+
+		"shutdown after the requests in flight on SIGTERM/SIGINT; a failed startup exits with status 3")
+	add("lifespan")
 	fs.BoolVar(&cfg.Factory, "factory", cfg.Factory, "module:attr names a factory: call attr() to get the app")
 	add("factory")
 	fs.StringVar(&cfg.AppDir, "app-dir", cfg.AppDir, "directory put first on sys.path to import the app from (default: the working directory)")
@@ -146,7 +160,7 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 func usage(w io.Writer, fs *flag.FlagSet, options []option) {
 	fmt.Fprintf(w, "Usage: m0serve [flags] module:attr\n")
 	fmt.Fprintf(w, "       m0serve [flags] --native NAME\n\n")
-	fmt.Fprintf(w, "Serves the WSGI app attr of the Python module (e.g. myproject.wsgi:application).\n")
+	fmt.Fprintf(w, "Serves the WSGI or ASGI app attr of the Python module (e.g. myproject.wsgi:application, main:app).\n")
 	fmt.Fprintf(w, "Every flag can also be set by its environment variable; the flag wins.\n\n")
 	envOf := map[string]string{}
 	for _, o := range options {
