@@ -25,12 +25,25 @@ type Arm struct {
 	Env []string `json:"env,omitempty"`
 	// Dir is the working directory; empty means the repository root.
 	Dir string `json:"dir,omitempty"`
-	// Peer marks an arm every row is compared against in the table.
+	// Peer marks an arm every row of its group is compared against in the
+	// table.
 	Peer bool `json:"peer,omitempty"`
+	// Group names the arms that serve the same response and so may be
+	// compared: ratios are taken only against peers of the row's own
+	// group (a Flask JSON row against a bare hello peer would say nothing
+	// about either server). Empty is the native hello group.
+	Group string `json:"group,omitempty"`
+	// ExpectBody is the body the parity GET must return; empty means
+	// "Hello, World!", what every hello arm sends.
+	ExpectBody string `json:"expect_body,omitempty"`
 	// Requires lists files (a path containing "/") or executables (looked
 	// up on PATH) that must exist; when one is missing the arm is skipped,
 	// not failed.
 	Requires []string `json:"requires,omitempty"`
+	// VersionCommand, when set, is run once at start; the first line of
+	// its output goes into the result (ArmRecord.Version), so a table can
+	// be traced to the server release it measured.
+	VersionCommand []string `json:"version_command,omitempty"`
 	// SkipReason, when set, says why the arm is not measured.
 	SkipReason string `json:"skip_reason,omitempty"`
 }
@@ -44,6 +57,14 @@ func (a Arm) Argv(host string, port int) []string {
 		argv[i] = replacer.Replace(arg)
 	}
 	return argv
+}
+
+// Body is what the arm must answer to the parity GET.
+func (a Arm) Body() string {
+	if a.ExpectBody == "" {
+		return helloBody
+	}
+	return a.ExpectBody
 }
 
 // Missing names the first requirement that is not there, or "" when all

@@ -34,6 +34,7 @@ func run() error {
 	armList := flag.String("arms", "", "comma-separated arm names to run (default all)")
 	scenarioList := flag.String("scenarios", "", "comma-separated scenarios: c16,c256,c16-close,c16-pipe16 (default all)")
 	extraArms := flag.String("extra-arms", "", "JSON file of further arms (see Arm in harness/arm.go), e.g. Python servers")
+	native := flag.Bool("native", true, "run the built-in arms (m0serve --native hello and the Go and C peers); -native=false with -extra-arms runs only the file's arms")
 	host := flag.String("host", "127.0.0.1", "loopback address the servers listen on")
 	portBase := flag.Int("port-base", 18080, "first port; each arm takes the next free one")
 	serverCPU := flag.String("server-cpu", "0", "taskset CPU list for the servers")
@@ -80,8 +81,14 @@ func run() error {
 		return fmt.Errorf("log dir: %w", err)
 	}
 
-	logf("building peers")
-	arms := nativeArms(ctx, root, benchDir, buildPeers(ctx, benchDir))
+	if !*native && *extraArms == "" {
+		return fmt.Errorf("-native=false leaves no arm without -extra-arms")
+	}
+	var arms []Arm
+	if *native {
+		logf("building peers")
+		arms = nativeArms(ctx, root, benchDir, buildPeers(ctx, benchDir))
+	}
 	if *extraArms != "" {
 		more, err := LoadArms(*extraArms)
 		if err != nil {

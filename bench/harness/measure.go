@@ -39,6 +39,9 @@ func (s *Session) Start(arms []Arm, portBase int) {
 			s.Log("skip %s: %s", arm.Name, record.SkipReason)
 			continue
 		}
+		if len(arm.VersionCommand) > 0 {
+			record.Version = commandLine(s.Root, arm.VersionCommand[0], arm.VersionCommand[1:]...)
+		}
 		for !portFree(s.Host, port) {
 			port++
 		}
@@ -57,7 +60,7 @@ func (s *Session) Start(arms []Arm, portBase int) {
 			s.Log("fail %s: %v", arm.Name, err)
 			continue
 		}
-		parity, err := checkParity(server.Addr(s.Host), 5*time.Second)
+		parity, err := checkParity(server.Addr(s.Host), arm.Body(), 5*time.Second)
 		record.Parity = &parity
 		if err != nil {
 			server.Stop(3 * time.Second)

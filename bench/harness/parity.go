@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// helloBody is what every arm must answer; an arm that answers anything
-// else is not measured.
+// helloBody is what every arm answers unless it names another body
+// (Arm.ExpectBody); an arm that answers anything else is not measured.
 const helloBody = "Hello, World!"
 
 // Parity is what one GET to an arm returned, kept in the results so
@@ -23,8 +23,8 @@ type Parity struct {
 }
 
 // checkParity sends one GET over a fresh connection and requires status
-// 200 and the hello body.
-func checkParity(addr string, timeout time.Duration) (Parity, error) {
+// 200 and the body want.
+func checkParity(addr, want string, timeout time.Duration) (Parity, error) {
 	var p Parity
 	conn, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
@@ -54,12 +54,12 @@ func checkParity(addr string, timeout time.Duration) (Parity, error) {
 	if response.StatusCode != http.StatusOK {
 		return p, fmt.Errorf("parity: %s answered status %d, want 200", addr, response.StatusCode)
 	}
-	if string(body) != helloBody {
+	if string(body) != want {
 		shown := body
 		if len(shown) > 64 {
 			shown = shown[:64] // an HTML page in a log line helps nobody
 		}
-		return p, fmt.Errorf("parity: %s answered a %d-byte body %q, want %q", addr, len(body), shown, helloBody)
+		return p, fmt.Errorf("parity: %s answered a %d-byte body %q, want %q", addr, len(body), shown, want)
 	}
 	return p, nil
 }

@@ -58,6 +58,8 @@ type ArmRecord struct {
 	Arm
 	Port   int     `json:"port,omitempty"`
 	Parity *Parity `json:"parity,omitempty"`
+	// Version is the first line VersionCommand printed.
+	Version string `json:"version,omitempty"`
 	// Failed says why an arm that started stopped being measured.
 	Failed string `json:"failed,omitempty"`
 	// RunErrors lists the runs that gave no figure, and why.

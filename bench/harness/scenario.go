@@ -18,12 +18,23 @@ type Scenario struct {
 	PipelineDepth int `json:"pipeline_depth,omitempty"`
 }
 
-// scenarios are the four shapes every run measures.
+// scenarios are the four shapes a run measures unless -scenarios says
+// otherwise.
 var scenarios = []Scenario{
 	{Name: "c16", Connections: 16},
 	{Name: "c256", Connections: 256},
 	{Name: "c16-close", Connections: 16, Close: true},
 	{Name: "c16-pipe16", Connections: 16, PipelineDepth: 16},
+}
+
+// moreScenarios are measured only when named. c1 is one request at a
+// time: no batching anywhere, so every per-request cost (a handoff to a
+// Python thread, a wake-up) shows undiluted, and p50 is the latency of
+// one request through the server. c64 sits between c16 and c256 for the
+// Python rows, where one worker saturates long before 256 connections.
+var moreScenarios = []Scenario{
+	{Name: "c1", Connections: 1},
+	{Name: "c64", Connections: 64},
 }
 
 // Describe is the scenario in words for the table.
@@ -71,17 +82,22 @@ func selectScenarios(list string) ([]Scenario, error) {
 	if list == "" {
 		return scenarios, nil
 	}
+	known := append(append([]Scenario{}, scenarios...), moreScenarios...)
 	var chosen []Scenario
 	for _, name := range strings.Split(list, ",") {
 		found := false
-		for _, s := range scenarios {
+		for _, s := range known {
 			if s.Name == strings.TrimSpace(name) {
 				chosen = append(chosen, s)
 				found = true
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("unknown scenario %q (have c16, c256, c16-close, c16-pipe16)", name)
+			var names []string
+			for _, s := range known {
+				names = append(names, s.Name)
+			}
+			return nil, fmt.Errorf("unknown scenario %q (have %s)", name, strings.Join(names, ", "))
 		}
 	}
 	return chosen, nil

@@ -52,6 +52,18 @@ func TestSelectScenarios(t *testing.T) {
 	if len(two) != 2 || two[0].Name != "c256" || two[1].Name != "c16-close" || !two[1].Close {
 		t.Errorf("selected %+v", two)
 	}
+	for _, s := range all {
+		if s.Name == "c1" || s.Name == "c64" {
+			t.Errorf("default selection includes %s, measured only when named", s.Name)
+		}
+	}
+	python, err := selectScenarios("c1,c16,c64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(python) != 3 || python[0].Connections != 1 || python[2].Connections != 64 || python[2].Close {
+		t.Errorf("selected %+v, want c1, c16, c64 keep-alive", python)
+	}
 	if _, err := selectScenarios("c16,c9000"); err == nil {
 		t.Error("an unknown scenario was accepted")
 	}

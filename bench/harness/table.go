@@ -89,16 +89,11 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-// printTable writes, per scenario, a row per arm with its medians and its
-// ratio to each peer: rps× above 1 is faster than the peer, cpu× below 1
-// is cheaper per request. Skipped and failed arms are listed after.
+// printTable writes, per scenario and per group of comparable arms
+// (Arm.Group), a row per arm with its medians and its ratio to each peer
+// of its group: rps× above 1 is faster than the peer, cpu× below 1 is
+// cheaper per request. Skipped and failed arms are listed in their group.
 func printTable(w io.Writer, chosen []Scenario, records []*ArmRecord, summaries []Summary) {
-	var peers []string
-	for _, record := range records {
-		if record.Peer {
-			peers = append(peers, record.Name)
-		}
-	}
 	find := func(scenario, arm string) (Summary, bool) {
 		for _, s := range summaries {
 			if s.Scenario == scenario && s.Arm == arm {
@@ -107,32 +102,76 @@ func printTable(w io.Writer, chosen []Scenario, records []*ArmRecord, summaries 
 		}
 		return Summary{}, false
 	}
+	groups := groupRecords(records)
 	for _, scenario := range chosen {
 		fmt.Fprintf(w, "\n%s (%s); medians; ratios are rps× / cpu× against each peer\n", scenario.Name, scenario.Describe())
-		header := fmt.Sprintf("%-14s %10s %9s %9s %8s %6s", "arm", "rps", "p50 µs", "p99 µs", "µs/req", "cores")
-		for _, peer := range peers {
-			header += fmt.Sprintf("  %-13s", "vs "+peer)
-		}
-		fmt.Fprintln(w, strings.TrimRight(header, " "))
-		for _, record := range records {
-			row, ok := find(scenario.Name, record.Name)
-			if !ok {
-				fmt.Fprintf(w, "%-14s %s\n", record.Name, armState(record))
-				continue
+		for i, group := range groups {
+			if len(groups) > 1 {
+				if i > 0 {
+					fmt.Fprintln(w)
+				}
+				fmt.Fprintf(w, "[%s]\n", groupTitle(group.name))
 			}
-			line := fmt.Sprintf("%-14s %10.0f %9s %9s %8.2f %6.2f",
-				record.Name, row.RPS, latencyCell(row.P50us), latencyCell(row.P99us), row.CPUusPerRequest, row.Cores)
-			for _, peer := range peers {
-				base, ok := find(scenario.Name, peer)
+			header := fmt.Sprintf("%-14s %10s %9s %9s %8s %6s", "arm", "rps", "p50 µs", "p99 µs", "µs/req", "cores")
+			for _, peer := range group.peers {
+				header += fmt.Sprintf("  %-13s", "vs "+peer)
+			}
+			fmt.Fprintln(w, strings.TrimRight(header, " "))
+			for _, record := range group.records {
+				row, ok := find(scenario.Name, record.Name)
 				if !ok {
-					line += fmt.Sprintf("  %-13s", "-")
+					fmt.Fprintf(w, "%-14s %s\n", record.Name, armState(record))
 					continue
 				}
-				line += fmt.Sprintf("  %-13s", fmt.Sprintf("%.2f/%.2f", ratio(row.RPS, base.RPS), ratio(row.CPUusPerRequest, base.CPUusPerRequest)))
+				line := fmt.Sprintf("%-14s %10.0f %9s %9s %8.2f %6.2f",
+					record.Name, row.RPS, latencyCell(row.P50us), latencyCell(row.P99us), row.CPUusPerRequest, row.Cores)
+				for _, peer := range group.peers {
+					base, ok := find(scenario.Name, peer)
+					if !ok {
+						line += fmt.Sprintf("  %-13s", "-")
+						continue
+					}
+					line += fmt.Sprintf("  %-13s", fmt.Sprintf("%.2f/%.2f", ratio(row.RPS, base.RPS), ratio(row.CPUusPerRequest, base.CPUusPerRequest)))
+				}
+				fmt.Fprintln(w, strings.TrimRight(line, " "))
 			}
-			fmt.Fprintln(w, strings.TrimRight(line, " "))
 		}
 	}
+}
+
+// armGroup is the arms of one Group, in arm order, and its peers.
+type armGroup struct {
+	name    string
+	records []*ArmRecord
+	peers   []string
+}
+
+// groupRecords splits the arms by Group, groups in order of first
+// appearance.
+func groupRecords(records []*ArmRecord) []armGroup {
+	var groups []armGroup
+	index := map[string]int{}
+	for _, record := range records {
+		i, ok := index[record.Group]
+		if !ok {
+			i = len(groups)
+			index[record.Group] = i
+			groups = append(groups, armGroup{name: record.Group})
+		}
+		groups[i].records = append(groups[i].records, record)
+		if record.Peer {
+			groups[i].peers = append(groups[i].peers, record.Name)
+		}
+	}
+	return groups
+}
+
+// groupTitle names the unnamed group of the built-in arms.
+func groupTitle(name string) string {
+	if name == "" {
+		return "native hello"
+	}
+	return name
 }
 
 // printResponses lists what each arm answered in the parity check, so a

@@ -75,6 +75,44 @@ func TestPrintTableShowsRatiosAndSkippedArms(t *testing.T) {
 	}
 }
 
+func TestPrintTableComparesWithinAGroupOnly(t *testing.T) {
+	records := []*ArmRecord{
+		{Arm: Arm{Name: "m0serve-wsgi", Group: "hello"}},
+		{Arm: Arm{Name: "uwsgi", Group: "hello", Peer: true}},
+		{Arm: Arm{Name: "m0serve-flask", Group: "flask"}},
+		{Arm: Arm{Name: "uwsgi-flask", Group: "flask", Peer: true}},
+	}
+	summaries := []Summary{
+		{Scenario: "c16", Arm: "m0serve-wsgi", RPS: 300, CPUusPerRequest: 10},
+		{Scenario: "c16", Arm: "uwsgi", RPS: 100, CPUusPerRequest: 20},
+		{Scenario: "c16", Arm: "m0serve-flask", RPS: 50, CPUusPerRequest: 90},
+		{Scenario: "c16", Arm: "uwsgi-flask", RPS: 25, CPUusPerRequest: 100},
+	}
+	var out strings.Builder
+	printTable(&out, scenarios[:1], records, summaries)
+	text := out.String()
+	_, flask, found := strings.Cut(text, "[flask]")
+	if !found || !strings.Contains(text, "[hello]") {
+		t.Fatalf("table without a section per group:\n%s", text)
+	}
+	hello, _, _ := strings.Cut(text, "[flask]")
+	for _, want := range []string{"vs uwsgi", "3.00/0.50"} {
+		if !strings.Contains(hello, want) {
+			t.Errorf("hello section lacks %q:\n%s", want, hello)
+		}
+	}
+	for _, want := range []string{"vs uwsgi-flask", "2.00/0.90"} {
+		if !strings.Contains(flask, want) {
+			t.Errorf("flask section lacks %q:\n%s", want, flask)
+		}
+	}
+	// Across groups no ratio is taken: 300 rps against the Flask peer's 25
+	// would be 12.00.
+	if strings.Contains(hello, "vs uwsgi-flask") || strings.Contains(flask, "vs uwsgi ") || strings.Contains(text, "12.00") {
+		t.Errorf("a ratio across groups:\n%s", text)
+	}
+}
+
 func TestPrintResponsesListsSizeAndHeaderOrder(t *testing.T) {
 	records := []*ArmRecord{
 		{Arm: Arm{Name: "floor"}, Parity: &Parity{Status: 200, ResponseBytes: 127, HeaderOrder: []string{"Server", "Date"}}},
