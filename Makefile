@@ -68,6 +68,51 @@ bench: setup build
 bench-quick: setup build
 	cd bench && $(GO) run $(LDFLAGS) ./harness -quick
 
+# The Python rows: m0serve serving WSGI apps beside uWSGI, gunicorn and
+# uvicorn, one worker each, alternated in one run (bench/README.md, Python
+# section); about 6 minutes, QUICK=1 for a smoke check under 2. The peers
+# come from Debian; the ones `setup` does not install are added here.
+.PHONY: bench-python test-pythons
+bench-python: setup build
+	@missing=""; for p in uwsgi uwsgi-plugin-python3 python3-uvicorn python3-httptools; do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "bench-python: installing$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms python-arms.json \
+		-scenarios c1,c16,c64 $(if $(QUICK),-quick)
+
+# The pybridge tests against every other embeddable CPython on the machine
+# (pyenv builds, 3.10 and newer, other than the default's minor version):
+# pybridge/pkg-config.sh points cgo at that Python's .pc and adds an rpath;
+# LD_LIBRARY_PATH is set as well, so the test binary loads that libpython
+# even where the rpath is overridden. CGO_CFLAGS names the include dir so
+# the build cache never reuses a build for another Python.
+test-pythons:
+	@default=$$(pkg-config --modversion python3-embed); failed=""; tested=0; \
+	logs=$$(mktemp -d /tmp/m0-test-pythons.XXXXXX); \
+	for pc in $${PYENV_ROOT:-/root/.pyenv}/versions/3.*/lib/pkgconfig/python3-embed.pc; do \
+		[ -f "$$pc" ] || continue; \
+		version=$$(pkg-config --modversion "$$pc"); \
+		case "$$version" in 3.[0-9]) continue;; esac; \
+		[ "$$version" = "$$default" ] && continue; \
+		prefix=$$(pkg-config --variable=prefix "$$pc"); name=$${prefix##*/}; \
+		log=$$logs/python-$$name.log; tested=$$((tested + 1)); \
+		if PKG_CONFIG=$(CURDIR)/pybridge/pkg-config.sh M0_PYTHON_PC=$$pc \
+			CGO_CFLAGS="-O2 -g $$(pkg-config --cflags-only-I $$pc)" \
+			LD_LIBRARY_PATH=$$(pkg-config --variable=libdir "$$pc")$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} \
+			$(GO) test $(LDFLAGS) -count=1 -v ./pybridge/ > $$log 2>&1; then \
+			echo "test-pythons: Python $$name: pass ($$(grep -c -- '--- PASS' $$log) passed, $$(grep -c -- '--- SKIP' $$log) skipped; $$log)"; \
+		else \
+			echo "test-pythons: Python $$name: FAIL ($$log)"; grep -E -- '--- FAIL|^FAIL|panic' $$log | head -20; \
+			failed="$$failed $$name"; \
+		fi; \
+	done; \
+	if [ $$tested = 0 ]; then echo "test-pythons: no other embeddable Python 3.10+ found"; exit 1; fi; \
+	if [ -n "$$failed" ]; then echo "test-pythons: failed:$$failed"; exit 1; fi
+
 # http1 beside fasthttp and net/http on the same request heads, one run.
 bench-parsers:
 	cd bench/parsers && $(GO) test $(LDFLAGS) -run '^$$' -bench . -benchmem -count 5 .
