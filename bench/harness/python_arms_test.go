@@ -62,8 +62,8 @@ func TestPythonArmsFile(t *testing.T) {
 		t.Errorf("%d groups, want 2 (bare hello, Flask JSON)", len(groups))
 	}
 	for name, g := range groups {
-		if g.m0serve != 1 || g.peers < 2 {
-			t.Errorf("group %q: %d m0serve arms and %d peers, want 1 and at least 2", name, g.m0serve, g.peers)
+		if g.m0serve < 1 || g.peers < 2 {
+			t.Errorf("group %q: %d m0serve arms and %d peers, want at least 1 and 2", name, g.m0serve, g.peers)
 		}
 	}
 }
