@@ -73,6 +73,23 @@ func (l *Loop) detachJob(j *Job, err error) {
 	}
 }
 
+// jobPeerEOF: the client ended its side while a handler holds its job.
+// The loop goes on serving the job (a half-closed client may still read
+// the response), but an event-loop handler hears of it through
+// OnJobGone, as uvicorn treats end of input as a disconnect: a task
+// waiting on receive (a long poll, a stream) would otherwise wait until
+// its next send fails.
+func (l *Loop) jobPeerEOF(j *Job) {
+	if l.cfg.OnJobGone == nil {
+		return
+	}
+	j.mu.Lock()
+	if !j.finished && j.owner != nil {
+		l.cfg.OnJobGone(j.owner)
+	}
+	j.mu.Unlock()
+}
+
 // drainNotes handles every job that posted news since the last pass.
 func (l *Loop) drainNotes() {
 	for {
@@ -178,6 +195,12 @@ func (l *Loop) serviceJob(s *slot) bool {
 	}
 	if j.headWritten {
 		l.sendOutbox(s, j)
+	}
+	if !j.finished && j.bodyDone && l.cfg.OnJobGone != nil && !s.peerEOF {
+		// Keep a receive armed while the handler runs, so the client's
+		// end of input reaches it (jobPeerEOF) on every backend, not only
+		// where a multishot receive happens to be armed.
+		s.recvWanted = true
 	}
 	if !j.finished {
 		j.mu.Unlock()

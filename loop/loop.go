@@ -446,6 +446,9 @@ func (l *Loop) onRecv(s *slot, c *Completion) {
 		return
 	case c.Res == 0:
 		s.peerEOF = true
+		if s.job != nil {
+			l.jobPeerEOF(s.job)
+		}
 	default:
 		n := int(c.Res)
 		if c.Provided {
