@@ -100,10 +100,18 @@ async def events(request):
     return StreamingResponse(ticks(), media_type="text/event-stream")
 
 
+# Files of requests that asked to see lifespan shutdown's place in order.
+watchers = []
+
+
 async def sleep(request):
+    name = request.query_params.get("name")
+    if name:
+        watchers.append(name)
+        record(name, "started;")
     await asyncio.sleep(float(request.query_params.get("s", "0.5")))
-    if "name" in request.query_params:
-        record(request.query_params["name"], "request done;")
+    if name:
+        record(name, "done;")
     return PlainTextResponse("slept")
 
 
@@ -122,6 +130,8 @@ async def lifespan(app):
     yield {"greeting": "hello from lifespan"}
     if OUT:
         record("shutdown", "shutdown;")
+        for name in watchers:
+            record(name, "shutdown;")
 
 
 app = Starlette(routes=[
