@@ -23,13 +23,29 @@ import (
 // whether the body is a list (Complete), a generator (Streamed) or a
 // request body read through wsgi.input.
 func TestWSGIRequestAllocatesNothing(t *testing.T) {
+	checkRequestsAllocateNothing(t, "hello_wsgi:app", []allocCase{
+		{"list body", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", "Hello, World!"},
+		{"generator body", "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", "line 4\n\r\n0\r\n\r\n"},
+		{"request body", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", "hello"},
+	})
+}
+
+// allocCase is one keep-alive request and the end of its response.
+type allocCase struct {
+	name, request string
+	body          string // the body the response ends with
+}
+
+// checkRequestsAllocateNothing serves app (from examples/) with Run in
+// this process and counts Go allocations per request for each case.
+func checkRequestsAllocateNothing(t *testing.T, app string, cases []allocCase) {
 	examples, err := filepath.Abs("../examples")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := Defaults
 	cfg.Port = 0
-	cfg.App = "hello_wsgi:app"
+	cfg.App = app
 	cfg.AppDir = examples
 	cfg.Backend = "epoll" // either backend; epoll needs no io_uring here
 	addrc := make(chan string, 1)
@@ -74,14 +90,7 @@ func TestWSGIRequestAllocatesNothing(t *testing.T) {
 	defer conn.Close()
 	br := bufio.NewReaderSize(conn, 64<<10)
 	buf := make([]byte, 64<<10)
-	for _, tc := range []struct {
-		name, request string
-		body          string // the body the response ends with
-	}{
-		{"list body", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", "Hello, World!"},
-		{"generator body", "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", "line 4\n\r\n0\r\n\r\n"},
-		{"request body", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", "hello"},
-	} {
+	for _, tc := range cases {
 		request := []byte(tc.request)
 		roundTrip := func() {
 			if _, err := conn.Write(request); err != nil {
