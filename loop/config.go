@@ -43,11 +43,10 @@ type Config struct {
 	// It runs with the job's lock held, so the job cannot finish (and be
 	// reused) under it: it must not block, nor call the job's methods.
 	// An event-loop handler uses it to tell a task waiting on no read or
-	// write that its client left. Reported: the connection closing, and
-	// the client's end of input (a receive stays armed while a job runs
-	// when this is set) once the owner is set; an end of input that came
-	// before SetOwner is not (the handler learns of a closed connection
-	// when it next writes).
+	// write that its client left: the connection closing, or the
+	// client's end of input (a receive stays armed while a job runs when
+	// this is set), once the owner is set; what came before, SetOwner
+	// reports.
 	OnJobGone func(owner any)
 }
 

@@ -84,6 +84,7 @@ func (l *Loop) jobPeerEOF(j *Job) {
 		return
 	}
 	j.mu.Lock()
+	j.inputEnded = true
 	if !j.finished && j.owner != nil {
 		l.cfg.OnJobGone(j.owner)
 	}

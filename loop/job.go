@@ -69,8 +69,10 @@ type Job struct {
 	aborted       bool
 
 	// owner is the handler's own record of this job (SetOwner), handed
-	// to Config.OnJobGone.
-	owner any
+	// to Config.OnJobGone; inputEnded: the client ended its side while
+	// the job ran.
+	owner      any
+	inputEnded bool
 
 	// queued: the job sits in the loop's notification ring (at most once).
 	queued bool
@@ -98,7 +100,7 @@ func (j *Job) reset() {
 	j.mode = http1.BodyNone
 	j.bodySent = 0
 	j.RemoteAddr = netip.AddrPort{}
-	j.owner = nil
+	j.owner, j.inputEnded = nil, false
 }
 
 // notify tells the loop this job has news (body wanted or drained, output
@@ -248,12 +250,16 @@ func (j *Job) Abort() {
 }
 
 // SetOwner records the handler's own state for this job, which
-// Config.OnJobGone receives if the connection closes before Finish or
-// Abort.
-func (j *Job) SetOwner(owner any) {
+// Config.OnJobGone receives if the client goes before Finish or Abort.
+// It reports whether the client has gone already (the connection closed,
+// or its input ended, before the handler took the job): OnJobGone will
+// not be called for that.
+func (j *Job) SetOwner(owner any) (gone bool) {
 	j.mu.Lock()
 	j.owner = owner
+	gone = j.inputEnded || j.aborted
 	j.mu.Unlock()
+	return gone
 }
 
 // SetHeaderBytes is SetHeader for byte slices: a bridge copying fields out

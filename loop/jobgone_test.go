@@ -32,7 +32,9 @@ func TestOnJobGoneAtEndOfInput(t *testing.T) {
 	var rec *jobGoneRecorder
 	work := func(j *Job) {
 		owner := "owner of " + string(j.Request.Bytes(j.Request.Target))
-		j.SetOwner(owner)
+		if j.SetOwner(owner) {
+			rec.hook("gone at SetOwner: " + owner)
+		}
 		if strings.HasSuffix(owner, "/wait") {
 			close(rec.owned)
 			<-rec.gone
@@ -69,6 +71,48 @@ func TestOnJobGoneAtEndOfInput(t *testing.T) {
 		defer rec.mu.Unlock()
 		if len(rec.owners) != 1 || rec.owners[0] != "owner of /wait" {
 			t.Fatalf("OnJobGone got %q, want the waiting job's owner once", rec.owners)
+		}
+	})
+}
+
+// An end of input before the handler sets its owner is SetOwner's to
+// report, not OnJobGone's.
+func TestSetOwnerReportsEarlyEndOfInput(t *testing.T) {
+	taken := make(chan *Job, 1)
+	release := make(chan struct{})
+	work := func(j *Job) {
+		taken <- j
+		<-release
+		j.Finish()
+	}
+	var hooked []any
+	configure := func(c *Config) { c.OnJobGone = func(owner any) { hooked = append(hooked, owner) } }
+	deferredHarness(t, deferEverything, work, configure)(func(t *testing.T, hs *harness) {
+		hooked = nil
+		c := hs.connect()
+		hs.fb.write(c, "GET /early HTTP/1.1\r\nHost: x\r\n\r\n")
+		var j *Job
+		hs.until("the job taken", func() bool {
+			select {
+			case j = <-taken:
+				return true
+			default:
+				return false
+			}
+		})
+		hs.fb.shutdownWrite(c)
+		hs.until("the end of input seen", func() bool {
+			j.mu.Lock()
+			defer j.mu.Unlock()
+			return j.inputEnded
+		})
+		if !j.SetOwner("late owner") {
+			t.Fatal("SetOwner after the end of input did not report it")
+		}
+		release <- struct{}{}
+		hs.until("close", func() bool { return hs.fb.isClosed(c) })
+		if len(hooked) != 0 {
+			t.Fatalf("OnJobGone called with %q for a job without an owner", hooked)
 		}
 	})
 }

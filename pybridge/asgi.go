@@ -433,6 +433,21 @@ func (ex *ASGIExecutor) spawn(j *Job) {
 		(*C.m0_field)(unsafe.Pointer(unsafe.SliceData(r.Fields))),
 		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.RemoteAddr))),
 		j.Response.c, C.int(writer))
+	if g, ok := j.Writer.(GoneAtStart); ok && j.slot == s && g.ClientGoneAtStart() {
+		C.m0_asgi_client_gone(C.int(s.id))
+	}
+}
+
+// GoneAtStart is what a BodyWriter implements when the server may learn
+// that a job's client has gone before the executor has started the job:
+// ClientGone for a job not yet started is ignored (it cannot be told
+// from a note about the job's previous use), so the executor asks this
+// as it starts the task, and tells the request at once if so. A server
+// that records the departure here before calling ClientGone misses no
+// departure: one recorded after the start is ClientGone's, delivered
+// after the start.
+type GoneAtStart interface {
+	ClientGoneAtStart() bool
 }
 
 // Stop ends the executor: jobs it has not started end with a 503, the

@@ -57,14 +57,20 @@ func (py *python) startASGI(cfg *Config, app *pybridge.App, bound netip.AddrPort
 	return nil
 }
 
-// jobGone is the loop's word (Config.OnJobGone) that the connection of a
-// job still in the app has closed: a task awaiting receive learns of the
-// disconnect now rather than at its next send. It runs on the loop
-// thread with the loop job locked, so the job cannot complete and be
-// handed out again before the executor has the note (the executor
-// delivers notes before it starts new jobs).
+// jobGone is the loop's word (Config.OnJobGone) that the client of a job
+// still in the app has gone (the connection closed, or its input ended,
+// as uvicorn takes it): a task awaiting receive learns of it now rather
+// than at its next send. It runs on the loop thread with the loop job
+// locked, so the job cannot complete and be handed out again meanwhile
+// (the executor delivers such notes before it starts new jobs). The flag
+// covers a job the executor has not started yet, whose ClientGone note
+// would be ignored: the executor reads it as it starts the job.
 func (p *wsgiPool) jobGone(owner any) {
 	if w, ok := owner.(*wsgiJob); ok && p.executor != nil {
+		w.gone.Store(true)
 		p.executor.ClientGone(&w.job)
 	}
 }
+
+// ClientGoneAtStart implements pybridge.GoneAtStart.
+func (w *wsgiJob) ClientGoneAtStart() bool { return w.gone.Load() }

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
@@ -20,6 +21,9 @@ type wsgiJob struct {
 	remote  []byte // RemoteAddr's text, reused
 	sent    int64  // body bytes written, for the access log
 	logLine []byte // the access-log line, reused
+	// gone: the client left (ASGI only; see jobGone), set by the loop
+	// thread and read as the executor starts the job.
+	gone atomic.Bool
 }
 
 // wsgiPool is the bridge's JobSource over the loop's JobQueue and its
@@ -90,7 +94,10 @@ func (p *wsgiPool) wrap(lj *loop.Job) *pybridge.Job {
 		w.job.Body = lj
 	}
 	if p.asgi {
-		lj.SetOwner(w)
+		w.gone.Store(false)
+		if lj.SetOwner(w) {
+			w.gone.Store(true)
+		}
 	}
 	return &w.job
 }

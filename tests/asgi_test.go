@@ -148,6 +148,17 @@ func TestASGISpec(t *testing.T) {
 		}
 		c.Close()
 		s.waitFile(t, "waiting", "http.disconnect")
+		// A client that leaves at once, before or after the executor has
+		// taken its request (either way round; both must tell the task).
+		for i := 0; i < 5; i++ {
+			c, err = net.Dial("tcp", s.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(c, "GET /wait-disconnect?early%d HTTP/1.1\r\nHost: x\r\n\r\n", i)
+			c.Close()
+			s.waitFile(t, fmt.Sprintf("early%d", i), "http.disconnect")
+		}
 
 		checkNoTraceback(t, s.server, "RuntimeError: m0 failed after the head",
 			"RuntimeError: unexpected ASGI message 'http.response.body'")
