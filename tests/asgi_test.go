@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -98,6 +99,21 @@ func TestASGISpec(t *testing.T) {
 		out, _ := rawExchange(t, s.addr, "GET /fail-midway HTTP/1.1\r\nHost: x\r\n\r\n", 20*time.Second)
 		if !strings.Contains(out, "200 OK") || !strings.Contains(out, "partial") || strings.HasSuffix(out, "0\r\n\r\n") {
 			t.Fatalf("failing midway: %q", out)
+		}
+
+		// Trailers the client did not ask for are dropped, the chunked
+		// body still ends; pathsend sends the file it names.
+		resp, body = get(t, s.url("/trailers"))
+		if resp.StatusCode != 200 || body != "with trailers" || len(resp.Trailer) != 0 {
+			t.Fatalf("trailers: %d %q %v", resp.StatusCode, body, resp.Trailer)
+		}
+		source, err := os.ReadFile(filepath.Join(appsDir(t), "asgi_spec_app.py"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, body = get(t, s.url("/pathsend"))
+		if resp.StatusCode != 200 || body != string(source) || resp.ContentLength != int64(len(source)) {
+			t.Fatalf("pathsend: %d length %d, body equal %v", resp.StatusCode, resp.ContentLength, body == string(source))
 		}
 
 		// Request body pieces: a chunked upload sent in two parts with a

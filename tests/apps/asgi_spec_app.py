@@ -72,6 +72,17 @@ async def app(scope, receive, send):
         if message["type"] == "http.request":
             message = await receive()
         record(name, message["type"])
+    elif path == "/trailers":
+        # The loop sends no trailer fields yet: they are dropped, and the
+        # body still ends well.
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/plain")], "trailers": True})
+        await send({"type": "http.response.body", "body": b"with trailers", "more_body": False})
+        await send({"type": "http.response.trailers", "headers": [(b"x-checksum", b"1")]})
+    elif path == "/pathsend":
+        # The http.response.pathsend extension: this file, sent by path.
+        await start(send, 200, [(b"content-length", b"%d" % os.path.getsize(__file__))])
+        await send({"type": "http.response.pathsend", "path": os.path.abspath(__file__)})
     else:
         await start(send, 404)
         await send({"type": "http.response.body", "body": b"not found"})
