@@ -1,22 +1,16 @@
 package loop
 
-import (
-	"runtime"
-	"sync"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // JobQueue carries deferred requests from the loop to handler threads. The
-// loop pushes without blocking; a handler thread takes with Take, spinning
-// briefly and then parking. A push signals only when some taker is parked,
-// so a busy pool costs the loop no futex call per job (DESIGN.md,
-// "Handoff").
+// loop pushes without blocking; a handler thread takes with Take, which
+// sleeps on a futex when the queue is empty (parking, park_linux.go says
+// why not the Go scheduler). A push wakes a taker only when one sleeps, so
+// a busy pool costs the loop no syscall per job (DESIGN.md, "Handoff").
 type JobQueue struct {
-	jobs   ring[*Job]
-	mu     sync.Mutex
-	cond   sync.Cond
-	parked atomic.Int32
-	closed atomic.Bool
+	jobs    ring[*Job]
+	parking parking
+	closed  atomic.Bool
 }
 
 // NewJobQueue returns a queue holding at most capacity jobs at once; a full
@@ -25,7 +19,6 @@ type JobQueue struct {
 func NewJobQueue(capacity int) *JobQueue {
 	q := &JobQueue{}
 	q.jobs.init(capacity)
-	q.cond.L = &q.mu
 	return q
 }
 
@@ -34,36 +27,13 @@ func (q *JobQueue) push(j *Job) bool {
 	if !q.jobs.push(j) {
 		return false
 	}
-	if q.parked.Load() > 0 {
-		q.mu.Lock()
-		q.cond.Signal()
-		q.mu.Unlock()
-	}
+	q.parking.wake(1)
 	return true
 }
-
-// takeSpins is how many times Take yields before parking: a handler that
-// just finished a job often finds the next one already queued.
-const takeSpins = 16
 
 // Take returns the next job, blocking until there is one. It returns nil
 // once the queue is closed and empty.
 func (q *JobQueue) Take() *Job {
-	for i := 0; i < takeSpins; i++ {
-		if j, ok := q.jobs.pop(); ok {
-			return j
-		}
-		if q.closed.Load() {
-			return nil
-		}
-		runtime.Gosched()
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	// Counting ourselves parked before the last look makes a concurrent
-	// push either be seen here or see us and signal.
-	q.parked.Add(1)
-	defer q.parked.Add(-1)
 	for {
 		if j, ok := q.jobs.pop(); ok {
 			return j
@@ -71,7 +41,18 @@ func (q *JobQueue) Take() *Job {
 		if q.closed.Load() {
 			return nil
 		}
-		q.cond.Wait()
+		// Count ourselves asleep before the last look, so a concurrent
+		// push either is seen here or sees us and wakes us.
+		seen := q.parking.prepare()
+		if j, ok := q.jobs.pop(); ok {
+			q.parking.cancel()
+			return j
+		}
+		if q.closed.Load() {
+			q.parking.cancel()
+			return nil
+		}
+		q.parking.sleep(seen)
 	}
 }
 
@@ -90,7 +71,5 @@ func (q *JobQueue) TryTake() *Job {
 // Close makes Take return nil to every taker once the queue is empty.
 func (q *JobQueue) Close() {
 	q.closed.Store(true)
-	q.mu.Lock()
-	q.cond.Broadcast()
-	q.mu.Unlock()
+	q.parking.wake(1 << 30)
 }

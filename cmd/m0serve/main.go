@@ -11,6 +11,7 @@ import (
 	"log"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/m0serve/m0serve/server"
@@ -60,6 +61,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	logger := log.New(stderr, "", log.LstdFlags|log.LUTC)
+	if path := os.Getenv("M0_CPUPROFILE"); path != "" {
+		// For engineers, not users (perf is not available everywhere):
+		// a CPU profile of the whole run for `go tool pprof`, written at
+		// a graceful exit.
+		stop, err := startCPUProfile(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "m0serve: M0_CPUPROFILE: %v\n", err)
+			return 2
+		}
+		defer stop()
+	}
 	err := server.Run(cfg, logger.Printf)
 	var cfgErr *server.ConfigError
 	var loadErr *server.AppLoadError
@@ -177,4 +189,20 @@ func usage(w io.Writer, fs *flag.FlagSet, options []option) {
 		}
 		fmt.Fprintln(w)
 	})
+}
+
+// startCPUProfile profiles the process into path until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	file, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(file); err != nil {
+		file.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		file.Close()
+	}, nil
 }
