@@ -14,12 +14,6 @@ static PyObject *k_type, *k_asgi, *k_http_version, *k_method, *k_scheme,
     *k_client, *k_server, *k_state, *k_extensions;
 static PyObject *v_http, *v_10, *v_11, *v_empty_bytes;
 
-static const char *const known_methods[] = {"GET",    "POST",    "HEAD",
-                                            "PUT",    "DELETE",  "OPTIONS",
-                                            "PATCH"};
-#define KNOWN_METHODS (sizeof known_methods / sizeof known_methods[0])
-static PyObject *v_methods[KNOWN_METHODS];
-
 /* The name cache: a lowercased bytes object per raw header name, direct
  * mapped by a hash of the lowercased name. Clients send the same dozen
  * names on every request, so the bytes object is made once. */
@@ -51,21 +45,11 @@ int m0_asgi_scope_init(void)
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
 		if ((*keys[i].slot = PyUnicode_InternFromString(keys[i].text)) == NULL)
 			return -1;
-	for (size_t i = 0; i < KNOWN_METHODS; i++)
-		if ((v_methods[i] = PyUnicode_InternFromString(known_methods[i])) == NULL)
-			return -1;
+	if (m0_values_init() < 0)
+		return -1;
 	if ((v_empty_bytes = PyBytes_FromStringAndSize("", 0)) == NULL)
 		return -1;
 	return 0;
-}
-
-static int set_steal(PyObject *d, PyObject *key, PyObject *value)
-{
-	if (value == NULL)
-		return -1;
-	int rc = PyDict_SetItem(d, key, value);
-	Py_DECREF(value);
-	return rc;
 }
 
 PyObject *m0_asgi_scope_template(m0_app *app, const char *server_name,
@@ -81,16 +65,16 @@ PyObject *m0_asgi_scope_template(m0_app *app, const char *server_name,
 	    PyDict_SetItem(d, k_type, v_http) < 0 ||
 	    PyDict_SetItem(d, k_asgi, asgi) < 0 ||
 	    PyDict_SetItem(d, k_http_version, v_11) < 0 ||
-	    PyDict_SetItem(d, k_method, v_methods[0]) < 0 ||
-	    set_steal(d, k_scheme, PyUnicode_InternFromString(scheme)) < 0 ||
+	    m0_set_steal(d, k_method, m0_method_value("GET", 3)) < 0 ||
+	    m0_set_steal(d, k_scheme, PyUnicode_InternFromString(scheme)) < 0 ||
 	    PyDict_SetItem(d, k_path, Py_None) < 0 ||
 	    PyDict_SetItem(d, k_raw_path, v_empty_bytes) < 0 ||
 	    PyDict_SetItem(d, k_query_string, v_empty_bytes) < 0 ||
-	    set_steal(d, k_root_path, PyUnicode_DecodeLatin1(app->root_path,
+	    m0_set_steal(d, k_root_path, PyUnicode_DecodeLatin1(app->root_path,
 	                                                     (Py_ssize_t)app->root_len, NULL)) < 0 ||
 	    PyDict_SetItem(d, k_headers, Py_None) < 0 ||
 	    PyDict_SetItem(d, k_client, Py_None) < 0 ||
-	    set_steal(d, k_server, Py_BuildValue("(si)", server_name, server_port)) < 0 ||
+	    m0_set_steal(d, k_server, Py_BuildValue("(si)", server_name, server_port)) < 0 ||
 	    PyDict_SetItem(d, k_state, Py_None) < 0 ||
 	    PyDict_SetItem(d, k_extensions, ext) < 0) {
 		Py_XDECREF(asgi);
@@ -199,15 +183,6 @@ static PyObject *decoded_path(m0_app *app, const char *p, size_t n)
 	return v;
 }
 
-static PyObject *method_value(const char *p, size_t n)
-{
-	for (size_t i = 0; i < KNOWN_METHODS; i++)
-		if (PyUnicode_GET_LENGTH(v_methods[i]) == (Py_ssize_t)n &&
-		    memcmp(PyUnicode_1BYTE_DATA(v_methods[i]), p, n) == 0)
-			return Py_NewRef(v_methods[i]);
-	return PyUnicode_DecodeLatin1(p, (Py_ssize_t)n, NULL);
-}
-
 /* client is (host, port); a keep-alive connection repeats it. */
 static PyObject *client(const char *remote, size_t n, int port)
 {
@@ -259,14 +234,14 @@ PyObject *m0_asgi_scope_build(m0_asgi *ex, const m0_request *req,
 		return NULL;
 	/* raw_path is the target's path part, as sent (no query). */
 	if ((req->version == 10 && PyDict_SetItem(scope, k_http_version, v_10) < 0) ||
-	    set_steal(scope, k_method, method_value(SPAN(req->method))) < 0 ||
-	    set_steal(scope, k_path, decoded_path(ex->app, SPAN(req->path))) < 0 ||
-	    set_steal(scope, k_raw_path, cached_bytes(&last_raw_path, SPAN(req->path))) < 0 ||
+	    m0_set_steal(scope, k_method, m0_method_value(SPAN(req->method))) < 0 ||
+	    m0_set_steal(scope, k_path, decoded_path(ex->app, SPAN(req->path))) < 0 ||
+	    m0_set_steal(scope, k_raw_path, cached_bytes(&last_raw_path, SPAN(req->path))) < 0 ||
 	    (req->query.end > req->query.start &&
-	     set_steal(scope, k_query_string, cached_bytes(&last_query, SPAN(req->query))) < 0) ||
-	    set_steal(scope, k_headers, header_list(req, head, fields)) < 0 ||
-	    set_steal(scope, k_client, client(remote, req->remote_len, req->remote_port)) < 0 ||
-	    set_steal(scope, k_state, PyDict_Copy(ex->state)) < 0) {
+	     m0_set_steal(scope, k_query_string, cached_bytes(&last_query, SPAN(req->query))) < 0) ||
+	    m0_set_steal(scope, k_headers, header_list(req, head, fields)) < 0 ||
+	    m0_set_steal(scope, k_client, client(remote, req->remote_len, req->remote_port)) < 0 ||
+	    m0_set_steal(scope, k_state, PyDict_Copy(ex->state)) < 0) {
 		Py_DECREF(scope);
 		return NULL;
 	}

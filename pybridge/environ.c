@@ -17,13 +17,6 @@ static PyObject *k_request_method, *k_script_name, *k_path_info,
     *k_wsgi_run_once, *k_wsgi_file_wrapper, *k_wsgi_input_terminated;
 static PyObject *v_http10, *v_http11, *v_empty, *v_comma, *v_semicolon;
 
-/* Methods common enough that their value objects are shared. */
-static const char *const known_methods[] = {"GET",     "POST",  "HEAD",
-                                            "PUT",     "DELETE", "OPTIONS",
-                                            "PATCH"};
-#define KNOWN_METHODS (sizeof known_methods / sizeof known_methods[0])
-static PyObject *v_methods[KNOWN_METHODS];
-
 static PyObject *intern(const char *s)
 {
 	return PyUnicode_InternFromString(s);
@@ -65,21 +58,10 @@ int m0_environ_init(void)
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
 		if ((*keys[i].slot = intern(keys[i].text)) == NULL)
 			return -1;
-	for (size_t i = 0; i < KNOWN_METHODS; i++)
-		if ((v_methods[i] = intern(known_methods[i])) == NULL)
-			return -1;
+	if (m0_values_init() < 0)
+		return -1;
 	m0_header_keys_init();
 	return 0;
-}
-
-/* set_steal stores value under key and drops the caller's reference. */
-static int set_steal(PyObject *d, PyObject *key, PyObject *value)
-{
-	if (value == NULL)
-		return -1;
-	int rc = PyDict_SetItem(d, key, value);
-	Py_DECREF(value);
-	return rc;
 }
 
 static PyObject *latin1(const char *p, size_t n)
@@ -156,8 +138,8 @@ PyObject *m0_environ_template(const char *root_path, const char *server_name,
 	PyObject *errors = PySys_GetObject("stderr"); /* borrowed */
 	if (errors == NULL)
 		errors = Py_None;
-	if (set_steal(d, k_wsgi_version, Py_BuildValue("(ii)", 1, 0)) < 0 ||
-	    set_steal(d, k_wsgi_url_scheme, PyUnicode_InternFromString(url_scheme)) < 0 ||
+	if (m0_set_steal(d, k_wsgi_version, Py_BuildValue("(ii)", 1, 0)) < 0 ||
+	    m0_set_steal(d, k_wsgi_url_scheme, PyUnicode_InternFromString(url_scheme)) < 0 ||
 	    PyDict_SetItem(d, k_wsgi_errors, errors) < 0 ||
 	    PyDict_SetItem(d, k_wsgi_multithread, multithread ? Py_True : Py_False) < 0 ||
 	    PyDict_SetItem(d, k_wsgi_multiprocess, multiprocess ? Py_True : Py_False) < 0 ||
@@ -165,9 +147,9 @@ PyObject *m0_environ_template(const char *root_path, const char *server_name,
 	    PyDict_SetItem(d, k_wsgi_file_wrapper, (PyObject *)&m0_FileWrapperType) < 0 ||
 	    /* The bridge ends wsgi.input at the end of the body, chunked or not. */
 	    PyDict_SetItem(d, k_wsgi_input_terminated, Py_True) < 0 ||
-	    set_steal(d, k_script_name, latin1(root_path, strlen(root_path))) < 0 ||
-	    set_steal(d, k_server_name, latin1(server_name, strlen(server_name))) < 0 ||
-	    set_steal(d, k_server_port, port_text(server_port)) < 0 ||
+	    m0_set_steal(d, k_script_name, latin1(root_path, strlen(root_path))) < 0 ||
+	    m0_set_steal(d, k_server_name, latin1(server_name, strlen(server_name))) < 0 ||
+	    m0_set_steal(d, k_server_port, port_text(server_port)) < 0 ||
 	    PyDict_SetItem(d, k_query_string, v_empty) < 0 ||
 	    /* Placeholders for the keys every request sets: the copy then
 	     * replaces values in a table already sized, where inserting them
@@ -201,7 +183,7 @@ static int add_joined(PyObject *env, PyObject *key, PyObject *value, int cookie)
 	PyObject *joined = first ? PyUnicode_Concat(first, value) : NULL;
 	Py_XDECREF(first);
 	Py_DECREF(value);
-	return set_steal(env, key, joined);
+	return m0_set_steal(env, key, joined);
 }
 
 static int hexval(char c)
@@ -258,15 +240,6 @@ static PyObject *remote_port(int port)
 	return v;
 }
 
-static PyObject *method_value(const char *p, size_t n)
-{
-	for (size_t i = 0; i < KNOWN_METHODS; i++)
-		if (PyUnicode_GET_LENGTH(v_methods[i]) == (Py_ssize_t)n &&
-		    memcmp(PyUnicode_1BYTE_DATA(v_methods[i]), p, n) == 0)
-			return Py_NewRef(v_methods[i]);
-	return latin1(p, n);
-}
-
 #define SPAN(s) (head + (s).start), ((size_t)((s).end - (s).start))
 
 PyObject *m0_environ_build(m0_thread *t, m0_app *app, const m0_request *req,
@@ -276,15 +249,15 @@ PyObject *m0_environ_build(m0_thread *t, m0_app *app, const m0_request *req,
 	PyObject *env = PyDict_Copy(app->environ);
 	if (env == NULL)
 		return NULL;
-	if (set_steal(env, k_request_method, method_value(SPAN(req->method))) < 0 ||
-	    set_steal(env, k_path_info, path_info(t, app, SPAN(req->path))) < 0 ||
+	if (m0_set_steal(env, k_request_method, m0_method_value(SPAN(req->method))) < 0 ||
+	    m0_set_steal(env, k_path_info, path_info(t, app, SPAN(req->path))) < 0 ||
 	    (req->query.end > req->query.start &&
-	     set_steal(env, k_query_string, cached_latin1(&last_query, SPAN(req->query))) < 0) ||
+	     m0_set_steal(env, k_query_string, cached_latin1(&last_query, SPAN(req->query))) < 0) ||
 	    PyDict_SetItem(env, k_server_protocol,
 	                   req->version == 10 ? v_http10 : v_http11) < 0 ||
-	    set_steal(env, k_remote_addr, cached_latin1(&last_remote, remote, req->remote_len)) < 0 ||
-	    set_steal(env, k_remote_port, remote_port(req->remote_port)) < 0 ||
-	    set_steal(env, k_raw_uri, cached_latin1(&last_target, SPAN(req->target))) < 0 ||
+	    m0_set_steal(env, k_remote_addr, cached_latin1(&last_remote, remote, req->remote_len)) < 0 ||
+	    m0_set_steal(env, k_remote_port, remote_port(req->remote_port)) < 0 ||
+	    m0_set_steal(env, k_raw_uri, cached_latin1(&last_target, SPAN(req->target))) < 0 ||
 	    PyDict_SetItem(env, k_wsgi_input, (PyObject *)t->input) < 0)
 		goto fail;
 	for (uint32_t i = 0; i < req->nfields; i++) {

@@ -145,6 +145,23 @@ m0_header_key *m0_header_key_lookup(const char *name, size_t n, m0_header_key *s
 
 /* Keys, environ (environ.c). */
 int m0_environ_init(void);
+
+/* Shared by the environ and the ASGI scope (values.c). */
+int m0_values_init(void);
+/* m0_method_value returns the method as a str: one shared object for the
+ * common methods (a new reference either way). */
+PyObject *m0_method_value(const char *p, size_t n);
+
+/* m0_set_steal stores value under key and drops the caller's reference;
+ * a NULL value (a failed constructor) fails the store. */
+static inline int m0_set_steal(PyObject *d, PyObject *key, PyObject *value)
+{
+	if (value == NULL)
+		return -1;
+	int rc = PyDict_SetItem(d, key, value);
+	Py_DECREF(value);
+	return rc;
+}
 PyObject *m0_environ_template(const char *root_path, const char *server_name,
                               int server_port, const char *url_scheme,
                               int multithread, int multiprocess);

@@ -1,0 +1,32 @@
+/*
+ * Values the WSGI environ and the ASGI scope both build: the request
+ * method as one shared str object for the common methods.
+ */
+#include "shim.h"
+
+#include <string.h>
+
+static const char *const known_methods[] = {"GET",    "POST",    "HEAD",
+                                            "PUT",    "DELETE",  "OPTIONS",
+                                            "PATCH"};
+#define KNOWN_METHODS (sizeof known_methods / sizeof known_methods[0])
+static PyObject *v_methods[KNOWN_METHODS];
+
+int m0_values_init(void)
+{
+	if (v_methods[0] != NULL)
+		return 0;
+	for (size_t i = 0; i < KNOWN_METHODS; i++)
+		if ((v_methods[i] = PyUnicode_InternFromString(known_methods[i])) == NULL)
+			return -1;
+	return 0;
+}
+
+PyObject *m0_method_value(const char *p, size_t n)
+{
+	for (size_t i = 0; i < KNOWN_METHODS; i++)
+		if (PyUnicode_GET_LENGTH(v_methods[i]) == (Py_ssize_t)n &&
+		    memcmp(PyUnicode_1BYTE_DATA(v_methods[i]), p, n) == 0)
+			return Py_NewRef(v_methods[i]);
+	return PyUnicode_DecodeLatin1(p, (Py_ssize_t)n, NULL);
+}
