@@ -48,6 +48,9 @@ func (l *Loop) releaseJob(j *Job) {
 	if cap(j.outbox) > 4*outboxLimit {
 		j.outbox = nil
 	}
+	if cap(j.trailers) > trailerKeepLimit {
+		j.trailers = nil
+	}
 	l.freeJobs = append(l.freeJobs, j)
 }
 
@@ -208,7 +211,7 @@ func (l *Loop) serviceJob(s *slot) bool {
 		return false
 	}
 	if j.mode == http1.BodyChunked {
-		s.send, _ = http1.AppendLastChunk(s.send)
+		s.send = j.appendLastChunk(s.send)
 	}
 	if j.mode == http1.BodyUntilClose || j.mode == http1.BodyLength && j.bodySent < j.contentLength {
 		// Close-delimited, or shorter than declared: only a close ends it.

@@ -23,7 +23,9 @@
 //     (JobQueue.Take, TryTake), streams the body with Job.Read (the first
 //     Read sends "100 Continue" when the client asked), answers with
 //     SetHeader, WriteHeader and Write (blocking while the client is slow:
-//     back-pressure), and ends with Finish or Abort. News goes back to the
+//     back-pressure), optionally adds trailer fields with SetTrailer (sent
+//     after a chunked body, dropped otherwise), and ends with Finish or
+//     Abort. News goes back to the
 //     loop through a ring and a Wake that is paid only when the loop has
 //     said it is about to wait.
 //

@@ -32,8 +32,8 @@ const (
 // Job is one request handed off by the loop to a handler thread: the
 // deferred handler shape. A handler takes it from a JobQueue, reads the
 // request (Request, Head, RemoteAddr are its own copies), streams the body
-// with Read, answers with SetHeader/WriteHeader/Write and ends with Finish
-// or Abort. After Finish or Abort the job belongs to the loop again and
+// with Read, answers with SetHeader/WriteHeader/Write (and SetTrailer for
+// fields after a chunked body) and ends with Finish or Abort. After Finish or Abort the job belongs to the loop again and
 // must not be touched.
 //
 // Read blocks while the loop receives more body; Write blocks while the
@@ -63,6 +63,7 @@ type Job struct {
 	status        int
 	contentLength int64
 	fields        []byte
+	trailers      []byte // encoded trailer fields (SetTrailer)
 	headPosted    bool
 	outbox        []byte
 	finished      bool
@@ -94,6 +95,7 @@ func (j *Job) reset() {
 	j.bodyDone, j.bodyErr, j.wantBody = false, nil, false
 	j.status, j.contentLength = 0, -1
 	j.fields = j.fields[:0]
+	j.trailers = j.trailers[:0]
 	j.outbox = j.outbox[:0]
 	j.headPosted, j.finished, j.aborted = false, false, false
 	j.detached, j.headWritten, j.expect100, j.sent100 = false, false, false, false
