@@ -33,8 +33,8 @@ const (
 // deferred handler shape. A handler takes it from a JobQueue, reads the
 // request (Request, Head, RemoteAddr are its own copies), streams the body
 // with Read, answers with SetHeader/WriteHeader/Write (and SetTrailer for
-// fields after a chunked body) and ends with Finish or Abort. After Finish or Abort the job belongs to the loop again and
-// must not be touched.
+// fields after a chunked body) and ends with Finish or Abort. After Finish
+// or Abort the job belongs to the loop again and must not be touched.
 //
 // Read blocks while the loop receives more body; Write blocks while the
 // response outbox is full (back-pressure from a slow client). Neither holds
