@@ -200,6 +200,25 @@ func (w *wsgiJob) Write(p []byte) (int, error) {
 // the loop's next pass.
 func (w *wsgiJob) Flush() error { return nil }
 
+var _ pybridge.TrailerWriter = (*wsgiJob)(nil)
+
+// WriteTrailers implements pybridge.TrailerWriter: ASGI
+// http.response.trailers fields go after the chunked body's last chunk
+// (the loop drops them when the response is not chunked). A field RFC 9110
+// §6.5.1 keeps out of trailers (Content-Length, Content-Type, Set-Cookie,
+// …) is dropped, as WriteHead drops the app's framing fields: the body has
+// gone out well, and one misplaced field is no reason to break it.
+func (w *wsgiJob) WriteTrailers(trailers *pybridge.Response) error {
+	lj := w.loopJob
+	for i := 0; i < trailers.HeaderLen(); i++ {
+		name, value := trailers.Header(i)
+		if err := lj.SetTrailerBytes(name, value); err != nil && !errors.Is(err, loop.ErrTrailerRefused) {
+			return err
+		}
+	}
+	return nil
+}
+
 // sendFile streams a wsgi.file_wrapper body read from its descriptor (the
 // loop has no sendfile path yet, so the bytes pass through one buffer here
 // but never through Python).

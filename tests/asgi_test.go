@@ -101,12 +101,15 @@ func TestASGISpec(t *testing.T) {
 			t.Fatalf("failing midway: %q", out)
 		}
 
-		// Trailers the client did not ask for are dropped, the chunked
-		// body still ends; pathsend sends the file it names.
-		resp, body = get(t, s.url("/trailers"))
-		if resp.StatusCode != 200 || body != "with trailers" || len(resp.Trailer) != 0 {
-			t.Fatalf("trailers: %d %q %v", resp.StatusCode, body, resp.Trailer)
+		// Trailers follow the chunked body's last chunk, on the wire and
+		// as a client reads them (the refused content-type dropped); a
+		// HEAD answer carries none, and the connection stays framed
+		// for the next request. pathsend sends the file it names.
+		out, _ = rawExchange(t, s.addr, "GET /trailers HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 20*time.Second)
+		if !strings.HasSuffix(out, "\r\n\r\nd\r\nwith trailers\r\n0\r\nx-checksum: 1\r\nx-count: 2\r\n\r\n") {
+			t.Fatalf("trailers on the wire: %q", out)
 		}
+		checkTrailers(t, s.addr)
 		source, err := os.ReadFile(filepath.Join(appsDir(t), "asgi_spec_app.py"))
 		if err != nil {
 			t.Fatal(err)
@@ -220,4 +223,31 @@ func TestASGI2(t *testing.T) {
 		t.Fatalf("asgi2: %d %q", resp.StatusCode, body)
 	}
 	checkNoTraceback(t, s.server)
+}
+
+// checkTrailers reads /trailers as Go's client does, after a HEAD on the
+// same connection: the trailer fields arrive in resp.Trailer once the
+// body is read, and the connection serves the next request.
+func checkTrailers(t *testing.T, addr string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	br := bufio.NewReader(c)
+	fmt.Fprintf(c, "HEAD /trailers HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, body := readResponseTo(t, br, "HEAD")
+	if resp.StatusCode != 200 || body != "" || resp.Trailer.Get("X-Checksum") != "" {
+		t.Fatalf("HEAD /trailers: %d %q trailers %v", resp.StatusCode, body, resp.Trailer)
+	}
+	for i := 0; i < 2; i++ {
+		fmt.Fprintf(c, "GET /trailers HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, body = readResponseTo(t, br, "GET")
+		if resp.StatusCode != 200 || body != "with trailers" || len(resp.TransferEncoding) == 0 ||
+			resp.Trailer.Get("X-Checksum") != "1" || resp.Trailer.Get("X-Count") != "2" || resp.Trailer.Get("Content-Type") != "" {
+			t.Fatalf("GET /trailers #%d: %d %q %v trailers %v", i, resp.StatusCode, body, resp.TransferEncoding, resp.Trailer)
+		}
+	}
 }

@@ -73,12 +73,16 @@ async def app(scope, receive, send):
             message = await receive()
         record(name, message["type"])
     elif path == "/trailers":
-        # The loop sends no trailer fields yet: they are dropped, and the
-        # body still ends well.
+        # Trailers in two messages (more_trailers), announced in a Trailer
+        # field; content-type is a field RFC 9110 §6.5.1 keeps out of
+        # trailers, which the server drops.
         await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"text/plain")], "trailers": True})
+                    "headers": [(b"content-type", b"text/plain"), (b"trailer", b"x-checksum, x-count")],
+                    "trailers": True})
         await send({"type": "http.response.body", "body": b"with trailers", "more_body": False})
-        await send({"type": "http.response.trailers", "headers": [(b"x-checksum", b"1")]})
+        await send({"type": "http.response.trailers", "more_trailers": True,
+                    "headers": [(b"x-checksum", b"1"), (b"content-type", b"text/html")]})
+        await send({"type": "http.response.trailers", "headers": [(b"x-count", b"2")]})
     elif path == "/pathsend":
         # The http.response.pathsend extension: this file, sent by path.
         await start(send, 200, [(b"content-length", b"%d" % os.path.getsize(__file__))])
