@@ -12,7 +12,8 @@ GOBIN       := $(shell $(GO) env GOPATH)/bin
 # installs only the missing ones, so it is quick when nothing is missing.
 DEB_PACKAGES := curl wrk strace pkg-config python3-dev \
 	python3-flask python3-django python3-falcon gunicorn \
-	python3-uvloop python3-starlette python3-fastapi chromium
+	python3-uvloop python3-starlette python3-fastapi python3-multipart \
+	python3-aiofiles chromium
 
 .PHONY: all build test unit lint run bench bench-quick bench-parsers fuzz setup vet fmt-check cross-check clean
 
