@@ -15,7 +15,7 @@ DEB_PACKAGES := curl wrk strace pkg-config python3-dev \
 	python3-uvloop python3-starlette python3-fastapi python3-multipart \
 	python3-aiofiles chromium
 
-.PHONY: all build test unit lint run bench bench-quick bench-parsers fuzz setup vet fmt-check cross-check clean
+.PHONY: all build test lint run bench bench-quick bench-parsers fuzz setup vet fmt-check cross-check clean
 
 all: build
 
