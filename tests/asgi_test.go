@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -189,14 +188,7 @@ func TestASGISpec(t *testing.T) {
 // lifespan scope is served under auto and fails the start under on.
 func TestASGILifespan(t *testing.T) {
 	run := func(args ...string) (int, string) {
-		cmd := exec.Command(binary, append([]string{"--port", "0", "--app-dir", appsDir(t)}, args...)...)
-		cmd.Env = cleanEnv()
-		out, err := cmd.CombinedOutput()
-		if exit, ok := err.(*exec.ExitError); ok {
-			return exit.ExitCode(), string(out)
-		}
-		t.Fatalf("%v: %v\n%s", args, err, out)
-		return 0, ""
+		return runToExit(t, cleanEnv(), append([]string{"--port", "0", "--app-dir", appsDir(t)}, args...)...)
 	}
 	if status, out := run("asgi_spec_app:failing_startup"); status != 3 || !strings.Contains(out, "m0 database unreachable") || strings.Contains(out, "serving on") {
 		t.Fatalf("failed startup: status %d\n%s", status, out)

@@ -54,12 +54,9 @@ func TestConfigErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(binary, tc.args...)
-			cmd.Env = append(cleanEnv(), tc.env...)
-			out, err := cmd.CombinedOutput()
-			exit, ok := err.(*exec.ExitError)
-			if !ok || exit.ExitCode() != 2 {
-				t.Fatalf("exit %v, want status 2; output %q", err, out)
+			status, out := runToExit(t, append(cleanEnv(), tc.env...), tc.args...)
+			if status != 2 {
+				t.Fatalf("exit status %d, want 2; output %q", status, out)
 			}
 			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 			if len(lines) != 1 || !strings.Contains(lines[0], tc.flag) {

@@ -7,6 +7,7 @@ package tests
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -158,6 +159,30 @@ func cleanEnv() []string {
 		}
 	}
 	return env
+}
+
+// runToExit runs the binary where it must exit on its own (a start-up
+// error, --help) and returns its exit status and output. A binary still
+// running after a minute is killed and fails the test: a start-up error
+// that ends in a serving process must not hang the suite or outlive it.
+func runToExit(t *testing.T, env []string, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("%v: still running after a minute, killed\n%s", args, out)
+	}
+	if err == nil {
+		return 0, string(out)
+	}
+	if exit, ok := err.(*exec.ExitError); ok {
+		return exit.ExitCode(), string(out)
+	}
+	t.Fatalf("%v: %v\n%s", args, err, out)
+	return 0, ""
 }
 
 func (s *server) url(path string) string { return "http://" + s.addr + path }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -258,12 +257,9 @@ func TestWSGIStartupErrors(t *testing.T) {
 		{[]string{"--venv", dir, "raising:make"}, []string{"virtualenv", dir}},
 	}
 	for _, tc := range cases {
-		cmd := exec.Command(binary, append([]string{"--port", "0", "--app-dir", dir}, tc.args...)...)
-		cmd.Env = cleanEnv()
-		out, err := cmd.CombinedOutput()
-		exit, ok := err.(*exec.ExitError)
-		if !ok || exit.ExitCode() != 2 {
-			t.Errorf("%v: exit %v, want status 2\n%s", tc.args, err, out)
+		status, out := runToExit(t, cleanEnv(), append([]string{"--port", "0", "--app-dir", dir}, tc.args...)...)
+		if status != 2 {
+			t.Errorf("%v: exit status %d, want 2\n%s", tc.args, status, out)
 			continue
 		}
 		for _, want := range tc.want {
