@@ -16,7 +16,9 @@ import (
 )
 
 // TestASGIServerSentEvents: an event stream the client abandons is
-// cancelled, its generator's finally runs, and the server goes on.
+// cancelled, the stream's finally runs (RecordedStream in the app says why
+// the finally wraps the response rather than the generator), and the
+// server goes on.
 func TestASGIServerSentEvents(t *testing.T) {
 	forEachVariant(t, true, func(t *testing.T, v variant) {
 		s := startASGI(t, v, "asgi_starlette_app:app")

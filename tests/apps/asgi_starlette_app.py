@@ -85,19 +85,37 @@ async def source_file(request):
     return FileResponse(__file__, media_type="text/x-python")
 
 
+class RecordedStream(StreamingResponse):
+    """A StreamingResponse whose own finally records that it ended.
+
+    The finally sits around the response, not inside the body's async
+    generator: when the server cancels the stream while the task waits in
+    send(), the generator is left suspended at its yield and its finally
+    runs only when CPython finalizes it, which anyio's reference cycles can
+    put off until a garbage collection that an idle server never triggers.
+    The response's finally runs as the cancellation unwinds, every time."""
+
+    def __init__(self, body, name, **kwargs):
+        super().__init__(body, **kwargs)
+        self.name = name
+
+    async def __call__(self, scope, receive, send):
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            record(self.name, "finally ran")
+
+
 async def events(request):
     name = request.query_params["name"]
 
     async def ticks():
-        try:
-            i = 0
-            while True:
-                yield f"data: tick {i}\n\n"
-                i += 1
-                await asyncio.sleep(0.02)
-        finally:
-            record(name, "finally ran")
-    return StreamingResponse(ticks(), media_type="text/event-stream")
+        i = 0
+        while True:
+            yield f"data: tick {i}\n\n"
+            i += 1
+            await asyncio.sleep(0.02)
+    return RecordedStream(ticks(), name, media_type="text/event-stream")
 
 
 # Files of requests that asked to see lifespan shutdown's place in order.
