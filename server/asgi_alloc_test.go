@@ -9,24 +9,34 @@ import (
 	"testing"
 )
 
-// asgiAllocChild marks the child process that runs the ASGI allocation
-// check: Python starts once per process, and the WSGI check may already
-// have started (and finalised) it in this one.
-const asgiAllocChild = "M0_SERVER_TEST_ASGI_CHILD"
+// allocChild names the test a child process of the test binary runs:
+// Python starts once per process, so each allocation check that starts the
+// interpreter runs in a process of its own (also under -count=N).
+const allocChild = "M0_SERVER_TEST_ALLOC_CHILD"
+
+// inOwnProcess reports whether this is the child running test; if not, it
+// runs test in a child and fails t unless the child passed it.
+func inOwnProcess(t *testing.T, test string) bool {
+	t.Helper()
+	if os.Getenv(allocChild) == test {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), allocChild+"="+test)
+	out, err := cmd.CombinedOutput()
+	// The PASS line proves the check ran there, not a filtered-out run.
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+test) {
+		t.Fatalf("the child process: %v\n%s", err, out)
+	}
+	return false
+}
 
 // TestASGIRequestAllocatesNothing: the ASGI path through the server (loop,
 // the pool's wrap with its owner note, the executor, Complete) allocates
 // nothing per keep-alive request in steady state, for examples/
 // hello_asgi.py's single-body, streamed and request-body routes.
 func TestASGIRequestAllocatesNothing(t *testing.T) {
-	if os.Getenv(asgiAllocChild) == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestASGIRequestAllocatesNothing$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), asgiAllocChild+"=1")
-		out, err := cmd.CombinedOutput()
-		// The PASS line proves the check ran there, not a filtered-out run.
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestASGIRequestAllocatesNothing") {
-			t.Fatalf("the child process: %v\n%s", err, out)
-		}
+	if !inOwnProcess(t, "TestASGIRequestAllocatesNothing") {
 		return
 	}
 	checkRequestsAllocateNothing(t, "hello_asgi:app", []allocCase{

@@ -16,13 +16,16 @@ import (
 	"time"
 )
 
-// TestWSGIRequestAllocatesNothing runs the whole server in this process
+// TestWSGIRequestAllocatesNothing runs the whole server in one process
 // (loop, handler thread, embedded Python serving examples/hello_wsgi.py)
 // and counts Go allocations per request across the process, client
 // included: in steady state a keep-alive request allocates nothing,
 // whether the body is a list (Complete), a generator (Streamed) or a
 // request body read through wsgi.input.
 func TestWSGIRequestAllocatesNothing(t *testing.T) {
+	if !inOwnProcess(t, "TestWSGIRequestAllocatesNothing") {
+		return
+	}
 	checkRequestsAllocateNothing(t, "hello_wsgi:app", []allocCase{
 		{"list body", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", "Hello, World!"},
 		{"generator body", "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", "line 4\n\r\n0\r\n\r\n"},
