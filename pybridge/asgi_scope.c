@@ -130,17 +130,6 @@ static PyObject *header_name(const char *p, size_t n)
 	return v;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* decoded_path: percent-decoded, then UTF-8 with invalid sequences
  * replaced (what urllib.parse.unquote gives uvicorn), the root path
  * stripped as the servers of Starlette's generation do. */
@@ -163,7 +152,7 @@ static PyObject *decoded_path(m0_app *app, const char *p, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		int hi, lo;
 		if (p[i] == '%' && i + 2 < n &&
-		    (hi = hexval(p[i + 1])) >= 0 && (lo = hexval(p[i + 2])) >= 0) {
+		    (hi = m0_hex_value(p[i + 1])) >= 0 && (lo = m0_hex_value(p[i + 2])) >= 0) {
 			out[m++] = (char)(hi << 4 | lo);
 			i += 2;
 		} else {

@@ -186,17 +186,6 @@ static int add_joined(PyObject *env, PyObject *key, PyObject *value, int cookie)
 	return m0_set_steal(env, key, joined);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* path_info percent-decodes the path (a malformed escape stays as sent,
  * as wsgiref and gunicorn keep it) and strips the root path. */
 static PyObject *path_info(m0_thread *t, m0_app *app, const char *p, size_t n)
@@ -213,7 +202,7 @@ static PyObject *path_info(m0_thread *t, m0_app *app, const char *p, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		int hi, lo;
 		if (p[i] == '%' && i + 2 < n &&
-		    (hi = hexval(p[i + 1])) >= 0 && (lo = hexval(p[i + 2])) >= 0) {
+		    (hi = m0_hex_value(p[i + 1])) >= 0 && (lo = m0_hex_value(p[i + 2])) >= 0) {
 			out[m++] = (char)(hi << 4 | lo);
 			i += 2;
 		} else {

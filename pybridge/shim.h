@@ -151,6 +151,8 @@ int m0_values_init(void);
 /* m0_method_value returns the method as a str: one shared object for the
  * common methods (a new reference either way). */
 PyObject *m0_method_value(const char *p, size_t n);
+/* m0_hex_value returns a hex digit's value, or -1 for any other byte. */
+int m0_hex_value(char c);
 
 /* m0_set_steal stores value under key and drops the caller's reference;
  * a NULL value (a failed constructor) fails the store. */

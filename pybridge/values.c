@@ -1,6 +1,7 @@
 /*
- * Values the WSGI environ and the ASGI scope both build: the request
- * method as one shared str object for the common methods.
+ * What the WSGI environ and the ASGI scope both need: the request method
+ * as one shared str object for the common methods, and the hex digit value
+ * their percent-decoders use.
  */
 #include "shim.h"
 
@@ -29,4 +30,15 @@ PyObject *m0_method_value(const char *p, size_t n)
 		    memcmp(PyUnicode_1BYTE_DATA(v_methods[i]), p, n) == 0)
 			return Py_NewRef(v_methods[i]);
 	return PyUnicode_DecodeLatin1(p, (Py_ssize_t)n, NULL);
+}
+
+int m0_hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }
