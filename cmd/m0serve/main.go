@@ -113,59 +113,39 @@ type option struct {
 func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs := flag.NewFlagSet("m0serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var options []option
-	add := func(name string) {
-		env := "M0_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
-		options = append(options, option{name, env})
-	}
 	fs.StringVar(&cfg.Host, "host", cfg.Host, "address to listen on")
-	add("host")
 	fs.IntVar(&cfg.Port, "port", cfg.Port, "TCP port to listen on (0: any free port)")
-	add("port")
 	fs.IntVar(&cfg.Backlog, "backlog", cfg.Backlog, "listen backlog")
-	add("backlog")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", cfg.MaxConnections, "open connections at most; at the limit accepting pauses")
-	add("max-connections")
 	fs.Var((*duration)(&cfg.HeaderTimeout), "header-timeout", "time to receive a request head (408 after)")
-	add("header-timeout")
 	fs.Var((*duration)(&cfg.KeepAliveTimeout), "keepalive-timeout", "idle time between requests before closing")
-	add("keepalive-timeout")
 	fs.Var((*duration)(&cfg.BodyTimeout), "body-timeout", "longest stall while receiving a request body")
-	add("body-timeout")
 	fs.Var((*duration)(&cfg.GracefulTimeout), "graceful-timeout", "time to finish requests in flight on SIGTERM/SIGINT")
-	add("graceful-timeout")
 	fs.Var((*size)(&cfg.MaxBodySize), "max-body-size", "largest request body in bytes (K, M, G suffixes); 413 beyond")
-	add("max-body-size")
 	fs.Var((*intSize)(&cfg.MaxHeadSize), "max-head-size", "largest request head in bytes (431 beyond; 414 for the request line)")
-	add("max-head-size")
 	fs.IntVar(&cfg.MaxFields, "max-fields", cfg.MaxFields, "most header fields in a request (431 beyond)")
-	add("max-fields")
 	fs.StringVar(&cfg.Backend, "backend", cfg.Backend, "I/O backend: auto, uring, epoll or kqueue (auto falls back to epoll)")
-	add("backend")
 	fs.StringVar(&cfg.Native, "native", cfg.Native, "serve a native Go handler instead of a Python app: "+server.NativeNames())
-	add("native")
 	fs.StringVar(&cfg.Interface, "interface", cfg.Interface, "the app's protocol: auto, wsgi or asgi "+
 		"(auto: ASGI for a coroutine function or an object whose __call__ is one, else WSGI; "+
 		"asgi also serves ASGI 2 double-callable classes)")
-	add("interface")
 	fs.StringVar(&cfg.Loop, "loop", cfg.Loop, "ASGI event loop: auto, asyncio or uvloop (auto: uvloop when it imports)")
-	add("loop")
 	fs.StringVar(&cfg.Lifespan, "lifespan", cfg.Lifespan, "ASGI lifespan protocol: auto, on or off "+
 		"(auto: run it, and go on if the app raises on the lifespan scope); startup runs before accepting, "+
 		"shutdown after the requests in flight on SIGTERM/SIGINT; a failed startup exits with status 3")
-	add("lifespan")
 	fs.BoolVar(&cfg.Factory, "factory", cfg.Factory, "module:attr names a factory: call attr() to get the app")
-	add("factory")
 	fs.StringVar(&cfg.AppDir, "app-dir", cfg.AppDir, "directory put first on sys.path to import the app from (default: the working directory)")
-	add("app-dir")
 	fs.StringVar(&cfg.Venv, "venv", cfg.Venv, "virtualenv whose site-packages the app imports from (default: $VIRTUAL_ENV, if set)")
-	add("venv")
 	fs.StringVar(&cfg.RootPath, "root-path", cfg.RootPath, "prefix the app is mounted under: SCRIPT_NAME, stripped from PATH_INFO")
-	add("root-path")
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, threadsUsage)
-	add("threads")
 	fs.BoolVar(&cfg.AccessLog, "access-log", cfg.AccessLog, "log every response to stderr in the Common Log Format")
-	add("access-log")
+	// Every flag defined here reads M0_ and its name in upper case, dashes
+	// as underscores (--version, added by the caller, has none).
+	var options []option
+	fs.VisitAll(func(f *flag.Flag) {
+		env := "M0_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		options = append(options, option{f.Name, env})
+	})
 	return fs, options
 }
 
