@@ -5,12 +5,25 @@ import "sync/atomic"
 // JobQueue carries deferred requests from the loop to handler threads. The
 // loop pushes without blocking; a handler thread takes with Take, which
 // sleeps on a futex when the queue is empty (parking, park_linux.go says
-// why not the Go scheduler). A push wakes a taker only when one sleeps, so
-// a busy pool costs the loop no syscall per job (DESIGN.md, "Handoff").
+// why not the Go scheduler), or, if it sleeps in an event loop of its own
+// (the ASGI executor), arms a notification with Arm.
+//
+// The loop wakes sleepers once per pass, after every request of the pass
+// is queued (signal), and only when one sleeps, so a busy pool costs the
+// loop no syscall per job (DESIGN.md, "Handoff"). Waking at the push
+// instead let the woken thread, on the loop's own core, preempt the loop
+// before it had parsed the rest of the pass: smaller batches and one more
+// pair of context switches per wake.
 type JobQueue struct {
 	jobs    ring[*Job]
 	parking parking
 	closed  atomic.Bool
+	// pushed counts jobs pushed since the last signal (loop thread only).
+	pushed int
+	// notify is called once per Arm, at the first signal or Close after
+	// it; armed says one is owed.
+	notify func()
+	armed  atomic.Bool
 }
 
 // NewJobQueue returns a queue holding at most capacity jobs at once; a full
@@ -27,7 +40,44 @@ func (q *JobQueue) push(j *Job) bool {
 	if !q.jobs.push(j) {
 		return false
 	}
-	q.parking.wake(1)
+	q.pushed++
+	return true
+}
+
+// signal wakes takers for the jobs pushed since the last signal: up to
+// that many parked ones, and the armed notification. The loop calls it
+// once per pass.
+func (q *JobQueue) signal() {
+	if q.pushed == 0 {
+		return
+	}
+	q.parking.wake(q.pushed)
+	q.pushed = 0
+	q.fireNotify()
+}
+
+func (q *JobQueue) fireNotify() {
+	if q.notify != nil && q.armed.Load() && q.armed.CompareAndSwap(true, false) {
+		q.notify()
+	}
+}
+
+// SetNotify registers the queue's one taker that sleeps elsewhere than in
+// Take: an event loop that watches a descriptor, which notify makes
+// readable. Call it before the loop runs; it must not block.
+func (q *JobQueue) SetNotify(notify func()) { q.notify = notify }
+
+// Arm asks for one call of the notify function when a job is next queued
+// or the queue closes. It returns false, arming nothing, when a job is
+// ready (or the queue closed) already: take it now instead of sleeping.
+func (q *JobQueue) Arm() bool {
+	q.armed.Store(true)
+	// As in Take: armed before the last look, so a concurrent push either
+	// is seen here or sees the flag.
+	if !q.jobs.empty() || q.closed.Load() {
+		q.armed.CompareAndSwap(true, false)
+		return false
+	}
 	return true
 }
 
@@ -72,4 +122,8 @@ func (q *JobQueue) TryTake() *Job {
 func (q *JobQueue) Close() {
 	q.closed.Store(true)
 	q.parking.wake(1 << 30)
+	q.fireNotify()
 }
+
+// Closed reports whether Close was called.
+func (q *JobQueue) Closed() bool { return q.closed.Load() }

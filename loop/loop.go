@@ -217,6 +217,9 @@ func (l *Loop) pass() error {
 	if deadline := l.shutdown.Load(); deadline != 0 {
 		l.drain(deadline)
 	}
+	if l.cfg.Jobs != nil {
+		l.cfg.Jobs.signal()
+	}
 	l.flush()
 	if l.draining && l.active == 0 {
 		l.stopped = true

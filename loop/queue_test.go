@@ -90,6 +90,7 @@ func TestJobQueueTakeParksAndClose(t *testing.T) {
 		if !q.push(j) {
 			t.Fatal("push refused")
 		}
+		q.signal()
 		if <-got != j {
 			t.Fatal("took a different job")
 		}
@@ -122,5 +123,47 @@ func TestJobQueueTryTake(t *testing.T) {
 	q.push(b)
 	if q.TryTake() != a || q.TryTake() != b || q.TryTake() != nil {
 		t.Fatal("TryTake out of order")
+	}
+}
+
+func TestJobQueueArmNotifiesOncePerArm(t *testing.T) {
+	q := NewJobQueue(4)
+	calls := 0
+	q.SetNotify(func() { calls++ })
+	q.push(&Job{})
+	q.signal()
+	if calls != 0 {
+		t.Fatalf("notified %d times without an Arm", calls)
+	}
+	if q.Arm() {
+		t.Fatal("Arm armed with a job ready")
+	}
+	if q.TryTake() == nil || !q.Arm() {
+		t.Fatal("Arm refused on an empty queue")
+	}
+	q.signal() // nothing pushed since: no call
+	if calls != 0 {
+		t.Fatalf("notified %d times with nothing pushed", calls)
+	}
+	q.push(&Job{})
+	q.push(&Job{})
+	q.signal()
+	q.push(&Job{})
+	q.signal()
+	if calls != 1 {
+		t.Fatalf("notified %d times for one Arm, want 1", calls)
+	}
+	q.TryTake()
+	q.TryTake()
+	q.TryTake()
+	if !q.Arm() {
+		t.Fatal("Arm refused on an empty queue")
+	}
+	q.Close()
+	if calls != 2 {
+		t.Fatalf("Close after an Arm notified %d times in all, want 2", calls)
+	}
+	if q.Arm() {
+		t.Fatal("Arm armed on a closed queue")
 	}
 }

@@ -108,7 +108,7 @@ type ASGIExecutor struct {
 	id   int
 	app  *App
 	opt  ASGIOptions
-	src  JobSource
+	src  NotifySource
 	done Completer
 	c    *C.m0_asgi
 	loop string
@@ -116,15 +116,24 @@ type ASGIExecutor struct {
 	readFD, writeFD C.int
 
 	mu       sync.Mutex
-	room     sync.Cond // in-flight count went down, or stopping
-	pending  []*Job    // taken from src, not yet spawned
-	spare    []*Job
 	events   []asgiEvent
 	eventsTo []asgiEvent
-	signaled bool // the wake descriptor was written and not yet drained
 	stopping bool
+	// fdClosed: the wake descriptor is closed (the thread has ended).
+	// Written under both mu and fdMu; read under either.
 	fdClosed bool
-	inFlight int // jobs taken and not yet complete
+	fdMu     sync.RWMutex
+	// signaled: the wake descriptor was written and not yet drained, so
+	// the next signal need not write it. An atomic rather than mu's: the
+	// loop thread used to hold mu across the write, and the executor's
+	// thread, meeting it held, parked in the Go scheduler (stoplockedm: a
+	// hand-off of its P and two futex calls).
+	signaled atomic.Bool
+
+	// The executor thread's (and Stop's, once the thread has ended):
+	batch    []*Job
+	inFlight int  // jobs taken and not yet complete
+	full     bool // take stopped at MaxInFlight; complete wakes it again
 
 	readBufs [][]byte // body read buffers not lent out (executor thread)
 	creq     C.m0_request
@@ -133,6 +142,7 @@ type ASGIExecutor struct {
 	// (two getrusage calls per wake, not per job), for the benchmarks.
 	measure  atomic.Bool
 	spawnCPU time.Duration
+	wakes    atomic.Int64 // wakes so far, for the tests
 	started  chan error
 	finished chan struct{}
 	runErr   error
@@ -148,11 +158,12 @@ var (
 // thread state runs an event loop (opt.Loop) and, unless opt.Lifespan is
 // off, the lifespan startup, and returns once startup is over, so a
 // server accepts only after it. A failed startup is a *StartupError.
-// Then the executor takes jobs from src (batch by batch, up to
-// MaxInFlight at once), runs each as a task, and hands each to done when
-// its response is final, with the GIL held: done must not block. Stop
-// ends it.
-func (ip *Interpreter) StartASGI(app *App, opt ASGIOptions, src JobSource, done Completer) (*ASGIExecutor, error) {
+// Then the executor takes jobs from src on its own thread (batch by
+// batch, up to MaxInFlight at once; src's notification wakes it when it
+// has run out), runs each as a task, and hands each to done when its
+// response is final, with the GIL held: done must not block. Stop ends
+// it.
+func (ip *Interpreter) StartASGI(app *App, opt ASGIOptions, src NotifySource, done Completer) (*ASGIExecutor, error) {
 	if opt.URLScheme == "" {
 		opt.URLScheme = "http"
 	}
@@ -174,8 +185,7 @@ func (ip *Interpreter) StartASGI(app *App, opt ASGIOptions, src JobSource, done 
 	ip.handlers++
 	ip.mu.Unlock()
 	ex := &ASGIExecutor{ip: ip, app: app, opt: opt, src: src, done: done,
-		started: make(chan error, 1), finished: make(chan struct{})}
-	ex.room.L = &ex.mu
+		batch: make([]*Job, opt.Batch), started: make(chan error, 1), finished: make(chan struct{})}
 	if err := ex.register(); err != nil {
 		ip.handlerEnded()
 		return nil, err
@@ -191,7 +201,10 @@ func (ip *Interpreter) StartASGI(app *App, opt ASGIOptions, src JobSource, done 
 		ex.release()
 		return nil, err
 	}
-	go ex.feed()
+	// The source calls the loop thread's notification; the first wake
+	// takes what is queued already and arms it.
+	src.SetNotify(ex.signal)
+	ex.signal()
 	return ex, nil
 }
 
@@ -222,7 +235,9 @@ func (ex *ASGIExecutor) unregister() {
 
 func (ex *ASGIExecutor) release() {
 	ex.mu.Lock()
+	ex.fdMu.Lock()
 	ex.fdClosed = true
+	ex.fdMu.Unlock()
 	for i := range ex.events {
 		ex.settleEndedLocked(&ex.events[i])
 	}
@@ -282,47 +297,22 @@ func (ex *ASGIExecutor) startedFrom(errText *C.char, loop *C.char) {
 	ex.started <- err
 }
 
-// feed moves jobs from the source to the executor's thread, waking it
-// once per batch, and stops taking at MaxInFlight.
-func (ex *ASGIExecutor) feed() {
-	jobs := make([]*Job, ex.opt.Batch)
-	for {
-		ex.mu.Lock()
-		for ex.inFlight >= ex.opt.MaxInFlight && !ex.stopping {
-			ex.room.Wait()
-		}
-		free := ex.opt.MaxInFlight - ex.inFlight
-		ex.mu.Unlock()
-		n := ex.src.Take(jobs[:max(1, min(free, len(jobs)))])
-		if n == 0 {
-			return
-		}
-		ex.mu.Lock()
-		if ex.stopping {
-			ex.mu.Unlock()
-			for i, j := range jobs[:n] {
-				jobs[i] = nil
-				C.m0_asgi_unavailable(j.Response.c)
-				ex.done.Complete(j)
-			}
-			continue
-		}
-		ex.inFlight += n
-		ex.pending = append(ex.pending, jobs[:n]...)
-		ex.signalLocked()
-		ex.mu.Unlock()
-		clear(jobs[:n])
-	}
-}
-
-// signalLocked writes the wake descriptor unless a write is already
-// pending or the descriptor is closed; ex.mu is held.
-func (ex *ASGIExecutor) signalLocked() {
-	if ex.signaled || ex.fdClosed {
+// signal wakes the executor's thread (from any thread): it writes the
+// wake descriptor unless a write is pending already or the descriptor is
+// closed.
+func (ex *ASGIExecutor) signal() {
+	if ex.signaled.Load() || !ex.signaled.CompareAndSwap(false, true) {
 		return
 	}
-	ex.signaled = true
-	C.m0_wakefd_signal(ex.writeFD)
+	ex.writeWake()
+}
+
+func (ex *ASGIExecutor) writeWake() {
+	ex.fdMu.RLock()
+	if !ex.fdClosed {
+		C.m0_wakefd_signal(ex.writeFD)
+	}
+	ex.fdMu.RUnlock()
 }
 
 // post hands an event (a read or write that finished) to the executor's
@@ -331,11 +321,12 @@ func (ex *ASGIExecutor) post(e asgiEvent) {
 	ex.mu.Lock()
 	if ex.fdClosed {
 		ex.settleEndedLocked(&e)
-	} else {
-		ex.events = append(ex.events, e)
-		ex.signalLocked()
+		ex.mu.Unlock()
+		return
 	}
+	ex.events = append(ex.events, e)
 	ex.mu.Unlock()
+	ex.signal()
 }
 
 // settleEndedLocked is deliver once the executor's thread has ended: a
@@ -364,17 +355,21 @@ func (ex *ASGIExecutor) settleEndedLocked(e *asgiEvent) {
 	ex.inFlight--
 }
 
-// wake runs on the executor's thread with the GIL held: spawn what was
-// queued since the last wake, deliver what finished. It reports whether
+// wake runs on the executor's thread with the GIL held: deliver what
+// finished, then take and spawn what the source has. It reports whether
 // the executor is stopping.
 func (ex *ASGIExecutor) wake() bool {
+	// Down after the drain: a signal that came between the two wrote
+	// nothing, and what it signals (an event, a job) is looked for below;
+	// a signal after this writes. Lowered before the drain, a signal in
+	// between would leave it up with the descriptor drained: the next
+	// signal would write nothing, and its event would wait forever.
 	C.m0_wakefd_drain(ex.readFD)
+	ex.signaled.Store(false)
+	ex.wakes.Add(1)
 	ex.mu.Lock()
-	jobs := ex.pending
-	ex.pending = ex.spare[:0]
 	events := ex.events
 	ex.events = ex.eventsTo[:0]
-	ex.signaled = false
 	stopping := ex.stopping
 	ex.mu.Unlock()
 	for i := range events {
@@ -382,34 +377,71 @@ func (ex *ASGIExecutor) wake() bool {
 	}
 	clear(events)
 	ex.eventsTo = events[:0]
+	if stopping {
+		ex.refuseQueued()
+		return true
+	}
 	var cpu time.Duration
-	measure := ex.measure.Load() && len(jobs) > 0
+	measure := ex.measure.Load()
 	if measure {
 		cpu = callingThreadCPU()
 	}
-	for i, j := range jobs {
-		jobs[i] = nil
-		if stopping {
-			C.m0_asgi_unavailable(j.Response.c)
-			ex.complete(j)
-			continue
-		}
-		ex.spawn(j)
-	}
-	ex.spare = jobs[:0]
+	ex.take()
 	if measure {
 		ex.spawnCPU += callingThreadCPU() - cpu
 	}
-	return stopping
+	return false
+}
+
+// take spawns jobs from the source until it is empty, then arms its
+// notification; or until MaxInFlight, when complete wakes it again. The
+// executor's own thread takes (no feeder goroutine between the loop and
+// it): at 16 connections on one core the feeder's futex sleep and the
+// scheduler's hand-offs around it were 8% of the server's CPU.
+func (ex *ASGIExecutor) take() {
+	for {
+		free := ex.opt.MaxInFlight - ex.inFlight
+		if free <= 0 {
+			ex.full = true
+			return
+		}
+		want := min(free, len(ex.batch))
+		n := ex.src.TryTake(ex.batch[:want])
+		ex.inFlight += n
+		for i, j := range ex.batch[:n] {
+			ex.batch[i] = nil
+			ex.spawn(j)
+		}
+		if n < want && (ex.src.Arm() || n == 0 && ex.src.Closed()) {
+			return // armed; or closed and drained, with nothing to arm
+		}
+	}
+}
+
+// refuseQueued answers every job still queued with a 503: the executor is
+// stopping.
+func (ex *ASGIExecutor) refuseQueued() {
+	for {
+		n := ex.src.TryTake(ex.batch)
+		if n == 0 {
+			return
+		}
+		for i, j := range ex.batch[:n] {
+			ex.batch[i] = nil
+			C.m0_asgi_unavailable(j.Response.c)
+			ex.done.Complete(j)
+		}
+	}
 }
 
 // complete hands a job back and makes room for another.
 func (ex *ASGIExecutor) complete(j *Job) {
 	ex.done.Complete(j)
-	ex.mu.Lock()
 	ex.inFlight--
-	ex.room.Signal()
-	ex.mu.Unlock()
+	if ex.full {
+		ex.full = false
+		ex.signal()
+	}
 }
 
 // spawn starts one job as a task.
@@ -453,19 +485,20 @@ type GoneAtStart interface {
 // Stop ends the executor: jobs it has not started end with a 503, the
 // tasks still running are cancelled (their finally clauses run, for up
 // to CancelTimeout; a response with nothing sent yet becomes a 503, one
-// under way aborts), lifespan shutdown runs, and the thread ends. Close
-// the source too: a job taken from it after Stop gets a 503 at once.
-// Stop returns the error that ended the event loop, if one did.
+// under way aborts), lifespan shutdown runs, and the thread ends; jobs
+// still queued in the source then get a 503 too. Stop the producer
+// first: nothing takes a job queued after Stop returns. Stop returns the error that ended the event loop, if one did.
 func (ex *ASGIExecutor) Stop() error {
 	ex.stopOnce.Do(func() {
 		ex.mu.Lock()
 		ex.stopping = true
-		ex.room.Broadcast()
-		ex.signaled = false // force the write: the stop must be seen
-		ex.signalLocked()
 		ex.mu.Unlock()
+		ex.signaled.Store(true)
+		ex.writeWake() // whatever signaled says: the stop must be seen
 		<-ex.finished
 		ex.release()
+		// Jobs queued after the thread's last look.
+		ex.refuseQueued()
 	})
 	return ex.runErr
 }

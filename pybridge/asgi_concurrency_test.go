@@ -153,3 +153,50 @@ func TestASGIClientGone(t *testing.T) {
 		}
 	})
 }
+
+// A source closed while the executor runs wakes it once (the armed
+// notification); that wake finds nothing to take and nothing to arm, and
+// the executor goes back to its event loop: Stop then ends it. (A take
+// that kept asking a closed source to arm spun on the executor's thread
+// for ever, and Stop never returned.)
+func TestASGIClosedSourceWakesOnce(t *testing.T) {
+	app := loadApp(t, "asgi_spec_app:app")
+	q := NewQueue(8)
+	ex, err := interp.StartASGI(app, ASGIOptions{Loop: LoopAsyncio}, q, waiting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := &asgiServer{ex: ex, queue: q, app: app}
+	if j := probe.get(t, "/hello"); j.Response.Status() != 200 {
+		t.Fatalf("probe: status %d", j.Response.Status())
+	}
+	// Close once the executor has armed the source after the probe, so
+	// that the close notifies it.
+	for deadline := time.Now().Add(30 * time.Second); !q.armed.Load(); {
+		if time.Now().After(deadline) {
+			t.Fatal("the executor never armed its source")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	before := ex.wakes.Load()
+	q.Close()
+	for deadline := time.Now().Add(30 * time.Second); ex.wakes.Load() == before; {
+		if time.Now().After(deadline) {
+			t.Fatal("closing the source did not wake the executor")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- ex.Stop() }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Stop did not return: the executor's thread is stuck after the source closed")
+	}
+	for _, j := range probe.jobs {
+		j.Response.Free()
+	}
+}

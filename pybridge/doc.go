@@ -59,10 +59,11 @@
 // is accepted: ASGI 3, or ASGI 2 (double-callable) by uvicorn's rule (a
 // class whose instances are not awaitable, which LoadApp reports as
 // WSGI: choose the executor by configuration, not by Interface alone).
-// A feeder goroutine Takes jobs from src (up to MaxInFlight in flight)
-// and wakes the loop through an eventfd it watches (add_reader); one wake
-// spawns every job queued since the last and delivers every finished
-// body read and write. Jobs are the WSGI ones, Response and Completer
+// src is a NotifySource: the executor's thread takes jobs from it (up to
+// MaxInFlight in flight) and, when it runs dry, arms its notification,
+// which writes an eventfd the event loop watches (add_reader); one wake
+// delivers every finished body read and write and spawns every job
+// queued since the last. Jobs are the WSGI ones, Response and Completer
 // alike, with these differences:
 //   - A single http.response.body (more_body False) is Complete with its
 //     length; over BufferLimit with a Writer it streams, length known.

@@ -1,5 +1,7 @@
 package pybridge
 
+import "sync/atomic"
+
 // Job is one request for a handler thread: what to call, with what, and
 // where the response goes. The server owns jobs and reuses them; a job's
 // fields must not change between handing it over and its completion.
@@ -42,6 +44,22 @@ type JobSource interface {
 	Take(dst []*Job) int
 }
 
+// NotifySource is a JobSource whose taker may sleep in an event loop of
+// its own rather than in Take: the ASGI executor, which watches a
+// descriptor. After each Arm the source calls the function given to
+// SetNotify once, when a job is next ready or the source closes.
+type NotifySource interface {
+	JobSource
+	// SetNotify registers the notification before the first Arm; notify
+	// must not block.
+	SetNotify(notify func())
+	// Arm asks for the notification. It returns false, arming nothing,
+	// when a job is ready or the source is closed already.
+	Arm() bool
+	// Closed reports whether the source was closed.
+	Closed() bool
+}
+
 // Completer receives each job when its response is final (any Outcome),
 // in the order the thread took them. It is called with the GIL held, so
 // it must not block: size the completion queue for every job in flight.
@@ -49,10 +67,13 @@ type Completer interface {
 	Complete(j *Job)
 }
 
-// Queue is a bounded JobSource on a channel: Push blocks when it is full,
-// which is the back-pressure the loop feels.
+// Queue is a bounded JobSource (and NotifySource) on a channel: Push
+// blocks when it is full, which is the back-pressure the loop feels.
 type Queue struct {
-	jobs chan *Job
+	jobs   chan *Job
+	closed atomic.Bool
+	notify func()
+	armed  atomic.Bool
 }
 
 // NewQueue makes a queue holding up to capacity jobs.
@@ -61,12 +82,16 @@ func NewQueue(capacity int) *Queue {
 }
 
 // Push hands a job over, blocking while the queue is full.
-func (q *Queue) Push(j *Job) { q.jobs <- j }
+func (q *Queue) Push(j *Job) {
+	q.jobs <- j
+	q.fireNotify()
+}
 
 // TryPush hands a job over unless the queue is full.
 func (q *Queue) TryPush(j *Job) bool {
 	select {
 	case q.jobs <- j:
+		q.fireNotify()
 		return true
 	default:
 		return false
@@ -74,7 +99,33 @@ func (q *Queue) TryPush(j *Job) bool {
 }
 
 // Close ends the queue: handler threads finish what is queued, then end.
-func (q *Queue) Close() { close(q.jobs) }
+func (q *Queue) Close() {
+	q.closed.Store(true)
+	close(q.jobs)
+	q.fireNotify()
+}
+
+// SetNotify implements NotifySource.
+func (q *Queue) SetNotify(notify func()) { q.notify = notify }
+
+// Arm implements NotifySource.
+func (q *Queue) Arm() bool {
+	q.armed.Store(true)
+	if len(q.jobs) > 0 || q.closed.Load() {
+		q.armed.CompareAndSwap(true, false)
+		return false
+	}
+	return true
+}
+
+// Closed implements NotifySource.
+func (q *Queue) Closed() bool { return q.closed.Load() }
+
+func (q *Queue) fireNotify() {
+	if q.notify != nil && q.armed.Load() && q.armed.CompareAndSwap(true, false) {
+		q.notify()
+	}
+}
 
 // TryTake implements JobSource.
 func (q *Queue) TryTake(dst []*Job) int {

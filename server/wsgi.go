@@ -130,6 +130,15 @@ func (p *wsgiPool) Take(dst []*pybridge.Job) int {
 	return 1 + p.TryTake(dst[1:])
 }
 
+// SetNotify implements pybridge.NotifySource (the ASGI executor's).
+func (p *wsgiPool) SetNotify(notify func()) { p.queue.SetNotify(notify) }
+
+// Arm implements pybridge.NotifySource.
+func (p *wsgiPool) Arm() bool { return p.queue.Arm() }
+
+// Closed implements pybridge.NotifySource.
+func (p *wsgiPool) Closed() bool { return p.queue.Closed() }
+
 // Complete implements pybridge.Completer. It runs with the GIL held, so
 // nothing here blocks: a Complete body fits the outbox (BufferLimit), and
 // a file body is sent from a goroutine of its own.
