@@ -217,10 +217,14 @@ func (l *Loop) pass() error {
 	if deadline := l.shutdown.Load(); deadline != 0 {
 		l.drain(deadline)
 	}
+	l.flush()
+	// Last, with no job's lock held: a handler woken on this core may
+	// preempt the loop at once, and finding a job's lock held by the
+	// preempted loop it would park in the Go scheduler (a locked thread's
+	// hand-off: two more switches and a futex pair).
 	if l.cfg.Jobs != nil {
 		l.cfg.Jobs.signal()
 	}
-	l.flush()
 	if l.draining && l.active == 0 {
 		l.stopped = true
 	}
