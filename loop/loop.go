@@ -162,16 +162,26 @@ func (l *Loop) wake() {
 
 // post queues a job with news for the loop and wakes it if it is parked.
 func (l *Loop) post(j *Job) {
+	if l.enqueue(j) {
+		l.kick()
+	}
+}
+
+// enqueue puts a job with news in the loop's ring; false means the loop
+// has exited and nobody will read it.
+func (l *Loop) enqueue(j *Job) bool {
 	for !l.notes.push(j) {
 		if l.exited.Load() {
-			return // nobody will read it; the job was aborted at shutdown
+			return false // the job was aborted at shutdown
 		}
 		runtime.Gosched()
 	}
-	if l.exited.Load() {
-		return
-	}
-	if l.parked.Load() && l.parked.CompareAndSwap(true, false) {
+	return !l.exited.Load()
+}
+
+// kick wakes the loop if it is parked, for news enqueued before.
+func (l *Loop) kick() {
+	if l.parked.Load() && l.parked.CompareAndSwap(true, false) && !l.exited.Load() {
 		l.wake()
 	}
 }
