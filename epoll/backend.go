@@ -92,6 +92,12 @@ func (b *Backend) QueueSend(fd int, slot, gen uint32, data []byte) {
 	b.table.QueueSend(fd, slot, gen, data)
 }
 
+// QueueSendFile implements loop.Backend with sendfile(2) once the socket
+// is writable, resuming from the offset reached after each EAGAIN.
+func (b *Backend) QueueSendFile(fd int, slot, gen uint32, file int, offset, length int64) {
+	b.table.QueueSendFile(fd, slot, gen, file, offset, length)
+}
+
 // QueueClose implements loop.Backend. The socket is closed at once;
 // pending operations complete with -ECANCELED before the OpClose.
 func (b *Backend) QueueClose(fd int, slot, gen uint32) { b.table.QueueClose(fd, slot, gen) }

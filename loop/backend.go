@@ -76,6 +76,16 @@ type Backend interface {
 	// written or an error stopped it; partial writes are the backend's
 	// business. At most one send per slot is in flight at a time.
 	QueueSend(fd int, slot, gen uint32, data []byte)
+	// QueueSendFile sends length bytes of the regular file file, from
+	// offset, to the socket fd without copying them through user space
+	// (splice through a pipe on io_uring, sendfile(2) on epoll). It takes
+	// the file: the backend closes it before the completion is returned,
+	// so a descriptor the kernel may still use is never closed under it.
+	// It completes as OpSend, with Res 0 once every byte is sent,
+	// -FileEnded when the file ends first (bytes before that may have gone
+	// out), or another -errno. It is the slot's one send in flight; QueueClose
+	// cancels it like a send.
+	QueueSendFile(fd int, slot, gen uint32, file int, offset, length int64)
 	// QueueClose cancels what is pending on fd, closes it, and completes
 	// with OpClose once the socket is closed.
 	QueueClose(fd int, slot, gen uint32)

@@ -42,6 +42,7 @@ func (l *Loop) getJob() *Job {
 // released, so a stale note for it still in the ring is ignored.
 func (l *Loop) releaseJob(j *Job) {
 	j.slot, j.gen, j.detached = 0, 0, false
+	dropFileBody(j)
 	if cap(j.inbox) > 4*inboxLimit {
 		j.inbox = nil
 	}
@@ -199,6 +200,10 @@ func (l *Loop) serviceJob(s *slot) bool {
 	}
 	if j.headWritten {
 		l.sendOutbox(s, j)
+	}
+	if j.file.set && j.headWritten && !l.serviceFile(s, j) {
+		j.mu.Unlock()
+		return false
 	}
 	if !j.finished && j.bodyDone && l.cfg.OnJobGone != nil && !s.peerEOF {
 		// Keep a receive armed while the handler runs, so the client's

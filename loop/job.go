@@ -64,6 +64,7 @@ type Job struct {
 	contentLength int64
 	fields        []byte
 	trailers      []byte // encoded trailer fields (SetTrailer)
+	file          fileBody
 	headPosted    bool
 	outbox        []byte
 	finished      bool

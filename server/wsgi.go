@@ -228,41 +228,34 @@ func (w *wsgiJob) WriteTrailers(trailers *pybridge.Response) error {
 	return nil
 }
 
-// sendFile streams a wsgi.file_wrapper body read from its descriptor (the
-// loop has no sendfile path yet, so the bytes pass through one buffer here
-// but never through Python).
+// sendFile hands a wsgi.file_wrapper (or ASGI http.response.pathsend)
+// body to the loop, which sends it from the page cache without copying it
+// through user space (loop.Job.SendFile) and closes fd when done. The
+// access log counts the announced length: once the job is the loop's, a
+// short file or a client that left ends the connection instead. The pool's
+// sending count covers this goroutine until the loop owns fd; from then
+// the loop's own drain waits for the send, and Python is finalised only
+// after the loop has ended.
 func (w *wsgiJob) sendFile(fd int, offset, length int64) {
 	p := w.pool
 	defer p.sending.Done()
-	defer unix.Close(fd)
 	lj := w.loopJob
 	resp := w.job.Response
 	if err := w.WriteHead(resp); err != nil || lj.Request.MethodIs("HEAD") {
+		unix.Close(fd)
 		w.logAccess(resp.Status())
 		lj.Finish()
 		p.put(w)
 		return
 	}
-	buf := make([]byte, 64<<10)
-	for length > 0 {
-		n, err := preadFull(fd, buf[:min(int64(len(buf)), length)], offset)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				break
-			}
-		}
-		offset += int64(n)
-		length -= int64(n)
-		if err != nil || n == 0 {
-			break
-		}
-	}
+	// The loop job is the loop's after SendFile: log first.
+	w.sent = length
 	w.logAccess(resp.Status())
-	if length > 0 {
-		// Shorter than announced (the file shrank, or the client left).
+	if err := lj.SendFile(fd, offset, length); err != nil {
+		// Nothing was taken: the client left before the file was handed
+		// over.
+		unix.Close(fd)
 		lj.Abort()
-	} else {
-		lj.Finish()
 	}
 	p.put(w)
 }
@@ -298,23 +291,4 @@ func equalFold(b []byte, lower string) bool {
 		}
 	}
 	return true
-}
-
-// preadFull reads len(p) bytes at offset unless the file ends first.
-func preadFull(fd int, p []byte, offset int64) (int, error) {
-	got := 0
-	for got < len(p) {
-		n, err := unix.Pread(fd, p[got:], offset+int64(got))
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return got, err
-		}
-		if n == 0 {
-			break
-		}
-		got += n
-	}
-	return got, nil
 }

@@ -52,6 +52,12 @@ type Backend struct {
 	// sendResumes counts short sends resubmitted internally (tests read
 	// it to prove the path ran).
 	sendResumes uint64
+
+	// pipes are the idle pipe pairs file sends splice through; pipesOpen
+	// counts every pair open, idle or in use (tests read both to prove
+	// none leaks).
+	pipes     []pipePair
+	pipesOpen int
 }
 
 type heldCompletion struct {
@@ -229,7 +235,7 @@ func (b *Backend) QueueClose(fd int, slot, gen uint32) {
 		entry.Flags |= giouring.SqeIOHardlink
 		entry.UserData = userData(kindCancel, slot, gen)
 	} else {
-		for _, k := range [...]kind{kindRecv, kindSend} {
+		for _, k := range [...]kind{kindRecv, kindSend, kindSpliceOut, kindPollOut} {
 			entry := b.sqe()
 			if entry == nil {
 				return
@@ -257,6 +263,7 @@ func (b *Backend) Close() error {
 	// Closing the ring cancels everything still armed; only then can the
 	// memory the kernel might write into go.
 	b.ring.QueueExit()
+	b.closeFiles()
 	if b.buffers != nil {
 		b.buffers.unmap()
 		b.buffers = nil

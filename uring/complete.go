@@ -31,6 +31,8 @@ func (b *Backend) complete(cqe *giouring.CompletionQueueEvent, out []loop.Comple
 		return b.finishClose(state, slot, out, n)
 	case kindWake:
 		return b.completeWake(cqe.Res, out, n)
+	case kindSpliceIn, kindSpliceOut, kindPollOut:
+		return b.completeFileStep(k, cqe.Res, slot, gen, out, n)
 	}
 	// kindCancel: its result (how many it cancelled, or -ENOENT) tells the
 	// loop nothing; the cancelled operations report for themselves.

@@ -29,7 +29,8 @@
 //
 // Every SQE carries a 64-bit user_data that says what its completion is:
 //
-//	bits 63..56  kind (accept, recv, send, close, cancel, wake)
+//	bits 63..56  kind (accept, recv, send, close, cancel, wake; splice in,
+//	             splice out and poll out of a file send)
 //	bits 55..32  slot (so slots are limited to 2^24-1)
 //	bits 31..0   generation
 //
@@ -47,4 +48,14 @@
 // only after every operation the kernel still held for it has delivered its
 // own completion. The loop may reuse a slot with the next generation before
 // that OpClose arrives: the two generations are kept apart.
+// # File sends
+//
+// QueueSendFile moves a file range to a socket with IORING_OP_SPLICE
+// (5.7): file into a pipe, pipe into the socket, one pair of splices per
+// pipe's worth, so the bytes go from the page cache to the socket without
+// a copy through user space. Splice runs in the ring's io-wq workers,
+// which take no poll for a full socket: a splice that finds it full
+// completes with -EAGAIN, and an IORING_OP_POLL_ADD for POLLOUT (5.1)
+// waits for room before the next. Pipe pairs come from a free list; one
+// that ends a send with bytes still in it is closed, never reused.
 package uring

@@ -104,6 +104,10 @@ var requiredOps = [...]struct {
 	{giouring.OpClose, "IORING_OP_CLOSE"},
 	{giouring.OpAsyncCancel, "IORING_OP_ASYNC_CANCEL"},
 	{giouring.OpRead, "IORING_OP_READ"},
+	// File bodies (QueueSendFile): splice 5.7, poll 5.1. A kernel
+	// without them falls back to epoll, whose sendfile(2) is as good.
+	{giouring.OpSplice, "IORING_OP_SPLICE"},
+	{giouring.OpPollAdd, "IORING_OP_POLL_ADD"},
 }
 
 func checkOps(ring *giouring.Ring) error {

@@ -19,9 +19,12 @@ type slotState struct {
 	// multishotArmed says a multishot receive is armed: QueueRecv again
 	// would only duplicate it.
 	multishotArmed bool
-	closing        bool // QueueClose was called; OpClose not yet delivered
-	closed         bool // the close SQE completed
-	closeRes       int32
+	// file is the file send in flight (QueueSendFile), counted in
+	// pending as one operation.
+	file     fileSend
+	closing  bool // QueueClose was called; OpClose not yet delivered
+	closed   bool // the close SQE completed
+	closeRes int32
 }
 
 // busy says the kernel may still complete something for this generation.

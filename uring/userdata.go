@@ -12,6 +12,11 @@ const (
 	kindClose
 	kindCancel
 	kindWake
+	// A file send (QueueSendFile): file to pipe, pipe to socket, and a
+	// wait for room in the socket when it was full.
+	kindSpliceIn
+	kindSpliceOut
+	kindPollOut
 )
 
 const (

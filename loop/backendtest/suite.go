@@ -33,6 +33,10 @@ func Run(t *testing.T, newBackend func(t *testing.T) loop.Backend) {
 		{"CloseWhileRecvPending", testCloseWhileRecvPending},
 		{"CloseWhileSendPending", testCloseWhileSendPending},
 		{"GenerationAfterSlotReuse", testGenerationAfterSlotReuse},
+		{"SendFileRange", testSendFileRange},
+		{"SendFileShort", testSendFileShort},
+		{"SendFilePeerGone", testSendFilePeerGone},
+		{"CloseWhileSendFilePending", testCloseWhileSendFilePending},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

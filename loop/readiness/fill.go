@@ -76,7 +76,14 @@ func (t *Table) accept(out []loop.Completion, n int) int {
 func (t *Table) serve(fd int, out []loop.Completion, n int) int {
 	st := &t.sockets[fd]
 	if n < len(out) && st.send.armed && st.writable {
-		if c, ok := t.sendSome(fd, st); ok {
+		var c loop.Completion
+		var ok bool
+		if st.send.file.open {
+			c, ok = t.sendFileSome(fd, st)
+		} else {
+			c, ok = t.sendSome(fd, st)
+		}
+		if ok {
 			out[n] = c
 			n++
 		}

@@ -33,6 +33,7 @@ type operation struct {
 	gen   uint32
 	buf   []byte // recv: the slot buffer; send: the bytes to send
 	done  int    // send: bytes already written
+	file  fileRange
 }
 
 // socketState is what the table knows about one file descriptor.
@@ -77,6 +78,8 @@ type Table struct {
 	listenRegistry bool
 
 	sincePoll int // Waits served from known readiness since the last poll
+
+	fileBuf []byte // where the copying fallback of QueueSendFile reads (sys_bsd.go)
 }
 
 // NewTable returns an empty table that registers sockets with poller.
@@ -197,6 +200,7 @@ func (t *Table) QueueClose(fd int, slot, gen uint32) {
 	}
 	if st.send.armed {
 		t.Finish(loop.Completion{Op: loop.OpSend, Slot: st.send.slot, Gen: st.send.gen, Res: -int32(unix.ECANCELED)})
+		st.send.file.close()
 	}
 	if st.registered {
 		t.poller.Unregister(fd)
