@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/m0serve/m0serve/http1"
+	"github.com/m0serve/m0serve/internal/threadsched"
 	"golang.org/x/sys/unix"
 )
 
@@ -93,6 +94,9 @@ func recvBufferSize(maxHead int) int {
 func (l *Loop) Run() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	// Best effort: without SCHED_BATCH the loop is as correct, and wakes
+	// its handlers at the cost of more switches (threadsched says why).
+	_ = threadsched.Batch()
 	b, err := l.cfg.NewBackend()
 	if err != nil {
 		return err

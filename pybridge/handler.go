@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/m0serve/m0serve/internal/threadsched"
 )
 
 // maxThreads bounds handler threads per process: the C side names a
@@ -59,6 +61,8 @@ func attach() (*thread, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Best effort, as the loop's (threadsched says why).
+	_ = threadsched.Batch()
 	t := &thread{id: id}
 	t.c = C.m0_thread_new(C.int(id))
 	if t.c == nil {

@@ -1,0 +1,56 @@
+//go:build linux
+
+package threadsched
+
+import (
+	"runtime"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// policyOfThisThread is the calling thread's policy, or 255 when
+// sched_getattr fails (never a real policy).
+func policyOfThisThread() uint32 {
+	attr, err := unix.SchedGetAttr(0, 0)
+	if err != nil {
+		return 255
+	}
+	return attr.Policy
+}
+
+func TestBatchSetsThePolicyOfTheCallingThreadOnly(t *testing.T) {
+	done := make(chan uint32)
+	go func() {
+		runtime.LockOSThread()
+		// The thread ends with its goroutine (never unlocked), so its
+		// policy cannot leak to other goroutines of the test binary.
+		if err := Batch(); err != nil {
+			t.Errorf("Batch: %v", err)
+		}
+		done <- policyOfThisThread()
+	}()
+	if got := <-done; got != schedBatch {
+		t.Fatalf("policy after Batch = %d, want SCHED_BATCH (%d)", got, schedBatch)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if got := policyOfThisThread(); got == schedBatch || got == 255 {
+		t.Fatal("another thread's policy changed too")
+	}
+}
+
+func TestNormalOnRequest(t *testing.T) {
+	t.Setenv("M0_SCHED_NORMAL", "1")
+	done := make(chan uint32)
+	go func() {
+		runtime.LockOSThread()
+		if err := Batch(); err != nil {
+			t.Errorf("Batch: %v", err)
+		}
+		done <- policyOfThisThread()
+	}()
+	if got := <-done; got == schedBatch || got == 255 {
+		t.Fatalf("M0_SCHED_NORMAL=1: policy %d, want the default", got)
+	}
+}
