@@ -46,7 +46,7 @@ func (t *Table) QueueSendFile(fd int, slot, gen uint32, file int, offset, length
 func (t *Table) sendFileSome(fd int, st *socketState) (loop.Completion, bool) {
 	f := &st.send.file
 	for f.remaining > 0 {
-		written, errno := t.sendFileBytes(fd, f.fd, f.offset, f.remaining)
+		written, errno := t.files.send(fd, f.fd, f.offset, f.remaining)
 		switch errno {
 		case 0:
 			if written == 0 {

@@ -7,19 +7,24 @@ import "golang.org/x/sys/unix"
 // fileChunk is what the copying fallback reads per write.
 const fileChunk = 64 << 10
 
-// sendFileBytes reads from file at offset into the table's buffer and
+// fileSender holds the buffer the copying fallback reads into.
+type fileSender struct {
+	buf []byte
+}
+
+// send reads from file at offset into the sender's buffer and
 // writes that: a copy through user space. Darwin's and FreeBSD's sendfile
 // differ from each other and from Linux (argument order, headers, the
 // count of a partial send on a non-blocking socket), OpenBSD and NetBSD
 // have none, and this path is only cross-compiled here, so the one plain
 // fallback serves all of them. Bytes the socket did not take are read
 // again from the file at the next write edge.
-func (t *Table) sendFileBytes(socket, file int, offset, count int64) (int, unix.Errno) {
-	if t.fileBuf == nil {
-		t.fileBuf = make([]byte, fileChunk)
+func (s *fileSender) send(socket, file int, offset, count int64) (int, unix.Errno) {
+	if s.buf == nil {
+		s.buf = make([]byte, fileChunk)
 	}
 	for {
-		n, err := unix.Pread(file, t.fileBuf[:min(count, fileChunk)], offset)
+		n, err := unix.Pread(file, s.buf[:min(count, fileChunk)], offset)
 		if err != nil {
 			if errnoOf(err) == unix.EINTR {
 				continue
@@ -29,6 +34,6 @@ func (t *Table) sendFileBytes(socket, file int, offset, count int64) (int, unix.
 		if n == 0 {
 			return 0, 0
 		}
-		return sendBytes(socket, t.fileBuf[:n])
+		return sendBytes(socket, s.buf[:n])
 	}
 }

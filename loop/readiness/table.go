@@ -79,7 +79,7 @@ type Table struct {
 
 	sincePoll int // Waits served from known readiness since the last poll
 
-	fileBuf []byte // where the copying fallback of QueueSendFile reads (sys_bsd.go)
+	files fileSender // the syscall side of QueueSendFile (sendfile_linux.go, sendfile_bsd.go)
 }
 
 // NewTable returns an empty table that registers sockets with poller.
