@@ -58,6 +58,9 @@ type Backend struct {
 	// none leaks).
 	pipes     []pipePair
 	pipesOpen int
+	// filePolls counts waits for room in a full socket during file
+	// sends (tests read it to prove the path ran).
+	filePolls uint64
 }
 
 type heldCompletion struct {

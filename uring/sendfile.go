@@ -78,6 +78,7 @@ func (b *Backend) submitSpliceOut(state *slotState, slot, gen uint32) {
 }
 
 func (b *Backend) submitPollOut(state *slotState, slot, gen uint32) {
+	b.filePolls++
 	entry := b.sqe()
 	if entry == nil {
 		return

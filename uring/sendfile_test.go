@@ -80,3 +80,41 @@ func TestSendFilePipes(t *testing.T) {
 		}
 	})
 }
+
+// A file send to a client that is not reading fills the socket, waits for
+// room (the -EAGAIN splice and its POLLOUT poll) instead of completing or
+// spinning, and finishes byte-exact once the client reads.
+func TestSendFileWaitsForRoom(t *testing.T) {
+	forEachCombo(t, Options{}, func(t *testing.T, b *Backend) {
+		listenFD, addr := listen(t)
+		b.QueueAccept(listenFD)
+		fd, client := accept(t, b, addr)
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, 32<<10); err != nil {
+			t.Fatal(err)
+		}
+		client.SetReadBuffer(32 << 10)
+		data := pattern(4 << 20)
+		b.QueueSendFile(fd, 1, 1, openTestFile(t, data), 0, int64(len(data)))
+		out := make([]loop.Completion, 8)
+		if n, err := b.Wait(out, 100*time.Millisecond); err != nil || n != 0 {
+			t.Fatalf("Wait with the client not reading: %d completions (%v), want none", n, err)
+		}
+		received := make(chan []byte, 1)
+		go func() {
+			client.SetReadDeadline(time.Now().Add(hangGuard))
+			got := make([]byte, len(data))
+			n, _ := io.ReadFull(client, got)
+			received <- got[:n]
+		}()
+		seen := collect(t, b, func(c loop.Completion) bool { return c.Op == loop.OpSend })
+		if c := seen[len(seen)-1]; c.Res != 0 {
+			t.Fatalf("file send Res %d, want 0", c.Res)
+		}
+		if got := <-received; !bytes.Equal(got, data) {
+			t.Fatalf("client got %d bytes, not the file", len(got))
+		}
+		if b.filePolls == 0 {
+			t.Fatal("the socket never filled: the wait for room was not exercised")
+		}
+	})
+}
