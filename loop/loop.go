@@ -59,6 +59,7 @@ type Loop struct {
 	drainByNanos int64
 	stopped      bool
 
+	yielder threadsched.Yielder
 	// timeNow replaces the clock in tests (unix nanoseconds).
 	timeNow func() int64
 }
@@ -219,6 +220,7 @@ func (l *Loop) pass() error {
 		return fmt.Errorf("loop: wait: %w", err)
 	}
 	l.clock()
+	l.yielder.Maybe(l.now) // threadsched.Yielder says why
 	for i := 0; i < n; i++ {
 		l.handle(&l.completions[i])
 		l.completions[i].Data = nil

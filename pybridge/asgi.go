@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/m0serve/m0serve/internal/threadsched"
 )
 
 //go:embed asgi_executor.py
@@ -143,6 +145,7 @@ type ASGIExecutor struct {
 	measure  atomic.Bool
 	spawnCPU time.Duration
 	wakes    atomic.Int64 // wakes so far, for the tests
+	yielder  threadsched.Yielder
 	started  chan error
 	finished chan struct{}
 	runErr   error
@@ -366,6 +369,9 @@ func (ex *ASGIExecutor) wake() bool {
 	// signal would write nothing, and its event would wait forever.
 	C.m0_wakefd_drain(ex.readFD)
 	ex.signaled.Store(false)
+	// The executor's goroutine stays in one cgo call for its life: only
+	// here can it pass through the scheduler (threadsched.Yielder).
+	ex.yielder.Maybe(time.Now().UnixNano())
 	ex.wakes.Add(1)
 	ex.mu.Lock()
 	events := ex.events

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/m0serve/m0serve/internal/threadsched"
@@ -179,7 +180,9 @@ func (h *Handlers) run(batch int, src JobSource, done Completer, started chan<- 
 		return
 	}
 	jobs := make([]*Job, batch)
+	var yielder threadsched.Yielder
 	for {
+		yielder.Maybe(time.Now().UnixNano()) // threadsched.Yielder says why
 		n := src.TryTake(jobs)
 		if n == 0 {
 			// Park without the GIL, so the other handlers run Python.

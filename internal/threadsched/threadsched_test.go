@@ -54,3 +54,25 @@ func TestNormalOnRequest(t *testing.T) {
 		t.Fatalf("M0_SCHED_NORMAL=1: policy %d, want the default", got)
 	}
 }
+
+func TestYielderYieldsOncePerInterval(t *testing.T) {
+	var y Yielder
+	steps := []struct {
+		now   int64
+		yield bool
+	}{
+		{1e6, false},
+		{yieldInterval, true},
+		{yieldInterval + 4e6, false},
+		{2*yieldInterval - 1, false},
+		{2 * yieldInterval, true},
+		{2*yieldInterval + 1, false},
+	}
+	for _, s := range steps {
+		before := y.last
+		y.Maybe(s.now)
+		if yielded := y.last != before; yielded != s.yield {
+			t.Fatalf("at %d ns: yielded %v, want %v", s.now, yielded, s.yield)
+		}
+	}
+}
