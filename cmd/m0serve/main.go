@@ -99,7 +99,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // threadsUsage states --threads' default and why it is that.
-const threadsUsage = "handler threads calling the app. Python runs one thread at a time (the GIL), " +
+const threadsUsage = "handler threads calling a WSGI app (an ASGI app runs on one event-loop thread whatever this says). " +
+	"Python runs one thread at a time (the GIL), " +
 	"so more threads help only an app that waits (I/O, sleep); they cost a handoff each. " +
 	"Default 1, measured: examples/hello_wsgi.py under wrk -c16, server pinned to one core, " +
 	"server CPU per request was 23.7 µs with 1 thread, 25.7-27.4 with 2, 29-32 with 4, 35-40 with 8. " +
