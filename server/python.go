@@ -113,7 +113,6 @@ func (py *python) stop(limit time.Duration, logf func(string, ...any)) error {
 		} else {
 			py.handlers.Wait()
 		}
-		py.pool.sending.Wait()
 		close(ended)
 	}()
 	select {

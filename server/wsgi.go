@@ -43,9 +43,8 @@ type wsgiPool struct {
 	asgi     bool
 	executor *pybridge.ASGIExecutor
 
-	mu      sync.Mutex
-	free    []*wsgiJob
-	sending sync.WaitGroup // file bodies still being sent
+	mu   sync.Mutex
+	free []*wsgiJob
 }
 
 func newWSGIPool(queue *loop.JobQueue, app *pybridge.App, accessLog bool, logf func(string, ...any)) *wsgiPool {
@@ -141,7 +140,7 @@ func (p *wsgiPool) Closed() bool { return p.queue.Closed() }
 
 // Complete implements pybridge.Completer. It runs with the GIL held, so
 // nothing here blocks: a Complete body fits the outbox (BufferLimit), and
-// a file body is sent from a goroutine of its own.
+// a file body is handed to the loop (sendFile).
 func (p *wsgiPool) Complete(j *pybridge.Job) {
 	w := j.Writer.(*wsgiJob)
 	lj := w.loopJob
@@ -153,8 +152,7 @@ func (p *wsgiPool) Complete(j *pybridge.Job) {
 	switch resp.Outcome() {
 	case pybridge.Complete:
 		if fd, offset, length, ok := resp.TakeFile(); ok {
-			p.sending.Add(1)
-			go w.sendFile(fd, offset, length)
+			w.sendFile(fd, offset, length)
 			return
 		}
 		if err := w.WriteHead(resp); err == nil && !lj.Request.MethodIs("HEAD") {
@@ -232,13 +230,12 @@ func (w *wsgiJob) WriteTrailers(trailers *pybridge.Response) error {
 // body to the loop, which sends it from the page cache without copying it
 // through user space (loop.Job.SendFile) and closes fd when done. The
 // access log counts the announced length: once the job is the loop's, a
-// short file or a client that left ends the connection instead. The pool's
-// sending count covers this goroutine until the loop owns fd; from then
-// the loop's own drain waits for the send, and Python is finalised only
-// after the loop has ended.
+// short file or a client that left ends the connection instead. Nothing
+// here blocks (SendFile returns at once), so it runs in Complete, with the
+// GIL held; the loop's drain waits for the send, and Python is finalised
+// only after the loop has ended.
 func (w *wsgiJob) sendFile(fd int, offset, length int64) {
 	p := w.pool
-	defer p.sending.Done()
 	lj := w.loopJob
 	resp := w.job.Response
 	if err := w.WriteHead(resp); err != nil || lj.Request.MethodIs("HEAD") {
