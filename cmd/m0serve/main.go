@@ -103,7 +103,7 @@ const threadsUsage = "handler threads calling a WSGI app (an ASGI app runs on on
 	"Python runs one thread at a time (the GIL), " +
 	"so more threads help only an app that waits (I/O, sleep); they cost a handoff each. " +
 	"Default 1, measured: examples/hello_wsgi.py under wrk -c16, server pinned to one core, " +
-	"server CPU per request was 23.7 µs with 1 thread, 25.7-27.4 with 2, 29-32 with 4, 35-40 with 8. " +
+	"server CPU per request was 8.7-9.5 µs with 1 thread, 9.3-11.2 with 2, 9.3-11.0 with 4, 12.3-14.6 with 8. " +
 	"Raise it for an app that waits (database, network): N threads serve N waiting requests at once"
 
 // option is one flag with its environment variable.
