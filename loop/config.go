@@ -37,6 +37,10 @@ type Config struct {
 	// OnStart is called on the loop thread once the backend is up, with
 	// its description.
 	OnStart func(backendName string)
+	// OnExit is called on the loop thread as Run returns (after OnStart
+	// was called): a handler that keeps per-thread state on the loop
+	// thread (an inline Python thread state) releases it there.
+	OnExit func()
 	// OnJobGone is called on the loop thread when the connection of a
 	// deferred job closes while its handler still holds the job, with
 	// the owner the handler set (Job.SetOwner; never called for none).

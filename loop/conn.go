@@ -92,10 +92,10 @@ func (l *Loop) dispatch(s *slot, head []byte) {
 		l.writeError(s, 413, "request body too large")
 		return
 	}
-	l.request.Request, l.request.slot = req, s
+	l.request.Request, l.request.slot, l.request.head = req, s, head
 	l.writer.reset(s, req)
 	l.cfg.Handler.ServeInline(&l.request, &l.writer)
-	l.request.Request, l.request.slot = nil, nil
+	l.request.Request, l.request.slot, l.request.head = nil, nil, nil
 	if l.writer.deferred {
 		if l.cfg.Jobs == nil {
 			l.writeError(s, 500, "no handler threads for a deferred request")

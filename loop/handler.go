@@ -27,10 +27,15 @@ func (f HandlerFunc) ServeInline(req *Request, w *ResponseWriter) { f(req, w) }
 type Request struct {
 	*http1.Request
 	slot *slot
+	head []byte
 }
 
 // RemoteAddr returns the client's address (the zero value if unknown).
 func (r *Request) RemoteAddr() netip.AddrPort { return r.slot.remoteAddr() }
+
+// Head returns the request's head as received, which the Request's spans
+// index into; valid only during ServeInline.
+func (r *Request) Head() []byte { return r.head }
 
 // ResponseWriter builds an inline response straight into the connection's
 // send buffer. Add fields with AddHeader, then call Respond once.

@@ -108,6 +108,9 @@ func (l *Loop) Run() error {
 	if l.cfg.OnStart != nil {
 		l.cfg.OnStart(b.Name())
 	}
+	if l.cfg.OnExit != nil {
+		defer l.cfg.OnExit()
+	}
 	defer func() {
 		l.wakeMu.Lock()
 		l.exited.Store(true)

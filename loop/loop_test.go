@@ -594,3 +594,24 @@ func TestIdleConnectionsHoldNoReceiveBuffer(t *testing.T) {
 		t.Fatalf("idle connection holds buffers: recv %d bytes, send %d", len(s.recv), cap(s.send))
 	}
 }
+
+// An inline handler sees the head as received: the bytes its spans index.
+func TestInlineRequestHead(t *testing.T) {
+	echoHead := HandlerFunc(func(req *Request, w *ResponseWriter) {
+		if got := string(req.Head()[req.Path.Start:req.Path.End]); got != string(req.Bytes(req.Path)) {
+			w.Respond(500, []byte("spans do not index the head"))
+			return
+		}
+		w.Respond(200, req.Head())
+	})
+	eachMode(t, echoHead, nil, func(t *testing.T, hs *harness) {
+		c := hs.connect()
+		head := "GET /head?q=1 HTTP/1.1\r\nHost: x\r\nX-A: b\r\n\r\n"
+		hs.fb.write(c, head+head)
+		for _, got := range hs.responses(c, 2) {
+			if !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(got, "\r\n\r\n"+head) {
+				t.Fatalf("response:\n%q\nwant the head %q as its body", got, head)
+			}
+		}
+	})
+}

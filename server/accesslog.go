@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/m0serve/m0serve/http1"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,10 +23,14 @@ func (w *wsgiJob) logAccess(status int) {
 	if !w.pool.accessLog {
 		return
 	}
-	lj := w.loopJob
-	req := &lj.Request
-	b := w.logLine[:0]
-	b = append(b, w.remote...)
+	w.logLine = appendAccessLine(w.logLine[:0], w.remote, &w.loopJob.Request, status, w.sent)
+	unix.Write(int(os.Stderr.Fd()), w.logLine)
+}
+
+// appendAccessLine appends one Common Log Format line; sent is the body
+// bytes written (0 logs "-").
+func appendAccessLine(b, remote []byte, req *http1.Request, status int, sent int64) []byte {
+	b = append(b, remote...)
 	b = append(b, " - - ["...)
 	b = time.Now().UTC().AppendFormat(b, "02/Jan/2006:15:04:05 -0700")
 	b = append(b, "] \""...)
@@ -37,14 +42,12 @@ func (w *wsgiJob) logAccess(status int) {
 	b = append(b, "\" "...)
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, ' ')
-	if w.sent > 0 {
-		b = strconv.AppendInt(b, w.sent, 10)
+	if sent > 0 {
+		b = strconv.AppendInt(b, sent, 10)
 	} else {
 		b = append(b, '-')
 	}
-	b = append(b, '\n')
-	w.logLine = b
-	unix.Write(int(os.Stderr.Fd()), b)
+	return append(b, '\n')
 }
 
 // appendPrintable appends p with quotes, backslashes and bytes outside

@@ -136,8 +136,8 @@ func (c *Config) validatePython() error {
 	if _, ok := asgiLifespans[c.Lifespan]; !ok {
 		return &ConfigError{"lifespan", fmt.Sprintf("%q: want auto, on or off", c.Lifespan)}
 	}
-	if c.Threads < 1 || c.Threads > maxThreads {
-		return &ConfigError{"threads", fmt.Sprintf("%d: want 1 to %d", c.Threads, maxThreads)}
+	if c.Threads < 0 || c.Threads > maxThreads {
+		return &ConfigError{"threads", fmt.Sprintf("%d: want 0 to %d", c.Threads, maxThreads)}
 	}
 	if c.RootPath != "" && (c.RootPath[0] != '/' || strings.ContainsAny(c.RootPath, "?#")) {
 		return &ConfigError{"root-path", fmt.Sprintf("%q: want a path starting with / (no query)", c.RootPath)}

@@ -69,12 +69,14 @@ func startPython(cfg *Config, bound netip.AddrPort, logf func(string, ...any)) (
 		return nil, &AppLoadError{err}
 	}
 	app, err := interp.LoadApp(pybridge.AppSpec{
-		Target:      cfg.App,
-		Factory:     cfg.Factory,
-		RootPath:    cfg.RootPath,
-		ServerName:  bound.Addr().String(),
-		ServerPort:  int(bound.Port()),
-		MultiThread: cfg.Threads > 1,
+		Target:     cfg.App,
+		Factory:    cfg.Factory,
+		RootPath:   cfg.RootPath,
+		ServerName: bound.Addr().String(),
+		ServerPort: int(bound.Port()),
+		// --threads 0 calls the app on the loop thread and on the one
+		// handler thread (requests with a body).
+		MultiThread: cfg.Threads != 1,
 	})
 	if err != nil {
 		interp.Close()
@@ -85,15 +87,16 @@ func startPython(cfg *Config, bound netip.AddrPort, logf func(string, ...any)) (
 	if servesASGI(cfg, app) {
 		return py, py.startASGI(cfg, app, bound)
 	}
-	batch := max(1, batchJobs/cfg.Threads)
-	py.handlers, err = interp.StartHandlers(cfg.Threads, batch, py.pool, py.pool)
+	threads := max(1, cfg.Threads) // --threads 0 keeps one for requests with a body
+	batch := max(1, batchJobs/threads)
+	py.handlers, err = interp.StartHandlers(threads, batch, py.pool, py.pool)
 	if err != nil {
 		py.queue.Close()
 		if py.handlers != nil {
 			py.handlers.Wait()
 		}
 		interp.Close()
-		return nil, fmt.Errorf("starting %d handler threads: %w", cfg.Threads, err)
+		return nil, fmt.Errorf("starting %d handler threads: %w", threads, err)
 	}
 	return py, nil
 }

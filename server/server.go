@@ -32,7 +32,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	if cfg.App != "" {
 		// WSGI's handler threads, or ASGI's one event-loop thread (not yet
 		// known which: one more P than needed is harmless).
-		lockedThreads += cfg.Threads
+		lockedThreads += max(1, cfg.Threads)
 	}
 	if runtime.GOMAXPROCS(0) < lockedThreads+1 {
 		runtime.GOMAXPROCS(lockedThreads + 1)
@@ -49,6 +49,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		jobs    *loop.JobQueue
 		py      *python
 		jobGone func(any)
+		onExit  func()
 	)
 	if cfg.App != "" {
 		py, err = startPython(&cfg, bound, logf)
@@ -56,6 +57,10 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			return err
 		}
 		handler, jobs = deferAll, py.queue
+		if cfg.Threads == 0 && py.executor == nil {
+			inline := newInlineWSGI(py.pool, py.interp)
+			handler, onExit = inline, inline.exit
+		}
 		if py.executor != nil {
 			jobGone = py.pool.jobGone
 			logf("m0serve: ASGI app %s on the %s event loop", cfg.App, py.executor.LoopName())
@@ -93,6 +98,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		Server:           []byte("m0serve"),
 		Logf:             logf,
 		OnJobGone:        jobGone,
+		OnExit:           onExit,
 		OnStart: func(name string) {
 			logf("m0serve: serving on %s (%s)", url, name)
 		},

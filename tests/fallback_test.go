@@ -46,7 +46,7 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown loop", []string{"--loop", "trio", "app:application"}, nil, "loop"},
 		{"unknown lifespan env", []string{"app:application"}, []string{"M0_LIFESPAN=sometimes"}, "lifespan"},
 		{"unknown interface", []string{"--interface", "rsgi", "app:application"}, nil, "interface"},
-		{"no threads", []string{"--threads", "0", "app:application"}, nil, "threads"},
+		{"negative threads", []string{"--threads", "-1", "app:application"}, nil, "threads"},
 		{"bad threads env", []string{"app:application"}, []string{"M0_THREADS=many"}, "threads"},
 		{"relative root path", []string{"--root-path", "mount", "app:application"}, nil, "root-path"},
 		{"native and app", []string{"--native", "hello", "app:application"}, nil, "native"},

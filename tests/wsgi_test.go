@@ -252,7 +252,7 @@ func TestWSGIStartupErrors(t *testing.T) {
 		{[]string{"--interface", "asgi", "--factory", "raising:make"}, []string{"ValueError: m0 factory failed"}},
 		{[]string{"--loop", "trio", "coroutine:app"}, []string{`--loop: "trio": want auto, asyncio or uvloop`}},
 		{[]string{"--lifespan", "maybe", "coroutine:app"}, []string{`--lifespan: "maybe": want auto, on or off`}},
-		{[]string{"--threads", "0", "raising:make"}, []string{"--threads: 0"}},
+		{[]string{"--threads", "-1", "raising:make"}, []string{"--threads: -1"}},
 		{[]string{"no-colon"}, []string{"module:attr"}},
 		{[]string{"--venv", dir, "raising:make"}, []string{"virtualenv", dir}},
 	}
@@ -309,24 +309,28 @@ func TestWSGIFileWrapper(t *testing.T) {
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := startWSGI(t, "file_app:app")
-	c := dial(t, s)
-	defer c.Close()
-	br := bufio.NewReader(c)
-	for _, path := range []string{"/plain", "/sized"} {
-		fmt.Fprintf(c, "GET %s?%s HTTP/1.1\r\nHost: x\r\n\r\nHEAD %s?%s HTTP/1.1\r\nHost: x\r\n\r\n", path, file, path, file)
-		resp, body := readResponseTo(t, br, "GET")
-		if resp.StatusCode != 200 || resp.ContentLength != int64(len(data)) || body != string(data) {
-			t.Fatalf("GET %s: %d, length %d, body %d bytes equal %v", path, resp.StatusCode, resp.ContentLength, len(body), body == string(data))
+	// --threads 0 reads the file whole on the loop thread; the handler
+	// thread hands it to the loop's zero-copy send.
+	for _, threads := range []string{"1", "0"} {
+		s := startWSGI(t, "file_app:app", "--threads", threads)
+		c := dial(t, s)
+		br := bufio.NewReader(c)
+		for _, path := range []string{"/plain", "/sized"} {
+			fmt.Fprintf(c, "GET %s?%s HTTP/1.1\r\nHost: x\r\n\r\nHEAD %s?%s HTTP/1.1\r\nHost: x\r\n\r\n", path, file, path, file)
+			resp, body := readResponseTo(t, br, "GET")
+			if resp.StatusCode != 200 || resp.ContentLength != int64(len(data)) || body != string(data) {
+				t.Fatalf("--threads %s: GET %s: %d, length %d, body %d bytes equal %v", threads, path, resp.StatusCode, resp.ContentLength, len(body), body == string(data))
+			}
+			resp, body = readResponseTo(t, br, "HEAD")
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Length") != fmt.Sprint(len(data)) || body != "" {
+				t.Fatalf("--threads %s: HEAD %s: %d, Content-Length %q, body %d bytes", threads, path, resp.StatusCode, resp.Header.Get("Content-Length"), len(body))
+			}
 		}
-		resp, body = readResponseTo(t, br, "HEAD")
-		if resp.StatusCode != 200 || resp.Header.Get("Content-Length") != fmt.Sprint(len(data)) || body != "" {
-			t.Fatalf("HEAD %s: %d, Content-Length %q, body %d bytes", path, resp.StatusCode, resp.Header.Get("Content-Length"), len(body))
+		c.Close()
+		s.stop()
+		if strings.Contains(s.logs.String(), "Traceback") {
+			t.Fatalf("--threads %s: server log:\n%s", threads, s.logs)
 		}
-	}
-	s.stop()
-	if strings.Contains(s.logs.String(), "Traceback") {
-		t.Fatalf("server log:\n%s", s.logs)
 	}
 }
 

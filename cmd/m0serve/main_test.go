@@ -74,7 +74,7 @@ func TestRunExitStatus(t *testing.T) {
 		{"lifespan from env", []string{"app:application"}, map[string]string{"M0_LIFESPAN": "maybe"}, 2, `--lifespan: "maybe": want auto, on or off`},
 		{"flag wins over lifespan env", []string{"--lifespan", "bogus", "app:application"}, map[string]string{"M0_LIFESPAN": "on"}, 2, `--lifespan: "bogus"`},
 		{"help lists the ASGI flags", []string{"--help"}, nil, 0, "--lifespan (env M0_LIFESPAN)"},
-		{"threads from env", []string{"app:application"}, map[string]string{"M0_THREADS": "0"}, 2, "--threads: 0"},
+		{"threads from env", []string{"app:application"}, map[string]string{"M0_THREADS": "-1"}, 2, "--threads: -1"},
 		{"bool env", []string{"app:application"}, map[string]string{"M0_FACTORY": "maybe"}, 2, "--factory"},
 		{"access-log env", []string{"app:application"}, map[string]string{"M0_ACCESS_LOG": "1", "M0_ROOT_PATH": "x"}, 2, "--root-path"},
 		{"two apps", []string{"a:b", "c:d"}, nil, 2, "one application"},

@@ -1,0 +1,127 @@
+package server
+
+import (
+	"os"
+
+	"github.com/m0serve/m0serve/loop"
+	"github.com/m0serve/m0serve/pybridge"
+	"golang.org/x/sys/unix"
+)
+
+// inlineWSGI is --threads 0: the loop thread calls a WSGI app itself for
+// every request without a body (bjoern's model), with no handoff to a
+// handler thread and back. Measured at one connection on one core, that
+// handoff was about 18 of wsgi_bare's 49.5 µs per request (two thread
+// wakes); from 16 connections up each wake carries a batch and it is
+// under 1 µs (bench/README.md).
+//
+// The price is the loop's: while the app runs, no other connection of
+// the worker is read or written, and a response is gathered whole before
+// it is sent (a streamed body, even an endless one, and a file body too).
+// A request with a body is deferred to the one handler thread as usual,
+// since its body arrives through the loop.
+type inlineWSGI struct {
+	pool *wsgiPool
+	ip   *pybridge.Interpreter
+	// in is attached on the loop thread at the first request (the loop
+	// thread exists only once Run has started) and detached by exit.
+	in        *pybridge.Inline
+	attachErr error
+
+	job     pybridge.Job
+	remote  []byte
+	file    []byte // a file body, read whole
+	logLine []byte
+}
+
+func newInlineWSGI(pool *wsgiPool, ip *pybridge.Interpreter) *inlineWSGI {
+	h := &inlineWSGI{pool: pool, ip: ip, remote: make([]byte, 0, 64)}
+	h.job.App = pool.app
+	h.job.Response = pybridge.NewResponse()
+	return h
+}
+
+// ServeInline implements loop.Handler.
+func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
+	if req.HasBody() || h.attachErr != nil {
+		w.Defer()
+		return
+	}
+	if h.in == nil {
+		in, err := h.ip.AttachInline()
+		if err != nil {
+			// Serve on the handler thread from now on; say so once.
+			h.attachErr = err
+			h.pool.logf("m0serve: --threads 0: %v; requests go to the handler thread", err)
+			w.Defer()
+			return
+		}
+		h.in = in
+	}
+	j := &h.job
+	j.Request.FromHTTP1(req.Request, req.Head())
+	addr := req.RemoteAddr()
+	h.remote = addr.Addr().AppendTo(h.remote[:0])
+	j.Request.RemoteAddr = h.remote
+	j.Request.RemotePort = int(addr.Port())
+	h.in.Serve(j)
+
+	resp := j.Response
+	status, body := resp.Status(), resp.Body()
+	if resp.Outcome() != pybridge.Complete {
+		// Without a writer every outcome is Complete; anything else is a
+		// bridge bug, answered as the app's error would be.
+		status, body = 500, []byte("Internal Server Error\n")
+	} else {
+		for i := 0; i < resp.HeaderLen(); i++ {
+			name, value := resp.Header(i)
+			if framingField(name) {
+				continue
+			}
+			if err := w.AddHeaderBytes(name, value); err != nil {
+				// start_response validated it: a refusal here is a bug.
+				h.pool.logf("m0serve: response header %q refused: %v", name, err)
+			}
+		}
+		if fd, offset, length, ok := resp.TakeFile(); ok {
+			body = h.readFile(fd, offset, length)
+		}
+	}
+	if h.pool.accessLog {
+		sent := int64(len(body))
+		if req.MethodIs("HEAD") {
+			sent = 0
+		}
+		h.logLine = appendAccessLine(h.logLine[:0], h.remote, req.Request, status, sent)
+		unix.Write(int(os.Stderr.Fd()), h.logLine)
+	}
+	w.Respond(status, body)
+}
+
+// readFile reads a wsgi.file_wrapper body whole and closes fd: the loop
+// cannot hand itself a file in the middle of a dispatch, and inline
+// responses are gathered whole anyway. A file shorter than announced
+// sends what it has, framed by its real length.
+func (h *inlineWSGI) readFile(fd int, offset, length int64) []byte {
+	defer unix.Close(fd)
+	h.file = h.file[:0]
+	if cap(h.file) < int(length) {
+		h.file = make([]byte, 0, length)
+	}
+	for int64(len(h.file)) < length {
+		n, err := unix.Pread(fd, h.file[len(h.file):length], offset+int64(len(h.file)))
+		if n <= 0 || err != nil {
+			break
+		}
+		h.file = h.file[:len(h.file)+n]
+	}
+	return h.file
+}
+
+// exit runs on the loop thread as the loop ends (loop.Config.OnExit).
+func (h *inlineWSGI) exit() {
+	if h.in != nil {
+		h.in.Detach()
+		h.in = nil
+	}
+}

@@ -1,0 +1,103 @@
+//go:build linux
+
+package tests
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// threadOf asks inline_app which OS thread served a GET (no body) or a
+// POST (a body), on one keep-alive connection.
+func threadOf(t *testing.T, br *bufio.Reader, c interface{ Write([]byte) (int, error) }, method string) string {
+	t.Helper()
+	switch method {
+	case "GET":
+		fmt.Fprint(c, "GET /thread HTTP/1.1\r\nHost: x\r\n\r\n")
+	case "POST":
+		fmt.Fprint(c, "POST /thread HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+	}
+	resp, body := readResponseTo(t, br, method)
+	var thread string
+	var length int
+	if _, err := fmt.Sscanf(body, "%s %d", &thread, &length); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%s /thread: %d %q: %v", method, resp.StatusCode, body, err)
+	}
+	if want := map[string]int{"GET": 0, "POST": 5}[method]; length != want {
+		t.Fatalf("%s /thread read %d body bytes, want %d", method, length, want)
+	}
+	if resp.Header.Get("X-Inline-Test") != "yes" {
+		t.Fatalf("%s /thread lost the app's header: %v", method, resp.Header)
+	}
+	return thread
+}
+
+// TestWSGIThreadsZero: with --threads 0 a request without a body runs on
+// the loop thread (every such request on the same thread, another than
+// the one requests with a body run on); with --threads 1 every request
+// runs on the one handler thread. Both answer alike.
+func TestWSGIThreadsZero(t *testing.T) {
+	for _, threads := range []string{"0", "1"} {
+		t.Run("threads="+threads, func(t *testing.T) {
+			s := startWSGI(t, "inline_app:app", "--threads", threads)
+			c := dial(t, s)
+			defer c.Close()
+			br := bufio.NewReader(c)
+			get1, post, get2 := threadOf(t, br, c, "GET"), threadOf(t, br, c, "POST"), threadOf(t, br, c, "GET")
+			if get1 != get2 {
+				t.Fatalf("two GETs ran on threads %s and %s", get1, get2)
+			}
+			if inline := get1 != post; inline != (threads == "0") {
+				t.Fatalf("--threads %s: GET on thread %s, POST on %s", threads, get1, post)
+			}
+			checkValidatorLog(t, s)
+		})
+	}
+}
+
+// TestWSGIThreadsZeroResponses: the inline path's answers match the
+// handler thread's: a streamed body arrives whole with its length, HEAD
+// sends no body, an app that raises gets a 500 and the next request is
+// served, and the access log has a line per request.
+func TestWSGIThreadsZeroResponses(t *testing.T) {
+	s := startWSGI(t, "inline_app:app", "--threads", "0", "--access-log")
+	c := dial(t, s)
+	defer c.Close()
+	br := bufio.NewReader(c)
+
+	fmt.Fprint(c, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, body := readResponseTo(t, br, "GET")
+	if resp.StatusCode != 200 || body != "abcdef" || resp.ContentLength != 6 || len(resp.TransferEncoding) != 0 {
+		t.Fatalf("GET /stream: %d %q length %d %v", resp.StatusCode, body, resp.ContentLength, resp.TransferEncoding)
+	}
+
+	fmt.Fprint(c, "HEAD /thread HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, body = readResponseTo(t, br, "HEAD")
+	if resp.StatusCode != 200 || body != "" || resp.Header.Get("Content-Length") == "" {
+		t.Fatalf("HEAD /thread: %d %q %v", resp.StatusCode, body, resp.Header)
+	}
+
+	fmt.Fprint(c, "GET /raise HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, _ = readResponseTo(t, br, "GET")
+	if resp.StatusCode != http.StatusInternalServerError {
+		t.Fatalf("GET /raise: %d, want 500", resp.StatusCode)
+	}
+	// The connection may be closed after a 500; a new one is served.
+	c2 := dial(t, s)
+	defer c2.Close()
+	threadOf(t, bufio.NewReader(c2), c2, "GET")
+
+	s.stop()
+	logs := s.logs.String()
+	if !strings.Contains(logs, "RuntimeError: raised before start_response, on purpose") {
+		t.Fatalf("no traceback for /raise in the log:\n%s", logs)
+	}
+	for _, line := range []string{`"GET /stream HTTP/1.1" 200 6`, `"HEAD /thread HTTP/1.1" 200 -`, `"GET /raise HTTP/1.1" 500`} {
+		if !strings.Contains(logs, line) {
+			t.Errorf("access log lacks %s:\n%s", line, logs)
+		}
+	}
+}
