@@ -106,7 +106,7 @@ const threadsUsage = "handler threads calling a WSGI app (an ASGI app runs on on
 	"server CPU per request was 8.7-9.5 µs with 1 thread, 9.3-11.2 with 2, 9.3-11.0 with 4, 12.3-14.6 with 8. " +
 	"Raise it for an app that waits (database, network): N threads serve N waiting requests at once. " +
 	"0 runs the app on the I/O thread itself for requests without a body (bjoern's model): with wsgi_bare at one connection " +
-	"it cost 48-51 µs per request against 73-78 with 1 thread, and about the same from 16 connections up; " +
+	"it cost 33.6 µs per request against 56.1 with 1 thread (bench/README.md), and about the same from 16 connections up; " +
 	"but while the app runs no other connection of the worker is served, and a response is gathered whole before it is sent " +
 	"(a streamed or endless body too). Requests with a body still go to one handler thread"
 
