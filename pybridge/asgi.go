@@ -180,13 +180,9 @@ func (ip *Interpreter) StartASGI(app *App, opt ASGIOptions, src NotifySource, do
 	if opt.CancelTimeout <= 0 {
 		opt.CancelTimeout = 5 * time.Second
 	}
-	ip.mu.Lock()
-	if ip.closed {
-		ip.mu.Unlock()
-		return nil, errors.New("pybridge: interpreter closed")
+	if err := ip.handlerStarted(); err != nil {
+		return nil, err
 	}
-	ip.handlers++
-	ip.mu.Unlock()
 	ex := &ASGIExecutor{ip: ip, app: app, opt: opt, src: src, done: done,
 		batch: make([]*Job, opt.Batch), started: make(chan error, 1), finished: make(chan struct{})}
 	if err := ex.register(); err != nil {
@@ -209,6 +205,18 @@ func (ip *Interpreter) StartASGI(app *App, opt ASGIOptions, src NotifySource, do
 	src.SetNotify(ex.signal)
 	ex.signal()
 	return ex, nil
+}
+
+// handlerStarted counts a handler group (threads, an executor, an inline
+// thread) that Close must wait for; it fails once Close has begun.
+func (ip *Interpreter) handlerStarted() error {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	if ip.closed {
+		return errors.New("pybridge: interpreter closed")
+	}
+	ip.handlers++
+	return nil
 }
 
 func (ip *Interpreter) handlerEnded() {

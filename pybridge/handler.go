@@ -148,13 +148,9 @@ func (ip *Interpreter) StartHandlers(n, batch int, src JobSource, done Completer
 	if n < 1 || batch < 1 {
 		return nil, fmt.Errorf("pybridge: %d handler threads taking %d jobs at a time", n, batch)
 	}
-	ip.mu.Lock()
-	if ip.closed {
-		ip.mu.Unlock()
-		return nil, errors.New("pybridge: interpreter closed")
+	if err := ip.handlerStarted(); err != nil {
+		return nil, err
 	}
-	ip.handlers++
-	ip.mu.Unlock()
 	h := &Handlers{ip: ip}
 	started := make(chan error, n)
 	h.wg.Add(n)

@@ -1,7 +1,5 @@
 package pybridge
 
-import "errors"
-
 // Inline serves WSGI jobs on a thread the caller owns (the server's loop
 // thread, for --threads 0: bjoern's model), without a handoff: each Serve
 // takes the GIL, runs the job in one cgo call and lets the GIL go. A job
@@ -17,13 +15,9 @@ type Inline struct {
 // until Detach, which must run on the same thread. It returns without the
 // GIL.
 func (ip *Interpreter) AttachInline() (*Inline, error) {
-	ip.mu.Lock()
-	if ip.closed {
-		ip.mu.Unlock()
-		return nil, errors.New("pybridge: interpreter closed")
+	if err := ip.handlerStarted(); err != nil {
+		return nil, err
 	}
-	ip.handlers++
-	ip.mu.Unlock()
 	t, err := attach()
 	if err != nil {
 		ip.handlerEnded()

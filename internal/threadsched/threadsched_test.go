@@ -19,18 +19,23 @@ func policyOfThisThread() uint32 {
 	return attr.Policy
 }
 
-func TestBatchSetsThePolicyOfTheCallingThreadOnly(t *testing.T) {
+// policyAfterBatch calls Batch on a thread of its own and returns that
+// thread's policy then. The thread ends with its goroutine (never
+// unlocked), so its policy cannot leak to other goroutines of the test.
+func policyAfterBatch(t *testing.T) uint32 {
 	done := make(chan uint32)
 	go func() {
 		runtime.LockOSThread()
-		// The thread ends with its goroutine (never unlocked), so its
-		// policy cannot leak to other goroutines of the test binary.
 		if err := Batch(); err != nil {
 			t.Errorf("Batch: %v", err)
 		}
 		done <- policyOfThisThread()
 	}()
-	if got := <-done; got != schedBatch {
+	return <-done
+}
+
+func TestBatchSetsThePolicyOfTheCallingThreadOnly(t *testing.T) {
+	if got := policyAfterBatch(t); got != schedBatch {
 		t.Fatalf("policy after Batch = %d, want SCHED_BATCH (%d)", got, schedBatch)
 	}
 	runtime.LockOSThread()
@@ -42,15 +47,7 @@ func TestBatchSetsThePolicyOfTheCallingThreadOnly(t *testing.T) {
 
 func TestNormalOnRequest(t *testing.T) {
 	t.Setenv("M0_SCHED_NORMAL", "1")
-	done := make(chan uint32)
-	go func() {
-		runtime.LockOSThread()
-		if err := Batch(); err != nil {
-			t.Errorf("Batch: %v", err)
-		}
-		done <- policyOfThisThread()
-	}()
-	if got := <-done; got == schedBatch || got == 255 {
+	if got := policyAfterBatch(t); got == schedBatch || got == 255 {
 		t.Fatalf("M0_SCHED_NORMAL=1: policy %d, want the default", got)
 	}
 }
