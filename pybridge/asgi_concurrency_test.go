@@ -3,6 +3,7 @@ package pybridge
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -198,5 +199,40 @@ func TestASGIClosedSourceWakesOnce(t *testing.T) {
 	}
 	for _, j := range probe.jobs {
 		j.Response.Free()
+	}
+}
+
+// With MaxInFlight 2 the executor runs at most two requests at once and
+// takes the rest as earlier ones complete: every request completes (a
+// completion must wake a full executor, which has not armed its source),
+// and the app never sees more than two inside.
+func TestASGIMaxInFlight(t *testing.T) {
+	s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: LoopAsyncio, MaxInFlight: 2})
+	const n = 12
+	jobs := make([]*Job, n)
+	chans := make([]chan struct{}, n)
+	for i := range jobs {
+		jobs[i] = s.job(t, "GET /counted HTTP/1.1\r\nHost: x\r\n\r\n")
+		chans[i] = waiting.add(jobs[i])
+	}
+	for _, j := range jobs {
+		s.queue.Push(j)
+	}
+	most := 0
+	for i, ch := range chans {
+		select {
+		case <-ch:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("request %d of %d never completed: the full executor was not woken", i+1, n)
+		}
+		r := jobs[i].Response
+		seen, err := strconv.Atoi(string(r.Body()))
+		if r.Status() != 200 || err != nil {
+			t.Fatalf("request %d: %d %q", i+1, r.Status(), r.Body())
+		}
+		most = max(most, seen)
+	}
+	if most != 2 {
+		t.Fatalf("at most %d requests ran at once, want 2 (MaxInFlight)", most)
 	}
 }

@@ -38,6 +38,9 @@ async def _read_all(receive):
             return pieces
 
 
+_counted = {"now": 0, "max": 0}
+
+
 async def app(scope, receive, send):
     if scope["type"] == "lifespan":
         while True:
@@ -146,6 +149,15 @@ async def app(scope, receive, send):
     elif path == "/sleep":
         await asyncio.sleep(0.2)
         await _reply(send, 200, str(threading.get_ident()).encode())
+    elif path == "/counted":
+        # How many /counted requests run at once, at most (MaxInFlight).
+        _counted["now"] += 1
+        _counted["max"] = max(_counted["max"], _counted["now"])
+        try:
+            await asyncio.sleep(0.2)
+        finally:
+            _counted["now"] -= 1
+        await _reply(send, 200, str(_counted["max"]).encode())
     elif path == "/forever":
         try:
             await asyncio.sleep(3600)
