@@ -12,8 +12,11 @@
 // thread with one Python thread state for life. A handler takes a batch of
 // Jobs from a JobSource, holds the GIL across the batch, and releases it
 // only to park (empty source) or to block (a body read waiting for the
-// client, a BodyWriter waiting for room). Close finalises Python once
-// every handler group has ended.
+// client, a BodyWriter waiting for room). AttachInline instead gives the
+// caller's own locked thread a thread state (the server's loop thread, for
+// --threads 0): Inline.Serve runs a job without Body or Writer there,
+// taking the GIL for the call only. Close finalises Python once every
+// handler group and inline thread has ended.
 //
 // # One request
 //
