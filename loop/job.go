@@ -78,7 +78,7 @@ type Job struct {
 
 	// queued: the job sits in the loop's notification ring (at most once).
 	queued bool
-	// kickOwed: notifyLater queued the job; unlock wakes the loop.
+	// kickOwed: notify queued the job; unlock wakes the loop.
 	kickOwed bool
 
 	// Loop-side state, touched only by the loop thread.
@@ -109,23 +109,14 @@ func (j *Job) reset() {
 }
 
 // notify tells the loop this job has news (body wanted or drained, output
-// ready, finished) and wakes it. Called with j.mu held; the job enters the
-// loop's ring at most once until the loop takes it.
+// ready, finished): the job enters the loop's ring, at most once until the
+// loop takes it. Called with j.mu held; the wake is left to unlock (or to
+// kickNow before a wait). A wake under j.mu let the loop, woken on the
+// handler's own core, preempt the handler and then block on the lock the
+// handler still held: the loop's locked thread parked in the Go scheduler
+// (a P hand-off, a spinning M and two more switches per request, measured
+// at one connection).
 func (j *Job) notify() {
-	if j.queued {
-		return
-	}
-	j.queued = true
-	j.loop.post(j)
-}
-
-// notifyLater is notify with the wake left to unlock (or to kickNow
-// before a wait). A wake under j.mu let the loop, woken on the handler's
-// own core, preempt the handler and then block on the lock the handler
-// still held: the loop's locked thread parked in the Go scheduler (a P
-// hand-off, a spinning M and two more switches per request, measured at
-// one connection).
-func (j *Job) notifyLater() {
 	if j.queued {
 		return
 	}
@@ -135,7 +126,7 @@ func (j *Job) notifyLater() {
 	}
 }
 
-// unlock releases j.mu, then wakes the loop if notifyLater asked for it.
+// unlock releases j.mu, then wakes the loop if notify asked for it.
 // j.loop is fixed for the job's life, so reading it after the unlock is
 // safe even if the loop has reused the job.
 func (j *Job) unlock() {
@@ -148,7 +139,7 @@ func (j *Job) unlock() {
 	}
 }
 
-// kickNow wakes the loop for a notifyLater before waiting on j.cond (the
+// kickNow wakes the loop for a notify before waiting on j.cond (the
 // loop's answer is what ends the wait). j.mu is held.
 func (j *Job) kickNow() {
 	if j.kickOwed {
@@ -166,7 +157,7 @@ func (j *Job) Read(p []byte) (int, error) {
 	defer j.unlock()
 	if !j.wantBody {
 		j.wantBody = true
-		j.notifyLater()
+		j.notify()
 	}
 	for {
 		if j.inboxRead < len(j.inbox) {
@@ -182,7 +173,7 @@ func (j *Job) Read(p []byte) (int, error) {
 				if wasFull || !j.bodyDone {
 					// The loop stops reading when the inbox is full; say
 					// there is room again.
-					j.notifyLater()
+					j.notify()
 				}
 			}
 			return n, nil
@@ -235,7 +226,7 @@ func (j *Job) writeHeaderLocked(status int, contentLength int64) error {
 		return ErrHeadWritten
 	}
 	j.status, j.contentLength, j.headPosted = status, contentLength, true
-	j.notifyLater()
+	j.notify()
 	return nil
 }
 
@@ -265,7 +256,7 @@ func (j *Job) Write(p []byte) (int, error) {
 		j.outbox = append(j.outbox, p[:n]...)
 		p = p[n:]
 		written += n
-		j.notifyLater()
+		j.notify()
 	}
 	return written, nil
 }
@@ -280,7 +271,7 @@ func (j *Job) Finish() error {
 		err = j.writeHeaderLocked(200, 0)
 	}
 	j.finished = true
-	j.notifyLater()
+	j.notify()
 	return err
 }
 
@@ -291,7 +282,7 @@ func (j *Job) Abort() {
 	defer j.unlock()
 	j.aborted = true
 	j.finished = true
-	j.notifyLater()
+	j.notify()
 }
 
 // SetOwner records the handler's own state for this job, which

@@ -168,13 +168,6 @@ func (l *Loop) wake() {
 	l.wakeMu.Unlock()
 }
 
-// post queues a job with news for the loop and wakes it if it is parked.
-func (l *Loop) post(j *Job) {
-	if l.enqueue(j) {
-		l.kick()
-	}
-}
-
 // enqueue puts a job with news in the loop's ring; false means the loop
 // has exited and nobody will read it.
 func (l *Loop) enqueue(j *Job) bool {

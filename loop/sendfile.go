@@ -43,7 +43,7 @@ func (j *Job) SendFile(fd int, offset, length int64) error {
 		return ErrFileRange
 	}
 	j.mu.Lock()
-	defer j.mu.Unlock()
+	defer j.unlock()
 	if j.aborted {
 		return ErrAborted
 	}

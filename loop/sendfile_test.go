@@ -363,3 +363,38 @@ func BenchmarkSendFileRoundTrip(b *testing.B) {
 		r.round()
 	}
 }
+
+// Every Job method that gives the loop news wakes a parked loop once its
+// lock is released, SendFile included when it posts the head itself (a
+// wake owed by the head and dropped by a plain unlock left the loop asleep
+// until its next tick).
+func TestJobNewsWakesAParkedLoop(t *testing.T) {
+	f := newTestFile(t, 4<<10)
+	calls := map[string]func(j *Job){
+		"SendFile": func(j *Job) {
+			fd, _ := f.open(t)
+			if err := j.SendFile(fd, 0, 4<<10); err != nil {
+				t.Fatalf("SendFile: %v", err)
+			}
+		},
+		"WriteHeader": func(j *Job) { j.WriteHeader(204, 0) },
+		"Write":       func(j *Job) { j.Write([]byte("x")) },
+		"Finish":      func(j *Job) { j.Finish() },
+		"Abort":       func(j *Job) { j.Abort() },
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			q := NewJobQueue(4)
+			hs := newHarness(t, deferEverything, func(c *Config) { c.Jobs = q })
+			c := hs.connect()
+			hs.fb.write(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+			var j *Job
+			hs.until("the job queued", func() bool { j = q.TryTake(); return j != nil })
+			hs.l.parked.Store(true) // as while the loop waits in the backend
+			call(j)
+			if hs.l.parked.Load() {
+				t.Fatalf("%s left the parked loop asleep", name)
+			}
+		})
+	}
+}
