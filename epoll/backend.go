@@ -104,18 +104,10 @@ func (b *Backend) QueueClose(fd int, slot, gen uint32) { b.table.QueueClose(fd, 
 
 // Wake implements loop.Backend.
 func (b *Backend) Wake() error {
-	for {
-		_, err := unix.Write(b.wakeFD, b.one[:])
-		switch {
-		case err == nil, errors.Is(err, unix.EAGAIN):
-			// EAGAIN: the counter is at its maximum, so a wake is
-			// already pending.
-			return nil
-		case errors.Is(err, unix.EINTR):
-		default:
-			return fmt.Errorf("epoll: wake: %w", err)
-		}
+	if err := readiness.SignalWake(b.wakeFD, b.one[:]); err != nil {
+		return fmt.Errorf("epoll: wake: %w", err)
 	}
+	return nil
 }
 
 // Wait implements loop.Backend: epoll_wait only when nothing queued is

@@ -113,17 +113,10 @@ func (b *Backend) QueueClose(fd int, slot, gen uint32) { b.table.QueueClose(fd, 
 
 // Wake implements loop.Backend.
 func (b *Backend) Wake() error {
-	for {
-		_, err := unix.Write(b.wakeWrite, b.one[:])
-		switch {
-		case err == nil, errors.Is(err, unix.EAGAIN):
-			// EAGAIN: the pipe is full, so a wake is already pending.
-			return nil
-		case errors.Is(err, unix.EINTR):
-		default:
-			return fmt.Errorf("kq: wake: %w", err)
-		}
+	if err := readiness.SignalWake(b.wakeWrite, b.one[:]); err != nil {
+		return fmt.Errorf("kq: wake: %w", err)
 	}
+	return nil
 }
 
 // Wait implements loop.Backend: kevent only when nothing queued is

@@ -244,19 +244,10 @@ func (t *Table) Writable(fd int) {
 // PeerClosed records that the peer shut down writing: recvs from now on
 // complete at once (the remaining bytes, then 0).
 func (t *Table) PeerClosed(fd int) {
-	if fd == t.listenFD {
-		t.listenReadable = true
-		return
+	if fd >= 0 && fd < len(t.sockets) && fd != t.listenFD {
+		t.sockets[fd].hangup = true
 	}
-	if fd < 0 || fd >= len(t.sockets) {
-		return
-	}
-	st := &t.sockets[fd]
-	st.hangup = true
-	st.readable = true
-	if st.recv.armed {
-		t.markReady(fd)
-	}
+	t.Readable(fd)
 }
 
 // Failed records an error or a hangup in both directions: the next recv
