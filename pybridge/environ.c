@@ -198,17 +198,7 @@ static PyObject *path_info(m0_thread *t, m0_app *app, const char *p, size_t n)
 		t->scratch_cap = n;
 	}
 	char *out = t->scratch;
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++) {
-		int hi, lo;
-		if (p[i] == '%' && i + 2 < n &&
-		    (hi = m0_hex_value(p[i + 1])) >= 0 && (lo = m0_hex_value(p[i + 2])) >= 0) {
-			out[m++] = (char)(hi << 4 | lo);
-			i += 2;
-		} else {
-			out[m++] = p[i];
-		}
-	}
+	size_t m = m0_percent_decode(p, n, out);
 	if (app->root_len > 0 && m >= app->root_len &&
 	    memcmp(out, app->root_path, app->root_len) == 0 &&
 	    (m == app->root_len || out[app->root_len] == '/'))

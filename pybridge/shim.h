@@ -153,6 +153,10 @@ int m0_values_init(void);
 PyObject *m0_method_value(const char *p, size_t n);
 /* m0_hex_value returns a hex digit's value, or -1 for any other byte. */
 int m0_hex_value(char c);
+/* m0_percent_decode decodes each %XX of p[0:n] into out (room for n
+ * bytes) and returns the length written; a '%' not followed by two hex
+ * digits is kept as it is. PATH_INFO and the scope's path both use it. */
+size_t m0_percent_decode(const char *p, size_t n, char *out);
 
 /* m0_set_steal stores value under key and drops the caller's reference;
  * a NULL value (a failed constructor) fails the store. */

@@ -42,3 +42,19 @@ int m0_hex_value(char c)
 		return c - 'A' + 10;
 	return -1;
 }
+
+size_t m0_percent_decode(const char *p, size_t n, char *out)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		int hi, lo;
+		if (p[i] == '%' && i + 2 < n &&
+		    (hi = m0_hex_value(p[i + 1])) >= 0 && (lo = m0_hex_value(p[i + 2])) >= 0) {
+			out[m++] = (char)(hi << 4 | lo);
+			i += 2;
+		} else {
+			out[m++] = p[i];
+		}
+	}
+	return m;
+}
