@@ -115,11 +115,7 @@ func readResponse(t *testing.T, r *bufio.Reader, reply *echoReply) *http.Respons
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := readBody(t, resp)
 	if reply != nil && resp.StatusCode == 200 {
 		if err := json.Unmarshal(body, reply); err != nil {
 			t.Fatalf("echo reply %q: %v", body, err)

@@ -89,12 +89,7 @@ func readResponseTo(t *testing.T, br *bufio.Reader, method string) (*http.Respon
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(body)
+	return resp, string(readBody(t, resp))
 }
 
 // httpGet is a GET with a client that does not follow redirects.
@@ -104,12 +99,18 @@ func httpGet(t *testing.T, client *http.Client, url string) (*http.Response, str
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp, string(readBody(t, resp))
+}
+
+// readBody reads and closes resp's body; a read error fails the test.
+func readBody(t testing.TB, resp *http.Response) []byte {
+	t.Helper()
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp, string(body)
+	return body
 }
 
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
