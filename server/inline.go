@@ -95,8 +95,14 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 		h.logLine = appendAccessLine(h.logLine[:0], h.remote, req.Request, status, sent)
 		unix.Write(int(os.Stderr.Fd()), h.logLine)
 	}
-	w.Respond(status, body)
+	w.Respond(status, body) // copies body into the connection's send buffer
+	if cap(h.file) > inlineFileKeep {
+		h.file = nil // one large file must not pin its buffer for good
+	}
 }
+
+// inlineFileKeep is the largest file buffer kept between inline responses.
+const inlineFileKeep = 1 << 20
 
 // readFile reads a wsgi.file_wrapper body whole and closes fd: the loop
 // cannot hand itself a file in the middle of a dispatch, and inline
