@@ -38,6 +38,9 @@ typedef struct {
 	PyObject *executor;
 	PyObject *scope; /* the template copied per request */
 	PyObject *state; /* the lifespan state, copied into each scope */
+	PyObject *request_class; /* the Python half's Request */
+	PyObject *loop;          /* the executor's event loop */
+	int direct_tasks;        /* no task factory: asyncio.Task itself */
 } m0_asgi;
 
 /* Per-app scope (asgi_scope.c). */
@@ -52,6 +55,12 @@ PyObject *m0_asgi_scope_build(m0_asgi *ex, const m0_request *req,
 int m0_asgi_read_head(m0_response *r, PyObject *status, PyObject *headers);
 int m0_asgi_read_fields(m0_response *r, PyObject *headers, const char *what);
 void m0_asgi_plain(m0_response *r, int status, const char *reason, int app_error);
+
+/* The request object receive and send are bound to (asgi_request.c). */
+int m0_asgi_request_init(PyObject *module);
+PyObject *m0_asgi_request_new(PyTypeObject *type, PyObject *executor, m0_asgi_slot *slot);
+PyObject *m0_asgi_request_message(PyObject *body, int more);
+int m0_asgi_send_whole(m0_asgi_slot *s, PyObject *body);
 
 /* The module and the executor (asgi_module.c, asgi_executor.c). */
 int m0_asgi_module_init(void);

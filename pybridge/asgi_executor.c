@@ -16,7 +16,13 @@
 
 static m0_asgi *executors[M0_ASGI_MAX_EXECUTORS];
 static PyObject *python_half; /* the executor module, made once */
-static PyObject *s_spawn;
+static PyObject *s_run, *s_create_task;
+
+/* Requests become tasks by asyncio.Task(run, loop=, name=) itself, not
+ * the loop's create_task: uvloop's is a Python-level call more, and a
+ * task made without a name formats "Task-N" (vfprintf, in Python 3.11's
+ * profile of a bare request). */
+static PyObject *task_type, *task_kwnames, *task_name;
 
 m0_asgi *m0_asgi_executor_get(int id)
 {
@@ -38,8 +44,20 @@ static PyObject *load_python_half(const char *source)
 		return python_half;
 	if (m0_asgi_module_init() < 0)
 		return NULL;
-	if (s_spawn == NULL && (s_spawn = PyUnicode_InternFromString("spawn")) == NULL)
+	if (s_run == NULL && ((s_run = PyUnicode_InternFromString("run")) == NULL ||
+	                      (s_create_task = PyUnicode_InternFromString("create_task")) == NULL ||
+	                      (task_name = PyUnicode_InternFromString("m0serve ASGI request")) == NULL ||
+	                      (task_kwnames = Py_BuildValue("(ss)", "loop", "name")) == NULL))
 		return NULL;
+	if (task_type == NULL) {
+		PyObject *asyncio = PyImport_ImportModule("asyncio");
+		if (asyncio == NULL)
+			return NULL;
+		task_type = PyObject_GetAttrString(asyncio, "Task");
+		Py_DECREF(asyncio);
+		if (task_type == NULL)
+			return NULL;
+	}
 	PyObject *code = Py_CompileString(source, "m0serve/asgi_executor.py", Py_file_input);
 	if (code == NULL)
 		return NULL;
@@ -71,11 +89,16 @@ m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
 	    (ex->executor = PyObject_CallMethod(half, "Executor", "iOssid", id, app->app, loop,
 	                                        lifespan, wake_fd, cancel_timeout)) == NULL ||
 	    (ex->state = PyObject_GetAttrString(ex->executor, "state")) == NULL ||
-	    !PyDict_Check(ex->state)) {
-		*err = PyErr_Occurred() ? m0_format_exception() : copy_text("Executor.state is not a dict");
+	    (ex->loop = PyObject_GetAttrString(ex->executor, "loop")) == NULL ||
+	    (ex->request_class = PyObject_GetAttrString(half, "Request")) == NULL ||
+	    !PyDict_Check(ex->state) || !PyType_Check(ex->request_class)) {
+		*err = PyErr_Occurred() ? m0_format_exception()
+		                        : copy_text("Executor.state is not a dict or Request not a class");
 		Py_XDECREF(ex->scope);
 		Py_XDECREF(ex->executor);
 		Py_XDECREF(ex->state);
+		Py_XDECREF(ex->loop);
+		Py_XDECREF(ex->request_class);
 		PyMem_Free(ex);
 		return NULL;
 	}
@@ -100,7 +123,40 @@ void m0_asgi_free(m0_asgi *ex)
 	Py_XDECREF(ex->scope);
 	Py_XDECREF(ex->executor);
 	Py_XDECREF(ex->state);
+	Py_XDECREF(ex->loop);
+	Py_XDECREF(ex->request_class);
 	PyMem_Free(ex);
+}
+
+/* start_task runs request.run(scope) as a task; the request, or NULL. */
+static PyObject *start_task(m0_asgi *ex, m0_asgi_slot *s, PyObject *scope)
+{
+	PyObject *request = m0_asgi_request_new((PyTypeObject *)ex->request_class, ex->executor, s);
+	if (request == NULL)
+		return NULL;
+	PyObject *coro = PyObject_CallMethodOneArg(request, s_run, scope);
+	PyObject *task = NULL;
+	if (coro != NULL && ex->direct_tasks) {
+		PyObject *args[4] = {NULL, coro, ex->loop, task_name};
+		task = PyObject_Vectorcall(task_type, args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, task_kwnames);
+	} else if (coro != NULL) {
+		task = PyObject_CallMethodOneArg(ex->loop, s_create_task, coro);
+	}
+	if (task == NULL && coro != NULL) {
+		/* Never started: close it so no "never awaited" warning follows. */
+		PyObject *type, *value, *traceback;
+		PyErr_Fetch(&type, &value, &traceback);
+		PyObject *r = PyObject_CallMethod(coro, "close", NULL);
+		Py_XDECREF(r);
+		PyErr_Restore(type, value, traceback);
+	}
+	Py_XDECREF(coro);
+	if (task == NULL) {
+		Py_DECREF(request);
+		return NULL;
+	}
+	Py_DECREF(task); /* the loop holds it while it runs */
+	return request;
 }
 
 /* m0_asgi_spawn starts one request: the slot's state, the scope, and a
@@ -142,11 +198,7 @@ void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
 	PyObject *scope = m0_asgi_scope_build(ex, req, head, fields, remote);
 	PyObject *request = NULL;
 	if (scope != NULL) {
-		PyObject *id = PyLong_FromLong(slot);
-		PyObject *args[3] = {ex->executor, id, scope};
-		if (id != NULL)
-			request = PyObject_VectorcallMethod(s_spawn, args, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-		Py_XDECREF(id);
+		request = start_task(ex, s, scope);
 		Py_DECREF(scope);
 	}
 	if (request == NULL) {

@@ -63,30 +63,20 @@ def _new_loop(kind):
     return asyncio.new_event_loop(), "asyncio"
 
 
-class Request:
+class Request(_m0asgi.Request):
     """One HTTP request: its receive and send, bound methods of one
-    object. slot names the C and Go state of the request."""
+    object. The C base (asgi_request.c) holds the state, named as
+    members (slot, executor, send_state, trailers, streaming, body_done,
+    reading, writing, gone, closed, stash), and answers the common
+    messages itself; _receive and _send, below, are the rest of the
+    protocol."""
 
-    __slots__ = ("ex", "slot", "send_state", "trailers", "streaming",
-                 "body_done", "reading", "writing", "gone", "closed", "stash")
-
-    def __init__(self, ex, slot):
-        self.ex = ex
-        self.slot = slot
-        self.send_state = START
-        self.trailers = False
-        self.streaming = False
-        self.body_done = False
-        self.reading = None
-        self.writing = None
-        self.gone = None
-        self.closed = False  # the response is final or the client left
-        self.stash = None  # a body message whose receive was cancelled
+    __slots__ = ()
 
     async def run(self, scope):
         slot = self.slot
         try:
-            await self.ex.app(scope, self.receive, self.send)
+            await self.executor.app(scope, self.receive, self.send)
         except asyncio.CancelledError:
             _m0asgi.cancelled(slot)
         except BaseException as exc:
@@ -105,7 +95,7 @@ class Request:
         if gone is not None and not gone.done():
             gone.set_result(None)
 
-    async def receive(self):
+    async def _receive(self):
         while not self.body_done:
             message = self.stash
             if message is not None:
@@ -114,7 +104,7 @@ class Request:
                 if self.reading.done():
                     # The receive that asked was cancelled; its read is
                     # still out, and its piece comes to this one.
-                    self.reading = self.ex.loop.create_future()
+                    self.reading = self.executor.loop.create_future()
                     message = await self.reading
                 else:
                     # Another receive waits on a read: wait for it
@@ -124,7 +114,7 @@ class Request:
             else:
                 message = _m0asgi.read(self.slot)
                 if message is None:
-                    fut = self.ex.loop.create_future()
+                    fut = self.executor.loop.create_future()
                     self.reading = fut
                     # Cancelled here, the piece is kept for the next
                     # receive (resume_read finds the future done).
@@ -136,7 +126,7 @@ class Request:
             return message
         if not self.closed:
             if self.gone is None:
-                self.gone = self.ex.loop.create_future()
+                self.gone = self.executor.loop.create_future()
             await self.gone
         return {"type": "http.disconnect"}
 
@@ -167,14 +157,14 @@ class Request:
         if rc == QUEUED:
             # One write at a time (asgi_module.c refuses a second): a
             # cancelled send leaves its write to finish on its own.
-            fut = self.ex.loop.create_future()
+            fut = self.executor.loop.create_future()
             self.writing = fut
             rc = await fut
         if rc == GONE:
             self.send_state = DONE
             raise ClientDisconnected("the client is gone")
 
-    async def send(self, message):
+    async def _send(self, message):
         kind = message["type"]
         state = self.send_state
         if self.closed and state != DONE:
@@ -249,11 +239,6 @@ class Executor:
         self.shutdown_failed = None
         self.lifespan_error = False
 
-    def spawn(self, slot, scope):
-        request = Request(self, slot)
-        self.loop.create_task(request.run(scope))
-        return request
-
     def stop(self):
         if not self.stopped.done():
             self.stopped.set_result(None)
@@ -272,7 +257,7 @@ class Executor:
         error = None
         if self.lifespan != "off":
             error = await self.startup()
-        _m0asgi.started(self.exid, error, self.loop_name)
+        _m0asgi.started(self.exid, error, self.loop_name, self.loop.get_task_factory())
         if error is not None:
             if self.lifespan_task is not None:
                 self.lifespan_task.cancel()

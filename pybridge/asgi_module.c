@@ -69,7 +69,7 @@ void m0_asgi_complete(m0_asgi_slot *s)
 	m0goASGIComplete(s->id);
 }
 
-static PyObject *request_message(PyObject *body, int more)
+PyObject *m0_asgi_request_message(PyObject *body, int more)
 {
 	PyObject *d = PyDict_New();
 	if (d == NULL)
@@ -100,7 +100,7 @@ static PyObject *mod_read(PyObject *self, PyObject *arg)
 		return disconnect_message();
 	if (!s->has_body || s->body_left == 0 || s->resp == NULL) {
 		s->has_body = 0;
-		return request_message(v_empty_bytes, 0);
+		return m0_asgi_request_message(v_empty_bytes, 0);
 	}
 	m0goASGIRead(s->id);
 	Py_RETURN_NONE;
@@ -115,12 +115,12 @@ void m0_asgi_resume_read(int id, const char *p, long n)
 		message = disconnect_message();
 	} else if (n == 0) {
 		s->has_body = 0;
-		message = request_message(v_empty_bytes, 0);
+		message = m0_asgi_request_message(v_empty_bytes, 0);
 	} else {
 		if (s->body_left > 0)
 			s->body_left -= n < s->body_left ? n : s->body_left;
 		PyObject *body = PyBytes_FromStringAndSize(p, n);
-		message = body ? request_message(body, s->body_left != 0) : NULL;
+		message = body ? m0_asgi_request_message(body, s->body_left != 0) : NULL;
 		Py_XDECREF(body);
 		if (s->body_left == 0)
 			s->has_body = 0;
@@ -227,6 +227,18 @@ static int append_body(m0_asgi_slot *s, PyObject *body)
 	return 0;
 }
 
+/* m0_asgi_send_whole ends the response with body, bytes that fit the
+ * buffer: 0, or -1 with an exception set. */
+int m0_asgi_send_whole(m0_asgi_slot *s, PyObject *body)
+{
+	if (append_body(s, body) < 0)
+		return -1;
+	s->resp->content_length = PyBytes_GET_SIZE(body);
+	s->resp->outcome = M0_COMPLETE;
+	m0_asgi_complete(s);
+	return 0;
+}
+
 /* complete(slot, body): the whole response in one message. Over the
  * buffer limit with a writer, it streams with its length known. */
 static PyObject *mod_complete(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -247,13 +259,9 @@ static PyObject *mod_complete(PyObject *self, PyObject *const *args, Py_ssize_t 
 			Py_DECREF(body);
 			return NULL;
 		}
-	} else if (append_body(s, body) < 0) {
+	} else if (m0_asgi_send_whole(s, body) < 0) {
 		Py_DECREF(body);
 		return NULL;
-	} else {
-		s->resp->content_length = n;
-		s->resp->outcome = M0_COMPLETE;
-		m0_asgi_complete(s);
 	}
 	Py_DECREF(body);
 	return PyLong_FromLong(rc);
@@ -481,17 +489,23 @@ static PyObject *mod_wake(PyObject *self, PyObject *arg)
 	Py_RETURN_NONE;
 }
 
-/* started(executor, error, loop): lifespan startup is over. */
+/* started(executor, error, loop, task_factory): lifespan startup is
+ * over. Without a task factory, requests become tasks by asyncio.Task
+ * itself (m0_asgi_spawn); with one, through the loop's create_task. */
 static PyObject *mod_started(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
 	(void)self;
-	if (nargs != 3)
-		return PyErr_Format(PyExc_TypeError, "started(executor, error, loop)");
+	if (nargs != 4)
+		return PyErr_Format(PyExc_TypeError, "started(executor, error, loop, task_factory)");
 	long id = PyLong_AsLong(args[0]);
 	const char *err = args[1] == Py_None ? NULL : PyUnicode_AsUTF8(args[1]);
 	const char *loop = PyUnicode_AsUTF8(args[2]);
 	if (PyErr_Occurred())
 		return NULL;
+	m0_asgi *ex = id >= 0 && id < M0_ASGI_MAX_EXECUTORS ? m0_asgi_executor_get((int)id) : NULL;
+	if (ex == NULL)
+		return PyErr_Format(PyExc_RuntimeError, "no ASGI executor %ld", id);
+	ex->direct_tasks = args[3] == Py_None;
 	m0goASGIStarted((int)id, (char *)err, (char *)loop);
 	Py_RETURN_NONE;
 }
@@ -552,6 +566,10 @@ int m0_asgi_module_init(void)
 	PyObject *m = PyModule_Create(&module);
 	if (m == NULL)
 		return -1;
+	if (m0_asgi_request_init(m) < 0) {
+		Py_DECREF(m);
+		return -1;
+	}
 	PyObject *modules = PyImport_GetModuleDict(); /* borrowed */
 	int rc = PyDict_SetItemString(modules, "_m0asgi", m);
 	Py_DECREF(m);
