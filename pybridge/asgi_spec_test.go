@@ -99,3 +99,27 @@ func TestASGISmallBodyWithWriterIsComplete(t *testing.T) {
 		t.Errorf("outcome %d body %q heads %d chunks %d", r.Outcome(), r.Body(), w.heads, len(w.chunks))
 	}
 }
+
+// receive and send are awaitables made in C, not coroutines: asyncio's
+// ensure_future and gather take them, and a request's task carries the
+// executor's name.
+func TestASGIAwaitables(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop})
+		r := s.get(t, "/awaitables").Response
+		if r.Status() != 200 || string(r.Body()) != "http.request False m0serve ASGI request" {
+			t.Fatalf("%d %q", r.Status(), r.Body())
+		}
+	})
+}
+
+// A task factory the app sets at startup makes the request tasks, as
+// loop.create_task would use it.
+func TestASGITaskFactory(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_spec_app:task_factory", ASGIOptions{Loop: loop, Lifespan: LifespanOn})
+		if r := s.get(t, "/x").Response; string(r.Body()) != "from the factory" {
+			t.Fatalf("%d %q", r.Status(), r.Body())
+		}
+	})
+}

@@ -59,6 +59,14 @@ async def app(scope, receive, send):
     query = scope["query_string"].decode()
     if path == "/hello":
         await _reply(send, 200, b"hello")
+    elif path == "/awaitables":
+        # receive and send return awaitables, not coroutines: they work
+        # wherever asyncio takes an awaitable.
+        m = await asyncio.ensure_future(receive())
+        task = asyncio.current_task()
+        await asyncio.gather(send({"type": "http.response.start", "status": 200, "headers": []}))
+        await asyncio.ensure_future(send({"type": "http.response.body", "body": b"%s %r %s" % (
+            m["type"].encode(), m["more_body"], task.get_name().encode())}))
     elif path.startswith("/scope"):
         s = {k: v for k, v in scope.items() if k != "state"}
         s["state"] = dict(scope["state"])
@@ -175,6 +183,28 @@ async def failing_startup(scope, receive, send):
         await send({"type": "lifespan.startup.failed", "message": "the database is down"})
         return
     await _reply(send, 200, b"unreachable")
+
+
+async def task_factory(scope, receive, send):
+    """Sets a task factory at startup; each request reports whether its
+    task came from it."""
+    if scope["type"] == "lifespan":
+        await receive()
+        made = set()
+
+        def factory(loop, coro, **kwargs):
+            task = asyncio.Task(coro, loop=loop, **kwargs)
+            made.add(task)
+            return task
+
+        asyncio.get_running_loop().set_task_factory(factory)
+        scope["state"]["made"] = made
+        await send({"type": "lifespan.startup.complete"})
+        await receive()
+        await send({"type": "lifespan.shutdown.complete"})
+        return
+    body = b"from the factory" if asyncio.current_task() in scope["state"]["made"] else b"not from the factory"
+    await _reply(send, 200, body)
 
 
 async def no_lifespan(scope, receive, send):
