@@ -39,6 +39,7 @@ typedef struct {
 	PyObject *scope; /* the template copied per request */
 	PyObject *state; /* the lifespan state, copied into each scope */
 	PyObject *request_class; /* the Python half's Request */
+	PyObject *app_callable;  /* Executor.app: the app, ASGI 2 wrapped */
 	PyObject *loop;          /* the executor's event loop */
 	int direct_tasks;        /* no task factory: asyncio.Task itself */
 } m0_asgi;
@@ -61,12 +62,23 @@ int m0_asgi_request_init(PyObject *module);
 PyObject *m0_asgi_request_new(PyTypeObject *type, PyObject *executor, m0_asgi_slot *slot);
 PyObject *m0_asgi_request_message(PyObject *body, int more);
 int m0_asgi_send_whole(m0_asgi_slot *s, PyObject *body);
+int m0_asgi_request_responded(PyObject *request);
+int m0_asgi_request_end(PyObject *request);
+
+/* The coroutine a request's task runs (asgi_task.c). */
+int m0_asgi_task_init(void);
+int m0_asgi_is_task_coro(PyObject *op);
+PyObject *m0_asgi_task_coro_new(PyObject *request, PyObject *app_coroutine, m0_asgi_slot *slot);
+void m0_asgi_app_raised(PyObject *request, m0_asgi_slot *slot);
 
 /* The module and the executor (asgi_module.c, asgi_executor.c). */
 int m0_asgi_module_init(void);
 m0_asgi_slot *m0_asgi_slot_get(int id);
 m0_asgi *m0_asgi_executor_get(int id);
 void m0_asgi_complete(m0_asgi_slot *s);
+void m0_asgi_fail(m0_asgi_slot *s, PyObject *exc, const char *context);
+void m0_asgi_cancel(m0_asgi_slot *s);
+void m0_asgi_release(m0_asgi_slot *s);
 
 m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
                      const char *loop, const char *lifespan,

@@ -16,7 +16,7 @@
 
 static m0_asgi *executors[M0_ASGI_MAX_EXECUTORS];
 static PyObject *python_half; /* the executor module, made once */
-static PyObject *s_run, *s_create_task;
+static PyObject *s_run, *s_create_task, *s_receive, *s_send;
 
 /* Requests become tasks by asyncio.Task(run, loop=, name=) itself, not
  * the loop's create_task: uvloop's is a Python-level call more, and a
@@ -46,6 +46,8 @@ static PyObject *load_python_half(const char *source)
 		return NULL;
 	if (s_run == NULL && ((s_run = PyUnicode_InternFromString("run")) == NULL ||
 	                      (s_create_task = PyUnicode_InternFromString("create_task")) == NULL ||
+	                      (s_receive = PyUnicode_InternFromString("receive")) == NULL ||
+	                      (s_send = PyUnicode_InternFromString("send")) == NULL ||
 	                      (task_name = PyUnicode_InternFromString("m0serve ASGI request")) == NULL ||
 	                      (task_kwnames = Py_BuildValue("(ss)", "loop", "name")) == NULL))
 		return NULL;
@@ -91,6 +93,7 @@ m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
 	    (ex->state = PyObject_GetAttrString(ex->executor, "state")) == NULL ||
 	    (ex->loop = PyObject_GetAttrString(ex->executor, "loop")) == NULL ||
 	    (ex->request_class = PyObject_GetAttrString(half, "Request")) == NULL ||
+	    (ex->app_callable = PyObject_GetAttrString(ex->executor, "app")) == NULL ||
 	    !PyDict_Check(ex->state) || !PyType_Check(ex->request_class)) {
 		*err = PyErr_Occurred() ? m0_format_exception()
 		                        : copy_text("Executor.state is not a dict or Request not a class");
@@ -99,6 +102,7 @@ m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
 		Py_XDECREF(ex->state);
 		Py_XDECREF(ex->loop);
 		Py_XDECREF(ex->request_class);
+		Py_XDECREF(ex->app_callable);
 		PyMem_Free(ex);
 		return NULL;
 	}
@@ -125,16 +129,44 @@ void m0_asgi_free(m0_asgi *ex)
 	Py_XDECREF(ex->state);
 	Py_XDECREF(ex->loop);
 	Py_XDECREF(ex->request_class);
+	Py_XDECREF(ex->app_callable);
 	PyMem_Free(ex);
 }
 
-/* start_task runs request.run(scope) as a task; the request, or NULL. */
-static PyObject *start_task(m0_asgi *ex, m0_asgi_slot *s, PyObject *scope)
+/* call_app calls the app with the scope and the request's receive and
+ * send; what it returns, or NULL with the exception set. */
+static PyObject *call_app(m0_asgi *ex, PyObject *request, PyObject *scope)
+{
+	PyObject *receive = PyObject_GetAttr(request, s_receive);
+	PyObject *send = receive ? PyObject_GetAttr(request, s_send) : NULL;
+	PyObject *awaitable = NULL;
+	if (send != NULL) {
+		PyObject *args[3] = {scope, receive, send};
+		awaitable = PyObject_Vectorcall(ex->app_callable, args, 3, NULL);
+	}
+	Py_XDECREF(receive);
+	Py_XDECREF(send);
+	return awaitable;
+}
+
+/* start_task runs the app for the slot's request as a task: its
+ * coroutine in asgi_task.c's m0_asgi_task_coro, any other awaitable in
+ * Request.run. Every way out settles the request and releases the slot
+ * but a -1 before the request object exists. */
+static int start_task(m0_asgi *ex, m0_asgi_slot *s, PyObject *scope)
 {
 	PyObject *request = m0_asgi_request_new((PyTypeObject *)ex->request_class, ex->executor, s);
 	if (request == NULL)
-		return NULL;
-	PyObject *coro = PyObject_CallMethodOneArg(request, s_run, scope);
+		return -1;
+	s->request = request; /* the slot's reference, until the release */
+	PyObject *awaitable = call_app(ex, request, scope);
+	if (awaitable == NULL) {
+		m0_asgi_app_raised(request, s);
+		return 0;
+	}
+	PyObject *coro = PyCoro_CheckExact(awaitable) ? m0_asgi_task_coro_new(request, awaitable, s)
+	                                              : PyObject_CallMethodOneArg(request, s_run, awaitable);
+	Py_DECREF(awaitable);
 	PyObject *task = NULL;
 	if (coro != NULL && ex->direct_tasks) {
 		PyObject *args[4] = {NULL, coro, ex->loop, task_name};
@@ -142,21 +174,28 @@ static PyObject *start_task(m0_asgi *ex, m0_asgi_slot *s, PyObject *scope)
 	} else if (coro != NULL) {
 		task = PyObject_CallMethodOneArg(ex->loop, s_create_task, coro);
 	}
-	if (task == NULL && coro != NULL) {
-		/* Never started: close it so no "never awaited" warning follows. */
-		PyObject *type, *value, *traceback;
-		PyErr_Fetch(&type, &value, &traceback);
+	if (task != NULL) {
+		Py_DECREF(task); /* the loop holds it while it runs */
+		Py_DECREF(coro);
+		return 0;
+	}
+	PySys_WriteStderr("m0serve: %.*s: ", s->line_len, s->line);
+	m0_log_exception("cannot start the ASGI request");
+	if (coro != NULL && m0_asgi_is_task_coro(coro)) {
+		/* Its close ends the request and releases the slot. */
 		PyObject *r = PyObject_CallMethod(coro, "close", NULL);
+		if (r == NULL)
+			m0_log_exception("closing the unstarted ASGI request failed");
 		Py_XDECREF(r);
-		PyErr_Restore(type, value, traceback);
+	} else {
+		/* Never started: closed, so no "never awaited" warning follows. */
+		PyObject *r = coro ? PyObject_CallMethod(coro, "close", NULL) : NULL;
+		Py_XDECREF(r);
+		PyErr_Clear();
+		m0_asgi_release(s);
 	}
 	Py_XDECREF(coro);
-	if (task == NULL) {
-		Py_DECREF(request);
-		return NULL;
-	}
-	Py_DECREF(task); /* the loop holds it while it runs */
-	return request;
+	return 0;
 }
 
 /* m0_asgi_spawn starts one request: the slot's state, the scope, and a
@@ -196,20 +235,18 @@ void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
 	s->line_len = mlen + 1 + tlen;
 
 	PyObject *scope = m0_asgi_scope_build(ex, req, head, fields, remote);
-	PyObject *request = NULL;
+	int rc = -1;
 	if (scope != NULL) {
-		request = start_task(ex, s, scope);
+		rc = start_task(ex, s, scope);
 		Py_DECREF(scope);
 	}
-	if (request == NULL) {
+	if (rc < 0) {
 		PySys_WriteStderr("m0serve: %.*s: ", s->line_len, s->line);
 		m0_log_exception("cannot start the ASGI request");
 		m0_asgi_plain(resp, 500, "Internal Server Error", 0);
 		m0_asgi_complete(s);
 		m0goASGIRelease(slot);
-		return;
 	}
-	s->request = request;
 }
 
 int m0_wakefd_new(int *read_fd, int *write_fd)

@@ -73,10 +73,12 @@ class Request(_m0asgi.Request):
 
     __slots__ = ()
 
-    async def run(self, scope):
+    async def run(self, awaitable):
+        """What an app returned that is not a coroutine (those run in
+        asgi_task.c, which does the same), awaited as the request's task."""
         slot = self.slot
         try:
-            await self.executor.app(scope, self.receive, self.send)
+            await awaitable
         except asyncio.CancelledError:
             _m0asgi.cancelled(slot)
         except BaseException as exc:

@@ -393,26 +393,17 @@ static void raise_again(PyObject *exc)
 #endif
 }
 
-/* failed(slot, exc, context): the app raised, or returned without ending
- * its response (exc None). A 500 while nothing went out, an abort after;
- * a client that left is not the app's error (no traceback). An error
- * after the response was complete (a background task) is logged only. */
-static PyObject *mod_failed(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* m0_asgi_fail: the app raised exc, or returned without ending its
+ * response (exc NULL). A 500 while nothing went out, an abort after; a
+ * client that left is not the app's error (no traceback). An error after
+ * the response was complete (a background task) is logged only. */
+void m0_asgi_fail(m0_asgi_slot *s, PyObject *exc, const char *context)
 {
-	(void)self;
-	if (nargs != 3 || !PyUnicode_Check(args[2]))
-		return PyErr_Format(PyExc_TypeError, "failed(slot, exc, context)");
-	m0_asgi_slot *s = any_slot(args[0]);
-	if (s == NULL)
-		return NULL;
-	const char *context = PyUnicode_AsUTF8(args[2]);
-	if (context == NULL)
-		return NULL;
 	int quiet = s->client_gone || s->body_failed;
 	if (!quiet) {
 		log_line(s);
-		if (args[1] != Py_None && PyExceptionInstance_Check(args[1])) {
-			raise_again(args[1]);
+		if (exc != NULL && PyExceptionInstance_Check(exc)) {
+			raise_again(exc);
 			m0_log_exception(context);
 		} else {
 			PySys_WriteStderr("%s\n", context);
@@ -430,16 +421,11 @@ static PyObject *mod_failed(PyObject *self, PyObject *const *args, Py_ssize_t na
 		}
 		m0_asgi_complete(s);
 	}
-	Py_RETURN_NONE;
 }
 
-/* cancelled(slot): the shutdown cancelled the task. */
-static PyObject *mod_cancelled(PyObject *self, PyObject *arg)
+/* m0_asgi_cancel: the shutdown cancelled the task. */
+void m0_asgi_cancel(m0_asgi_slot *s)
 {
-	(void)self;
-	m0_asgi_slot *s = any_slot(arg);
-	if (s == NULL)
-		return NULL;
 	if (s->resp != NULL) {
 		if (s->head_sent)
 			s->resp->outcome = M0_ABORTED;
@@ -447,22 +433,52 @@ static PyObject *mod_cancelled(PyObject *self, PyObject *arg)
 			m0_asgi_unavailable(s->resp);
 		m0_asgi_complete(s);
 	}
-	Py_RETURN_NONE;
 }
 
-/* release(slot): the task ended. */
-static PyObject *mod_release(PyObject *self, PyObject *arg)
+/* m0_asgi_release: the task ended; the slot goes back to the Go side. */
+void m0_asgi_release(m0_asgi_slot *s)
 {
-	(void)self;
-	m0_asgi_slot *s = any_slot(arg);
-	if (s == NULL)
-		return NULL;
 	if (s->resp != NULL) {
 		m0_asgi_plain(s->resp, 500, "Internal Server Error", 1);
 		m0_asgi_complete(s);
 	}
 	Py_CLEAR(s->request);
 	m0goASGIRelease(s->id);
+}
+
+/* failed(slot, exc, context): m0_asgi_fail, exc None for none. */
+static PyObject *mod_failed(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+	(void)self;
+	if (nargs != 3 || !PyUnicode_Check(args[2]))
+		return PyErr_Format(PyExc_TypeError, "failed(slot, exc, context)");
+	m0_asgi_slot *s = any_slot(args[0]);
+	if (s == NULL)
+		return NULL;
+	const char *context = PyUnicode_AsUTF8(args[2]);
+	if (context == NULL)
+		return NULL;
+	m0_asgi_fail(s, args[1] == Py_None ? NULL : args[1], context);
+	Py_RETURN_NONE;
+}
+
+static PyObject *mod_cancelled(PyObject *self, PyObject *arg)
+{
+	(void)self;
+	m0_asgi_slot *s = any_slot(arg);
+	if (s == NULL)
+		return NULL;
+	m0_asgi_cancel(s);
+	Py_RETURN_NONE;
+}
+
+static PyObject *mod_release(PyObject *self, PyObject *arg)
+{
+	(void)self;
+	m0_asgi_slot *s = any_slot(arg);
+	if (s == NULL)
+		return NULL;
+	m0_asgi_release(s);
 	Py_RETURN_NONE;
 }
 

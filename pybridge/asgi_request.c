@@ -282,6 +282,20 @@ static PyTypeObject request_type = {
     .tp_members = request_members,
 };
 
+/* m0_asgi_request_responded: the response is complete (or abandoned). */
+int m0_asgi_request_responded(PyObject *request)
+{
+	return ((m0_asgi_request *)request)->send_state == DONE;
+}
+
+/* m0_asgi_request_end: the task is over; no message is taken after. */
+int m0_asgi_request_end(PyObject *request)
+{
+	m0_asgi_request *self = (m0_asgi_request *)request;
+	self->send_state = DONE;
+	return request_close(self);
+}
+
 /* m0_asgi_request_new makes an instance of type (the Python half's
  * subclass) for slot, without a Python-level __init__. */
 PyObject *m0_asgi_request_new(PyTypeObject *type, PyObject *executor, m0_asgi_slot *slot)
@@ -320,7 +334,7 @@ int m0_asgi_request_init(PyObject *module)
 	if ((empty_tuple == NULL && (empty_tuple = PyTuple_New(0)) == NULL) ||
 	    (empty_bytes == NULL && (empty_bytes = PyBytes_FromStringAndSize("", 0)) == NULL))
 		return -1;
-	if (PyType_Ready(&ready_type) < 0 || PyType_Ready(&request_type) < 0)
+	if (PyType_Ready(&ready_type) < 0 || PyType_Ready(&request_type) < 0 || m0_asgi_task_init() < 0)
 		return -1;
 	if (ready_none == NULL && (ready_none = ready(Py_NewRef(Py_None))) == NULL)
 		return -1;

@@ -123,3 +123,21 @@ func TestASGITaskFactory(t *testing.T) {
 		}
 	})
 }
+
+// An app whose call returns an awaitable other than a coroutine runs in
+// the Python half's Request.run; one that raises when called gets a 500
+// and the executor serves on.
+func TestASGIAwaitableApp(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_spec_app:AwaitableApp", ASGIOptions{Loop: loop, Lifespan: LifespanOff})
+		if r := s.get(t, "/x").Response; r.Status() != 200 || string(r.Body()) != "awaitable /x" {
+			t.Fatalf("%d %q", r.Status(), r.Body())
+		}
+		if r := s.get(t, "/raise-on-call").Response; r.Status() != 500 {
+			t.Fatalf("raised when called: %d %q", r.Status(), r.Body())
+		}
+		if r := s.get(t, "/y").Response; r.Status() != 200 || string(r.Body()) != "awaitable /y" {
+			t.Fatalf("after the 500: %d %q", r.Status(), r.Body())
+		}
+	})
+}

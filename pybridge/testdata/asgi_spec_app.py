@@ -223,3 +223,18 @@ class ASGI2:
         if self.scope["type"] == "lifespan":
             raise RuntimeError("no lifespan")
         await _reply(send, 200, b"asgi2 " + self.scope["path"].encode())
+
+
+class AwaitableApp:
+    """An ASGI 3 app that is a class with awaitable instances: calling it
+    returns an awaitable that is not a coroutine."""
+
+    def __init__(self, scope, receive, send):
+        if scope.get("path") == "/raise-on-call":
+            raise ValueError("raised when called")
+        self.scope, self.send = scope, send
+
+    def __await__(self):
+        if self.scope["type"] == "lifespan":
+            raise RuntimeError("no lifespan")
+        return _reply(self.send, 200, b"awaitable " + self.scope["path"].encode()).__await__()

@@ -1,0 +1,268 @@
+/*
+ * The coroutine a request's asyncio Task runs: the app's coroutine, and
+ * what the executor does when it ends. It is the C form of
+ *
+ *     try:
+ *         await app(scope, request.receive, request.send)
+ *     except CancelledError:      -> 503, or an abort once the head went
+ *     except BaseException:       -> 500 and a traceback, or an abort
+ *     else: no complete response  -> 500
+ *     finally: the response is final, the slot goes back
+ *
+ * without a Python frame around the app's: the Task steps it through
+ * am_send (PyIter_Send, Python 3.10), which passes each step straight to
+ * the app's coroutine. An app whose call returns an awaitable that is not
+ * a coroutine runs in the Python half's Request.run instead.
+ *
+ * It is a collections.abc.Coroutine (it has __await__, send, throw and
+ * close), which is what asyncio.Task asks of what it runs.
+ */
+#include "asgi.h"
+
+typedef struct {
+	PyObject_HEAD
+	PyObject *request; /* the Request whose slot this is */
+	PyObject *app;     /* the app's coroutine */
+	m0_asgi_slot *slot;
+	char ended;
+} m0_asgi_task_coro;
+
+static PyObject *cancelled_error; /* asyncio.CancelledError */
+
+/* settle: the app is over, with an exception set when failed. Settles
+ * the response as the Python half's Request.run does and clears the
+ * exception; -1 only when ending the request itself failed. */
+static int settle(PyObject *request, m0_asgi_slot *s, int failed)
+{
+	if (failed) {
+		PyObject *type, *value, *traceback;
+		PyErr_Fetch(&type, &value, &traceback);
+		PyErr_NormalizeException(&type, &value, &traceback);
+		if (traceback != NULL && value != NULL)
+			PyException_SetTraceback(value, traceback);
+		if (value != NULL && PyErr_GivenExceptionMatches(value, cancelled_error))
+			m0_asgi_cancel(s);
+		else
+			m0_asgi_fail(s, value, "the ASGI application raised");
+		Py_XDECREF(type);
+		Py_XDECREF(value);
+		Py_XDECREF(traceback);
+	} else if (!m0_asgi_request_responded(request)) {
+		m0_asgi_fail(s, NULL, "the ASGI application returned without completing its response");
+	}
+	int rc = m0_asgi_request_end(request);
+	m0_asgi_release(s);
+	return rc;
+}
+
+static int end(m0_asgi_task_coro *self, int failed)
+{
+	self->ended = 1;
+	return settle(self->request, self->slot, failed);
+}
+
+static PySendResult run_send(PyObject *op, PyObject *arg, PyObject **result)
+{
+	m0_asgi_task_coro *self = (m0_asgi_task_coro *)op;
+	if (self->ended) {
+		PyErr_SetString(PyExc_RuntimeError, "cannot reuse already awaited ASGI request");
+		*result = NULL;
+		return PYGEN_ERROR;
+	}
+	PySendResult status = PyIter_Send(self->app, arg, result);
+	if (status == PYGEN_NEXT)
+		return status;
+	if (status == PYGEN_RETURN)
+		Py_CLEAR(*result);
+	if (end(self, status == PYGEN_ERROR) < 0) {
+		*result = NULL;
+		return PYGEN_ERROR;
+	}
+	*result = Py_NewRef(Py_None);
+	return PYGEN_RETURN;
+}
+
+/* as_call gives a step's outcome to a Python caller of send or throw: a
+ * PYGEN_RETURN is a StopIteration. */
+static PyObject *as_call(PySendResult status, PyObject *result)
+{
+	if (status != PYGEN_RETURN)
+		return result;
+	if (result == Py_None)
+		PyErr_SetNone(PyExc_StopIteration);
+	else
+		PyErr_SetObject(PyExc_StopIteration, result);
+	Py_DECREF(result);
+	return NULL;
+}
+
+static PyObject *run_send_method(PyObject *self, PyObject *arg)
+{
+	PyObject *result;
+	PySendResult status = run_send(self, arg, &result);
+	return as_call(status, result);
+}
+
+static PyObject *run_next(PyObject *self)
+{
+	return run_send_method(self, Py_None);
+}
+
+/* throw(...): what the Task throws in (a cancellation), passed to the
+ * app's coroutine. */
+static PyObject *run_throw(PyObject *op, PyObject *const *args, Py_ssize_t nargs)
+{
+	m0_asgi_task_coro *self = (m0_asgi_task_coro *)op;
+	if (self->ended) {
+		/* As a finished coroutine does: the exception comes back out. */
+		if (nargs == 1 && PyExceptionInstance_Check(args[0]))
+			PyErr_SetObject((PyObject *)Py_TYPE(args[0]), args[0]);
+		else
+			PyErr_SetString(PyExc_RuntimeError, "ASGI request already ended");
+		return NULL;
+	}
+	PyObject *throw = PyObject_GetAttrString(self->app, "throw");
+	if (throw == NULL)
+		return NULL;
+	PyObject *yielded = PyObject_Vectorcall(throw, args, (size_t)nargs, NULL);
+	Py_DECREF(throw);
+	if (yielded != NULL)
+		return yielded;
+	int failed = 1;
+	if (PyErr_ExceptionMatches(PyExc_StopIteration)) {
+		PyErr_Clear();
+		failed = 0;
+	}
+	if (end(self, failed) < 0)
+		return NULL;
+	return as_call(PYGEN_RETURN, Py_NewRef(Py_None));
+}
+
+/* close(): the task is being destroyed unfinished; the app's coroutine
+ * closes (its finally clauses run) and the request ends as a
+ * cancellation does. */
+static PyObject *run_close(PyObject *op, PyObject *unused)
+{
+	(void)unused;
+	m0_asgi_task_coro *self = (m0_asgi_task_coro *)op;
+	if (self->ended)
+		Py_RETURN_NONE;
+	PyObject *r = PyObject_CallMethod(self->app, "close", NULL);
+	if (r == NULL)
+		return NULL;
+	Py_DECREF(r);
+	self->ended = 1;
+	m0_asgi_cancel(self->slot);
+	int rc = m0_asgi_request_end(self->request);
+	m0_asgi_release(self->slot);
+	if (rc < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+static PyObject *run_await(PyObject *self)
+{
+	return Py_NewRef(self);
+}
+
+static int run_traverse(m0_asgi_task_coro *self, visitproc visit, void *arg)
+{
+	Py_VISIT(self->request);
+	Py_VISIT(self->app);
+	return 0;
+}
+
+static int run_clear(m0_asgi_task_coro *self)
+{
+	Py_CLEAR(self->request);
+	Py_CLEAR(self->app);
+	return 0;
+}
+
+static void run_dealloc(m0_asgi_task_coro *self)
+{
+	PyObject_GC_UnTrack(self);
+	if (!self->ended && self->app != NULL && self->request != NULL) {
+		/* A task dropped unfinished: close as a coroutine would. */
+		PyObject *type, *value, *traceback;
+		PyErr_Fetch(&type, &value, &traceback);
+		PyObject *r = run_close((PyObject *)self, NULL);
+		if (r == NULL)
+			PyErr_WriteUnraisable((PyObject *)self);
+		Py_XDECREF(r);
+		PyErr_Restore(type, value, traceback);
+	}
+	run_clear(self);
+	PyObject_GC_Del(self);
+}
+
+static PyAsyncMethods run_async = {
+    .am_await = run_await,
+    .am_send = run_send,
+};
+
+static PyMethodDef run_methods[] = {
+    {"send", run_send_method, METH_O, NULL},
+    {"throw", (PyCFunction)(void (*)(void))run_throw, METH_FASTCALL, NULL},
+    {"close", run_close, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject run_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "_m0asgi.RequestRun",
+    .tp_basicsize = sizeof(m0_asgi_task_coro),
+    .tp_dealloc = (destructor)run_dealloc,
+    .tp_as_async = &run_async,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "the coroutine of one ASGI request's task",
+    .tp_traverse = (traverseproc)run_traverse,
+    .tp_clear = (inquiry)run_clear,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = run_next,
+    .tp_methods = run_methods,
+};
+
+int m0_asgi_is_task_coro(PyObject *op)
+{
+	return Py_IS_TYPE(op, &run_type);
+}
+
+/* m0_asgi_task_coro_new wraps the app's coroutine for request's task. */
+PyObject *m0_asgi_task_coro_new(PyObject *request, PyObject *app_coroutine, m0_asgi_slot *slot)
+{
+	m0_asgi_task_coro *self = PyObject_GC_New(m0_asgi_task_coro, &run_type);
+	if (self == NULL)
+		return NULL;
+	self->request = Py_NewRef(request);
+	self->app = Py_NewRef(app_coroutine);
+	self->slot = slot;
+	self->ended = 0;
+	PyObject_GC_Track(self);
+	return (PyObject *)self;
+}
+
+/* m0_asgi_app_raised ends a request whose app raised when called, before
+ * there was a coroutine to run: as if its first step had. */
+void m0_asgi_app_raised(PyObject *request, m0_asgi_slot *slot)
+{
+	if (settle(request, slot, 1) < 0) {
+		PySys_WriteStderr("m0serve: %.*s: ", slot->line_len, slot->line);
+		m0_log_exception("ending the ASGI request failed");
+	}
+}
+
+int m0_asgi_task_init(void)
+{
+	if (PyType_Ready(&run_type) < 0)
+		return -1;
+	if (cancelled_error == NULL) {
+		PyObject *asyncio = PyImport_ImportModule("asyncio");
+		if (asyncio == NULL)
+			return -1;
+		cancelled_error = PyObject_GetAttrString(asyncio, "CancelledError");
+		Py_DECREF(asyncio);
+		if (cancelled_error == NULL)
+			return -1;
+	}
+	return 0;
+}
