@@ -66,8 +66,12 @@
 // MaxInFlight in flight) and, when it runs dry, arms its notification,
 // which writes an eventfd the event loop watches (add_reader); one wake
 // delivers every finished body read and write and spawns every job
-// queued since the last. Jobs are the WSGI ones, Response and Completer
-// alike, with these differences:
+// queued since the last. Each job is one asyncio Task whose coroutine is
+// C's (asgi_task.c) around the app's; receive and send are bound methods
+// of a C object (asgi_request.c) that answer the head, a body sent whole
+// and a request without a body at once, with an awaitable that is already
+// done, and leave the rest of the protocol to asgi_executor.py. Jobs are
+// the WSGI ones, Response and Completer alike, with these differences:
 //   - A single http.response.body (more_body False) is Complete with its
 //     length; over BufferLimit with a Writer it streams, length known.
 //     Several body messages gather in the arena without a Writer, or go
