@@ -210,11 +210,19 @@ static int send_whole(m0_asgi_request *self, PyObject *message)
 	return request_close(self) < 0 ? -1 : 1;
 }
 
+/* owns: the slot is still this request's. A slot is reused once its
+ * task has ended, and an app may keep send or receive past that (a task
+ * of its own); such a call must not touch the slot's next request. */
+static int owns(m0_asgi_request *self)
+{
+	return self->slot->request == (PyObject *)self;
+}
+
 /* send(message): the head, and a body that comes whole, answered here;
  * any other message is the Python half's _send. */
 static PyObject *request_send(m0_asgi_request *self, PyObject *message)
 {
-	if (!self->closed && self->slot->resp != NULL && PyDict_CheckExact(message)) {
+	if (!self->closed && owns(self) && self->slot->resp != NULL && PyDict_CheckExact(message)) {
 		PyObject *kind = PyDict_GetItemWithError(message, k_type);
 		int done = 0;
 		if (kind != NULL && self->send_state == START && is_kind(kind, v_start))
@@ -236,7 +244,7 @@ static PyObject *request_receive(m0_asgi_request *self, PyObject *unused)
 {
 	(void)unused;
 	m0_asgi_slot *s = self->slot;
-	if (!self->body_done && !is_set(self->stash) && !is_set(self->reading) &&
+	if (!self->body_done && !is_set(self->stash) && !is_set(self->reading) && owns(self) &&
 	    !s->body_failed && !s->client_gone &&
 	    (!s->has_body || s->body_left == 0 || s->resp == NULL)) {
 		s->has_body = 0;
@@ -288,11 +296,14 @@ int m0_asgi_request_responded(PyObject *request)
 	return ((m0_asgi_request *)request)->send_state == DONE;
 }
 
-/* m0_asgi_request_end: the task is over; no message is taken after. */
+/* m0_asgi_request_end: the task is over and the slot goes back: a later
+ * send raises and a later receive says http.disconnect, neither looking
+ * at the slot. */
 int m0_asgi_request_end(PyObject *request)
 {
 	m0_asgi_request *self = (m0_asgi_request *)request;
 	self->send_state = DONE;
+	self->body_done = 1;
 	return request_close(self);
 }
 

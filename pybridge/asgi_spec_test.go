@@ -141,3 +141,21 @@ func TestASGIAwaitableApp(t *testing.T) {
 		}
 	})
 }
+
+// A receive and send kept past their request's task touch nothing of the
+// next request on the same slot: receive says http.disconnect, send
+// raises, and the next request's body is all its own.
+func TestASGIStaleReceiveAndSend(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop})
+		if r := s.get(t, "/keep").Response; string(r.Body()) != "kept" {
+			t.Fatalf("%d %q", r.Status(), r.Body())
+		}
+		j := s.job(t, "POST /stale HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\n")
+		j.Body = &pieces{list: [][]byte{[]byte("abc")}}
+		s.run(j)
+		if r := j.Response; r.Status() != 200 || string(r.Body()) != "http.disconnect RuntimeError abc" {
+			t.Fatalf("%d %q", r.Status(), r.Body())
+		}
+	})
+}

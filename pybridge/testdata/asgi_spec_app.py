@@ -10,6 +10,7 @@ FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "file_body.txt")
 
 # What a task saw after its response, read back by a later request.
 seen = {}
+kept = []
 
 
 def _jsonable(v):
@@ -59,6 +60,20 @@ async def app(scope, receive, send):
     query = scope["query_string"].decode()
     if path == "/hello":
         await _reply(send, 200, b"hello")
+    elif path == "/keep":
+        # receive and send kept past the request's task, for /stale.
+        kept[:] = [receive, send]
+        await _reply(send, 200, b"kept")
+    elif path == "/stale":
+        old_receive, old_send = kept
+        m = await old_receive()
+        try:
+            await old_send({"type": "http.response.start", "status": 200, "headers": []})
+            sent = "sent"
+        except RuntimeError as e:
+            sent = type(e).__name__
+        body = b"".join(await _read_all(receive))
+        await _reply(send, 200, b"%s %s %s" % (m["type"].encode(), sent.encode(), body))
     elif path == "/awaitables":
         # receive and send return awaitables, not coroutines: they work
         # wherever asyncio takes an awaitable.
