@@ -479,7 +479,14 @@ func (ex *ASGIExecutor) spawn(j *Job) {
 		(*C.m0_field)(unsafe.Pointer(unsafe.SliceData(r.Fields))),
 		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.RemoteAddr))),
 		j.Response.c, C.int(writer))
-	if g, ok := j.Writer.(GoneAtStart); ok && j.slot == s && g.ClientGoneAtStart() {
+	// The task may have ended inside the call (an app that raised when
+	// called, or one that answered in an eager first step): then the job
+	// has gone back (j.slot is no longer s, which only this thread
+	// changes) and is not the executor's to read.
+	if j.slot != s {
+		return
+	}
+	if g, ok := j.Writer.(GoneAtStart); ok && g.ClientGoneAtStart() {
 		C.m0_asgi_client_gone(C.int(s.id))
 	}
 }
