@@ -66,8 +66,9 @@
 // MaxInFlight in flight) and, when it runs dry, arms its notification,
 // which writes an eventfd the event loop watches (add_reader); one wake
 // delivers every finished body read and write and spawns every job
-// queued since the last. Each job is one asyncio Task whose coroutine is
-// C's (asgi_task.c) around the app's; receive and send are bound methods
+// queued since the last. Each job is one asyncio Task (started eagerly
+// from Python 3.12) whose coroutine is C's (asgi_task.c) around the
+// app's; receive and send are bound methods
 // of a C object (asgi_request.c) that answer the head, a body sent whole
 // and a request without a body at once, with an awaitable that is already
 // done, and leave the rest of the protocol to asgi_executor.py. Jobs are
