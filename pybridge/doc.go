@@ -68,10 +68,10 @@
 // delivers every finished body read and write and spawns every job
 // queued since the last. Each job is one asyncio Task (started eagerly
 // from Python 3.12) whose coroutine is C's (asgi_task.c) around the
-// app's; receive and send are bound methods
-// of a C object (asgi_request.c) that answer the head, a body sent whole
-// and a request without a body at once, with an awaitable that is already
-// done, and leave the rest of the protocol to asgi_executor.py. Jobs are
+// app's; receive and send are bound methods of a C object
+// (asgi_request.c) that answer the head, a body sent whole and a request
+// without a body at once, with an awaitable that is already done, and
+// leave the rest of the protocol to asgi_executor.py. Jobs are
 // the WSGI ones, Response and Completer alike, with these differences:
 //   - A single http.response.body (more_body False) is Complete with its
 //     length; over BufferLimit with a Writer it streams, length known.
