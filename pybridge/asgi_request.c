@@ -323,10 +323,7 @@ PyObject *m0_asgi_request_new(PyTypeObject *type, PyObject *executor, m0_asgi_sl
 /* m0_asgi_request_init readies the types and adds Request to module. */
 int m0_asgi_request_init(PyObject *module)
 {
-	struct {
-		PyObject **slot;
-		const char *text;
-	} names[] = {
+	static const m0_interned names[] = {
 	    {&s_send, "_send"},
 	    {&s_receive, "_receive"},
 	    {&s_close, "_close"},
@@ -339,9 +336,8 @@ int m0_asgi_request_init(PyObject *module)
 	    {&v_start, "http.response.start"},
 	    {&v_body, "http.response.body"},
 	};
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (*names[i].slot == NULL && (*names[i].slot = PyUnicode_InternFromString(names[i].text)) == NULL)
-			return -1;
+	if (M0_INTERN_ALL(names) < 0)
+		return -1;
 	if ((empty_tuple == NULL && (empty_tuple = PyTuple_New(0)) == NULL) ||
 	    (empty_bytes == NULL && (empty_bytes = PyBytes_FromStringAndSize("", 0)) == NULL))
 		return -1;

@@ -28,10 +28,7 @@ int m0_asgi_scope_init(void)
 {
 	if (k_type != NULL)
 		return 0;
-	struct {
-		PyObject **slot;
-		const char *text;
-	} keys[] = {
+	static const m0_interned keys[] = {
 	    {&k_type, "type"},           {&k_asgi, "asgi"},
 	    {&k_http_version, "http_version"}, {&k_method, "method"},
 	    {&k_scheme, "scheme"},       {&k_path, "path"},
@@ -42,10 +39,7 @@ int m0_asgi_scope_init(void)
 	    {&v_http, "http"},           {&v_10, "1.0"},
 	    {&v_11, "1.1"},
 	};
-	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-		if ((*keys[i].slot = PyUnicode_InternFromString(keys[i].text)) == NULL)
-			return -1;
-	if (m0_values_init() < 0)
+	if (M0_INTERN_ALL(keys) < 0 || m0_values_init() < 0)
 		return -1;
 	if ((v_empty_bytes = PyBytes_FromStringAndSize("", 0)) == NULL)
 		return -1;

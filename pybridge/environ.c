@@ -17,17 +17,9 @@ static PyObject *k_request_method, *k_script_name, *k_path_info,
     *k_wsgi_run_once, *k_wsgi_file_wrapper, *k_wsgi_input_terminated;
 static PyObject *v_http10, *v_http11, *v_empty, *v_comma, *v_semicolon;
 
-static PyObject *intern(const char *s)
-{
-	return PyUnicode_InternFromString(s);
-}
-
 int m0_environ_init(void)
 {
-	struct {
-		PyObject **slot;
-		const char *text;
-	} keys[] = {
+	static const m0_interned keys[] = {
 	    {&k_request_method, "REQUEST_METHOD"},
 	    {&k_script_name, "SCRIPT_NAME"},
 	    {&k_path_info, "PATH_INFO"},
@@ -55,10 +47,7 @@ int m0_environ_init(void)
 	    {&v_comma, ", "},
 	    {&v_semicolon, "; "},
 	};
-	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-		if ((*keys[i].slot = intern(keys[i].text)) == NULL)
-			return -1;
-	if (m0_values_init() < 0)
+	if (M0_INTERN_ALL(keys) < 0 || m0_values_init() < 0)
 		return -1;
 	m0_header_keys_init();
 	return 0;

@@ -148,6 +148,14 @@ int m0_environ_init(void);
 
 /* Shared by the environ and the ASGI scope (values.c). */
 int m0_values_init(void);
+/* m0_interned names a str a file keeps for life, interned at its init. */
+typedef struct {
+	PyObject **slot;
+	const char *text;
+} m0_interned;
+/* m0_intern_all fills every slot still NULL: 0, or -1 with an error. */
+int m0_intern_all(const m0_interned *names, size_t n);
+#define M0_INTERN_ALL(names) m0_intern_all(names, sizeof names / sizeof names[0])
 /* m0_method_value returns the method as a str: one shared object for the
  * common methods (a new reference either way). */
 PyObject *m0_method_value(const char *p, size_t n);

@@ -1,7 +1,7 @@
 /*
  * What the WSGI environ and the ASGI scope both need: the request method
- * as one shared str object for the common methods, and the hex digit value
- * their percent-decoders use.
+ * as one shared str object for the common methods, the hex digit value
+ * their percent-decoders use, and the interning of their fixed keys.
  */
 #include "shim.h"
 
@@ -19,6 +19,14 @@ int m0_values_init(void)
 		return 0;
 	for (size_t i = 0; i < KNOWN_METHODS; i++)
 		if ((v_methods[i] = PyUnicode_InternFromString(known_methods[i])) == NULL)
+			return -1;
+	return 0;
+}
+
+int m0_intern_all(const m0_interned *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (*names[i].slot == NULL && (*names[i].slot = PyUnicode_InternFromString(names[i].text)) == NULL)
 			return -1;
 	return 0;
 }
