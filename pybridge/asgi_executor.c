@@ -191,7 +191,7 @@ static int start_task(m0_asgi *ex, m0_asgi_slot *s, PyObject *scope)
 		Py_DECREF(coro);
 		return 0;
 	}
-	PySys_WriteStderr("m0serve: %.*s: ", s->line_len, s->line);
+	m0_asgi_log_line(s);
 	m0_log_exception("cannot start the ASGI request");
 	if (coro != NULL && m0_asgi_is_task_coro(coro)) {
 		/* Its close ends the request and releases the slot. */
@@ -253,7 +253,7 @@ void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
 		Py_DECREF(scope);
 	}
 	if (rc < 0) {
-		PySys_WriteStderr("m0serve: %.*s: ", s->line_len, s->line);
+		m0_asgi_log_line(s);
 		m0_log_exception("cannot start the ASGI request");
 		m0_asgi_plain(resp, 500, "Internal Server Error", 0);
 		m0_asgi_complete(s);

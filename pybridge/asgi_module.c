@@ -377,8 +377,8 @@ static PyObject *mod_pathsend(PyObject *self, PyObject *const *args, Py_ssize_t 
 	Py_RETURN_NONE;
 }
 
-/* log_line prints the request's line before a traceback. */
-static void log_line(m0_asgi_slot *s)
+/* m0_asgi_log_line prints the request's line before a traceback. */
+void m0_asgi_log_line(m0_asgi_slot *s)
 {
 	PySys_WriteStderr("m0serve: %.*s: ", s->line_len, s->line);
 }
@@ -401,7 +401,7 @@ void m0_asgi_fail(m0_asgi_slot *s, PyObject *exc, const char *context)
 {
 	int quiet = s->client_gone || s->body_failed;
 	if (!quiet) {
-		log_line(s);
+		m0_asgi_log_line(s);
 		if (exc != NULL && PyExceptionInstance_Check(exc)) {
 			raise_again(exc);
 			m0_log_exception(context);
