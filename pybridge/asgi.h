@@ -79,7 +79,7 @@ void m0_asgi_complete(m0_asgi_slot *s);
 void m0_asgi_log_line(m0_asgi_slot *s);
 void m0_asgi_fail(m0_asgi_slot *s, PyObject *exc, const char *context);
 void m0_asgi_cancel(m0_asgi_slot *s);
-void m0_asgi_release(m0_asgi_slot *s);
+int m0_asgi_release(m0_asgi_slot *s);
 
 m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
                      const char *loop, const char *lifespan,

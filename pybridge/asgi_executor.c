@@ -204,7 +204,8 @@ static int start_task(m0_asgi *ex, m0_asgi_slot *s, PyObject *scope)
 		PyObject *r = coro ? PyObject_CallMethod(coro, "close", NULL) : NULL;
 		Py_XDECREF(r);
 		PyErr_Clear();
-		m0_asgi_release(s);
+		if (m0_asgi_release(s) < 0)
+			m0_log_exception("ending the unstarted ASGI request failed");
 	}
 	Py_XDECREF(coro);
 	return 0;

@@ -87,11 +87,9 @@ class Request(_m0asgi.Request):
             if self.send_state != DONE:
                 _m0asgi.failed(slot, None, "the ASGI application returned without completing its response")
         finally:
-            # As asgi_task.c's m0_asgi_request_end: a send or receive
-            # kept past the task must not reach the slot's next request.
-            self.send_state = DONE
-            self.body_done = True
-            self._close()
+            # Ends the request too (m0_asgi_request_end): a send or
+            # receive kept past the task must not reach the slot's next
+            # request.
             _m0asgi.release(slot)
 
     def _close(self):

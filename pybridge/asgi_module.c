@@ -435,15 +435,20 @@ void m0_asgi_cancel(m0_asgi_slot *s)
 	}
 }
 
-/* m0_asgi_release: the task ended; the slot goes back to the Go side. */
-void m0_asgi_release(m0_asgi_slot *s)
+/* m0_asgi_release: the task ended. Its request takes no message after
+ * (m0_asgi_request_end) and the slot goes back to the Go side; 0, or -1
+ * with an exception set when ending the request failed (the slot goes
+ * back all the same). */
+int m0_asgi_release(m0_asgi_slot *s)
 {
 	if (s->resp != NULL) {
 		m0_asgi_plain(s->resp, 500, "Internal Server Error", 1);
 		m0_asgi_complete(s);
 	}
+	int rc = s->request != NULL ? m0_asgi_request_end(s->request) : 0;
 	Py_CLEAR(s->request);
 	m0goASGIRelease(s->id);
+	return rc;
 }
 
 /* failed(slot, exc, context): m0_asgi_fail, exc None for none. */
@@ -478,7 +483,8 @@ static PyObject *mod_release(PyObject *self, PyObject *arg)
 	m0_asgi_slot *s = any_slot(arg);
 	if (s == NULL)
 		return NULL;
-	m0_asgi_release(s);
+	if (m0_asgi_release(s) < 0)
+		return NULL;
 	Py_RETURN_NONE;
 }
 

@@ -50,9 +50,7 @@ static int settle(PyObject *request, m0_asgi_slot *s, int failed)
 	} else if (!m0_asgi_request_responded(request)) {
 		m0_asgi_fail(s, NULL, "the ASGI application returned without completing its response");
 	}
-	int rc = m0_asgi_request_end(request);
-	m0_asgi_release(s);
-	return rc;
+	return m0_asgi_release(s);
 }
 
 static int end(m0_asgi_task_coro *self, int failed)
@@ -153,9 +151,7 @@ static PyObject *run_close(PyObject *op, PyObject *unused)
 	Py_DECREF(r);
 	self->ended = 1;
 	m0_asgi_cancel(self->slot);
-	int rc = m0_asgi_request_end(self->request);
-	m0_asgi_release(self->slot);
-	if (rc < 0)
+	if (m0_asgi_release(self->slot) < 0)
 		return NULL;
 	Py_RETURN_NONE;
 }
