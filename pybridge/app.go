@@ -33,7 +33,9 @@ func (i Interface) String() string {
 // AppSpec names an application and the fixed parts of its environ.
 type AppSpec struct {
 	// Target is "module:attr"; attr may be dotted, and "module:make()"
-	// calls make with no arguments to get the app.
+	// calls make with no arguments to get the app. A bare "module"
+	// serves its application, else its app (gunicorn's and uvicorn's
+	// defaults).
 	Target string
 	// Factory calls the attribute with no arguments to get the app, as a
 	// trailing "()" does.
@@ -59,12 +61,15 @@ type App struct {
 	Interface Interface
 }
 
-// Spec returns what the app was loaded from.
+// Spec returns what the app was loaded from; a Target given without
+// ":attr" has the attribute found added.
 func (a *App) Spec() AppSpec { return a.spec }
 
 // LoadApp imports the application. A Python error (the module does not
-// import, the attribute is missing, the factory raised) comes back as an
-// error whose text is the Python traceback.
+// import, the attribute is missing, the factory raised) comes back as a
+// *LoadError whose text is the Python traceback; a target that names no
+// app (a bare module with neither default attribute, a factory function
+// without Factory) as a one-line *TargetError.
 func (ip *Interpreter) LoadApp(spec AppSpec) (*App, error) {
 	if spec.URLScheme == "" {
 		spec.URLScheme = "http"
@@ -89,11 +94,17 @@ func (ip *Interpreter) LoadApp(spec AppSpec) (*App, error) {
 			C.free(unsafe.Pointer(p))
 		}
 	}()
-	var cerr *C.char
+	var result C.m0_load_result
 	c := C.m0_app_load(target, cBool(spec.Factory), root, name, C.int(spec.ServerPort),
-		scheme, cBool(spec.MultiThread), cBool(spec.MultiProcess), &cerr)
+		scheme, cBool(spec.MultiThread), cBool(spec.MultiProcess), &result)
 	if c == nil {
-		return nil, &LoadError{Target: spec.Target, Python: takeText(cerr)}
+		if result.mistake != nil {
+			return nil, &TargetError{Target: spec.Target, Reason: takeText(result.mistake)}
+		}
+		return nil, &LoadError{Target: spec.Target, Python: takeText(result.error)}
+	}
+	if result.found != nil {
+		spec.Target += ":" + C.GoString(result.found)
 	}
 	app := &App{c: c, spec: spec, Interface: WSGI}
 	if c.is_asgi != 0 {
@@ -113,6 +124,14 @@ type LoadError struct {
 func (e *LoadError) Error() string {
 	return fmt.Sprintf("cannot load the application %s:\n%s", e.Target, e.Python)
 }
+
+// TargetError is a target that imports but does not name an app.
+type TargetError struct {
+	Target string
+	Reason string
+}
+
+func (e *TargetError) Error() string { return e.Reason }
 
 func cBool(b bool) C.int {
 	if b {

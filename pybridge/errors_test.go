@@ -1,6 +1,7 @@
 package pybridge
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -109,7 +110,11 @@ func TestLoadErrors(t *testing.T) {
 		{"broken_app:app", "ModuleNotFoundError: No module named 'no_such_module_m0serve'"},
 		{"no_such_app:app", "ModuleNotFoundError: No module named 'no_such_app'"},
 		{"bench_app:missing", "AttributeError"},
-		{"bench_app", "want module:attr"},
+		{"factory_app", `factory_app: the module has no "application" or "app" attribute: give module:attr`},
+		{"factory_app:create_app", "factory_app:create_app looks like an application factory (a function taking no arguments): use --factory"},
+		{"factory_app:create_with_options", "looks like an application factory"},
+		{"factory_app:maker.build", "looks like an application factory"},
+		{"bench_app:", "want module:attr"},
 		{"bench_app:BODY", "is not callable"},
 	} {
 		_, err := interp.LoadApp(AppSpec{Target: c.target})
@@ -120,6 +125,60 @@ func TestLoadErrors(t *testing.T) {
 	_, err := interp.LoadApp(AppSpec{Target: "broken_app:app"})
 	if err == nil || !strings.Contains(err.Error(), "Traceback") || !strings.Contains(err.Error(), "broken_app.py") {
 		t.Errorf("no traceback naming the file in %v", err)
+	}
+}
+
+// TestLoadTargetMistakes: a target that imports but names no app is one
+// line, not a traceback.
+func TestLoadTargetMistakes(t *testing.T) {
+	for _, target := range []string{"factory_app", "factory_app:create_app"} {
+		_, err := interp.LoadApp(AppSpec{Target: target})
+		var mistake *TargetError
+		if !errors.As(err, &mistake) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %#v, want a one-line *TargetError", target, err)
+		}
+	}
+}
+
+// TestDefaultAttribute: a bare module serves its application, else its app.
+func TestDefaultAttribute(t *testing.T) {
+	for _, c := range []struct{ target, want string }{
+		{"default_app", "default_app:application"},
+		{"bench_app", "bench_app:app"},
+		{"asgi_app", "asgi_app:app"},
+	} {
+		a, err := interp.LoadApp(AppSpec{Target: c.target})
+		if err != nil {
+			t.Errorf("%s: %v", c.target, err)
+			continue
+		}
+		if got := a.Spec().Target; got != c.want {
+			t.Errorf("%s: serves %s, want %s", c.target, got, c.want)
+		}
+	}
+}
+
+// TestNotFactories: apps that take arguments, classes and instances load
+// as apps; a factory loads with Factory.
+func TestNotFactories(t *testing.T) {
+	for _, c := range []struct {
+		target  string
+		factory bool
+	}{
+		{"factory_app:wsgi", false},
+		{"factory_app:asgi", false},
+		{"factory_app:needs_config", false},
+		{"factory_app:variadic", false},
+		{"factory_app:ASGI2", false},
+		{"factory_app:Maker", false},
+		{"factory_app:maker", false},
+		{"factory_app:create_app", true},
+		{"factory_app:create_with_options()", false},
+		{"factory_app:maker.build", true},
+	} {
+		if _, err := interp.LoadApp(AppSpec{Target: c.target, Factory: c.factory}); err != nil {
+			t.Errorf("%s (factory %v): %v", c.target, c.factory, err)
+		}
 	}
 }
 

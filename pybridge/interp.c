@@ -194,25 +194,115 @@ static int detect_asgi(PyObject *app)
 	return asgi;
 }
 
+/* The attributes a target without ":attr" is looked up as, in order:
+ * gunicorn's default, then uvicorn's and Flask's habit. */
+static const char *const default_attrs[] = {"application", "app"};
+
+/* can_bind: whether a callable of signature sig takes nargs positional
+ * arguments: 1 or 0, or -1 with a Python error. */
+static int can_bind(PyObject *sig, int nargs)
+{
+	PyObject *args = PyTuple_New(nargs);
+	if (args == NULL)
+		return -1;
+	for (int i = 0; i < nargs; i++)
+		PyTuple_SET_ITEM(args, i, Py_NewRef(Py_None));
+	PyObject *bind = PyObject_GetAttrString(sig, "bind");
+	PyObject *bound = bind ? PyObject_Call(bind, args, NULL) : NULL;
+	Py_XDECREF(bind);
+	Py_DECREF(args);
+	if (bound != NULL) {
+		Py_DECREF(bound);
+		return 1;
+	}
+	if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+		PyErr_Clear();
+		return 0;
+	}
+	return -1;
+}
+
+/* looks_like_factory: obj is a function (or bound method) that can be
+ * called with no arguments but not with a WSGI app's two or an ASGI
+ * app's three: served as the app it would fail every request, so it is
+ * meant to make the app. A class is not one (it may be an ASGI 2 app,
+ * or its instances the app). 1 or 0, or -1 with a Python error. */
+static int looks_like_factory(PyObject *obj)
+{
+	if (!PyFunction_Check(obj) && !PyMethod_Check(obj))
+		return 0;
+	PyObject *inspect = PyImport_ImportModule("inspect");
+	if (inspect == NULL)
+		return -1;
+	PyObject *sig = PyObject_CallMethod(inspect, "signature", "O", obj);
+	Py_DECREF(inspect);
+	if (sig == NULL) {
+		/* No signature to read (some C-level wrappers): not a verdict. */
+		if (PyErr_ExceptionMatches(PyExc_ValueError) ||
+		    PyErr_ExceptionMatches(PyExc_TypeError)) {
+			PyErr_Clear();
+			return 0;
+		}
+		return -1;
+	}
+	int factory = can_bind(sig, 0);
+	for (int nargs = 2; factory == 1 && nargs <= 3; nargs++) {
+		int takes = can_bind(sig, nargs);
+		factory = takes < 0 ? -1 : !takes;
+	}
+	Py_DECREF(sig);
+	return factory;
+}
+
 /* import_target resolves "module:attr" (attr may be dotted, and may end in
- * "()" to call it as a factory); factory forces the call. */
-static PyObject *import_target(const char *target, int factory)
+ * "()" to call it as a factory); factory forces the call. A bare "module"
+ * means its application, else its app, and *found names the one taken.
+ * A mistake in the target itself (no such default attribute, a factory
+ * served as the app) comes back as one line in *mistake, with no Python
+ * error set; anything else is a Python error. */
+static PyObject *import_target(const char *target, int factory,
+                               const char **found, char **mistake)
 {
 	const char *colon = strchr(target, ':');
-	if (colon == NULL || colon == target || colon[1] == '\0') {
+	if (colon == target || (colon != NULL && colon[1] == '\0') || target[0] == '\0') {
 		PyErr_Format(PyExc_ValueError,
 		             "app %s: want module:attr (e.g. app:application)", target);
 		return NULL;
 	}
-	PyObject *modname = PyUnicode_FromStringAndSize(target, colon - target);
+	size_t module_len = colon ? (size_t)(colon - target) : strlen(target);
+	PyObject *modname = PyUnicode_FromStringAndSize(target, module_len);
 	if (modname == NULL)
 		return NULL;
 	PyObject *obj = PyImport_Import(modname);
 	Py_DECREF(modname);
 	if (obj == NULL)
 		return NULL;
-	const char *attr = colon + 1;
-	size_t alen = strlen(attr);
+	if (colon == NULL) {
+		PyObject *app = NULL;
+		for (size_t i = 0; app == NULL && i < sizeof default_attrs / sizeof *default_attrs; i++) {
+			app = PyObject_GetAttrString(obj, default_attrs[i]);
+			if (app != NULL) {
+				*found = default_attrs[i];
+			} else if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+				PyErr_Clear();
+			} else {
+				Py_DECREF(obj);
+				return NULL;
+			}
+		}
+		Py_DECREF(obj);
+		if (app == NULL) {
+			char line[512];
+			snprintf(line, sizeof line,
+			         "%s: the module has no \"application\" or \"app\" attribute: "
+			         "give module:attr", target);
+			*mistake = copy_text(line);
+			return NULL;
+		}
+		obj = app;
+	}
+	const char *attr = colon ? colon + 1 : *found;
+	size_t alen = colon ? strlen(attr) : 0;
 	if (alen > 2 && strcmp(attr + alen - 2, "()") == 0) {
 		factory = 1;
 		alen -= 2;
@@ -238,6 +328,20 @@ static PyObject *import_target(const char *target, int factory)
 		PyObject *made = PyObject_CallNoArgs(obj);
 		Py_DECREF(obj);
 		obj = made;
+	} else {
+		int made_by_call = looks_like_factory(obj);
+		if (made_by_call != 0) {
+			Py_DECREF(obj);
+			if (made_by_call < 0)
+				return NULL;
+			char line[512];
+			snprintf(line, sizeof line,
+			         "%s%s%s looks like an application factory (a function taking "
+			         "no arguments): use --factory",
+			         target, colon ? "" : ":", colon ? "" : *found);
+			*mistake = copy_text(line);
+			return NULL;
+		}
 	}
 	if (obj != NULL && !PyCallable_Check(obj)) {
 		PyErr_Format(PyExc_TypeError, "app %s is not callable (%s)", target,
@@ -251,17 +355,17 @@ static PyObject *import_target(const char *target, int factory)
 m0_app *m0_app_load(const char *target, int factory, const char *root_path,
                     const char *server_name, int server_port,
                     const char *url_scheme, int multithread, int multiprocess,
-                    char **err)
+                    m0_load_result *result)
 {
 	PyGILState_STATE g = PyGILState_Ensure();
 	m0_app *app = calloc(1, sizeof *app);
 	if (app == NULL) {
-		*err = copy_text("out of memory");
+		result->error = copy_text("out of memory");
 		goto out;
 	}
 	app->root_len = strlen(root_path);
 	app->root_path = copy_text(root_path);
-	app->app = import_target(target, factory);
+	app->app = import_target(target, factory, &result->found, &result->mistake);
 	if (app->app != NULL)
 		app->is_asgi = detect_asgi(app->app);
 	if (app->app != NULL && app->is_asgi >= 0)
@@ -269,7 +373,9 @@ m0_app *m0_app_load(const char *target, int factory, const char *root_path,
 		                                   url_scheme, multithread, multiprocess);
 	if (app->root_path == NULL || app->app == NULL || app->is_asgi < 0 ||
 	    app->environ == NULL) {
-		*err = PyErr_Occurred() ? m0_format_exception() : copy_text("out of memory");
+		if (result->mistake == NULL)
+			result->error = PyErr_Occurred() ? m0_format_exception()
+			                                 : copy_text("out of memory");
 		Py_XDECREF(app->app);
 		Py_XDECREF(app->environ);
 		free(app->root_path);

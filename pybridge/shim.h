@@ -79,6 +79,16 @@ typedef struct {
 	int is_asgi;
 } m0_app;
 
+/* What m0_app_load says besides the app: on failure one of error (a
+ * Python traceback) and mistake (one line on the target itself, such as a
+ * factory named without --factory), both malloc'd; on success found, the
+ * attribute taken for a target without ":attr" (static, else NULL). */
+typedef struct {
+	char *error;
+	char *mistake;
+	const char *found;
+} m0_load_result;
+
 typedef struct m0_input m0_input;
 
 /* start_response (and write, the same shape): bound to a handler thread
@@ -120,7 +130,7 @@ int m0_finalize(void);
 m0_app *m0_app_load(const char *target, int factory, const char *root_path,
                     const char *server_name, int server_port,
                     const char *url_scheme, int multithread, int multiprocess,
-                    char **err);
+                    m0_load_result *result);
 void m0_app_free(m0_app *app);
 char *m0_format_exception(void);
 void m0_log_exception(const char *context);

@@ -82,6 +82,11 @@ func startPython(cfg *Config, bound netip.AddrPort, logf func(string, ...any)) (
 		interp.Close()
 		return nil, &AppLoadError{err}
 	}
+	if found := app.Spec().Target; found != cfg.App {
+		// A bare module: say which of its attributes is served.
+		cfg.App = found
+		logf("m0serve: serving %s", found)
+	}
 	py := &python{interp: interp, queue: loop.NewJobQueue(jobQueueSize)}
 	py.pool = newWSGIPool(py.queue, app, cfg.AccessLog, logf)
 	if servesASGI(cfg, app) {
