@@ -66,7 +66,12 @@ type ConfigError struct {
 	Reason string
 }
 
-func (e *ConfigError) Error() string { return "--" + e.Flag + ": " + e.Reason }
+func (e *ConfigError) Error() string {
+	if e.Flag == "" {
+		return e.Reason
+	}
+	return "--" + e.Flag + ": " + e.Reason
+}
 
 // Validate checks what flag parsing cannot.
 func (c *Config) Validate() error {
@@ -109,7 +114,7 @@ func (c *Config) Validate() error {
 		return c.validatePython()
 	}
 	if c.Native == "" {
-		return &ConfigError{"native", "no application: give module:attr, or a native handler (" + NativeNames() + ")"}
+		return &ConfigError{"", "no application: give module:attr, or --native with one of " + NativeNames()}
 	}
 	if _, ok := natives[c.Native]; !ok {
 		return &ConfigError{"native", fmt.Sprintf("%q: unknown; want one of %s", c.Native, NativeNames())}
@@ -121,9 +126,10 @@ func (c *Config) validatePython() error {
 	if c.Native != "" {
 		return &ConfigError{"native", fmt.Sprintf("%q and the Python app %q: serve one or the other", c.Native, c.App)}
 	}
+	// Without :attr the bridge looks for application, then app.
 	module, attr, ok := strings.Cut(c.App, ":")
-	if !ok || module == "" || attr == "" {
-		return &ConfigError{"app", fmt.Sprintf("%q: want module:attr (e.g. myproject.wsgi:application)", c.App)}
+	if module == "" || ok && attr == "" {
+		return &ConfigError{"", fmt.Sprintf("application %q: want module:attr (e.g. myproject.wsgi:application)", c.App)}
 	}
 	switch c.Interface {
 	case "auto", "wsgi", "asgi":

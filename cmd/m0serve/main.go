@@ -34,12 +34,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if !ok {
 			continue
 		}
-		if err := fs.Set(o.name, value); err != nil {
+		if err := setFlag(fs, fs.Lookup(o.name), value); err != nil {
 			fmt.Fprintf(stderr, "m0serve: %s=%q (for --%s): %v\n", o.env, value, o.name, err)
 			return 2
 		}
 	}
-	if err := fs.Parse(args); err != nil {
+	apps, err := parseArgs(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(stdout, fs, options)
 			return 0
@@ -51,12 +52,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "m0serve %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return 0
 	}
-	switch fs.NArg() {
+	switch len(apps) {
 	case 0:
+		if cfg.Native == "" {
+			fmt.Fprintf(stderr, "m0serve: no application: give module:attr, e.g. `m0serve main:app` (or --native NAME; see --help)\n")
+			return 2
+		}
 	case 1:
-		cfg.App = fs.Arg(0)
+		cfg.App = apps[0]
 	default:
-		fmt.Fprintf(stderr, "m0serve: one application at most, got %q\n", fs.Args())
+		fmt.Fprintf(stderr, "m0serve: one application at a time: got %s (flags go before or after it)\n", quoteAll(apps))
 		return 2
 	}
 
@@ -72,7 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 	}
-	err := server.Run(cfg, logger.Printf)
+	err = server.Run(cfg, logger.Printf)
 	var cfgErr *server.ConfigError
 	var loadErr *server.AppLoadError
 	var lifespanErr *server.LifespanError
@@ -98,17 +103,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-// threadsUsage states --threads' default and why it is that.
-const threadsUsage = "handler threads calling a WSGI app (an ASGI app runs on one event-loop thread whatever this says). " +
-	"Python runs one thread at a time (the GIL), " +
-	"so more threads help only an app that waits (I/O, sleep); they cost a handoff each. " +
-	"Default 1, measured: examples/hello_wsgi.py under wrk -c16, server pinned to one core, " +
-	"server CPU per request was 8.7-9.5 µs with 1 thread, 9.3-11.2 with 2, 9.3-11.0 with 4, 12.3-14.6 with 8. " +
-	"Raise it for an app that waits (database, network): N threads serve N waiting requests at once. " +
-	"0 runs the app on the I/O thread itself for requests without a body (bjoern's model): with wsgi_bare at one connection " +
-	"it cost 33.6 µs per request against 56.1 with 1 thread (bench/README.md), and about the same from 16 connections up; " +
-	"but while the app runs no other connection of the worker is served, and a response is gathered whole before it is sent " +
-	"(a streamed or endless body too). Requests with a body still go to one handler thread"
+// threadsUsage is --threads' help; the measurements behind the default
+// and behind 0 are in the README's Threads section.
+const threadsUsage = "WSGI handler threads: more help an app that waits on I/O; " +
+	"0 calls the app on the I/O thread (trade-offs: README, Threads)"
 
 // option is one flag with its environment variable.
 type option struct {
@@ -131,13 +129,9 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.IntVar(&cfg.MaxFields, "max-fields", cfg.MaxFields, "most header fields in a request (431 beyond)")
 	fs.StringVar(&cfg.Backend, "backend", cfg.Backend, "I/O backend: auto, uring, epoll or kqueue (auto falls back to epoll)")
 	fs.StringVar(&cfg.Native, "native", cfg.Native, "serve a native Go handler instead of a Python app: "+server.NativeNames())
-	fs.StringVar(&cfg.Interface, "interface", cfg.Interface, "the app's protocol: auto, wsgi or asgi "+
-		"(auto: ASGI for a coroutine function or an object whose __call__ is one, else WSGI; "+
-		"asgi also serves ASGI 2 double-callable classes)")
+	fs.StringVar(&cfg.Interface, "interface", cfg.Interface, "the app's protocol: auto, wsgi or asgi (auto: ASGI for a coroutine function or __call__; asgi: ASGI 2 classes too)")
 	fs.StringVar(&cfg.Loop, "loop", cfg.Loop, "ASGI event loop: auto, asyncio or uvloop (auto: uvloop when it imports)")
-	fs.StringVar(&cfg.Lifespan, "lifespan", cfg.Lifespan, "ASGI lifespan protocol: auto, on or off "+
-		"(auto: run it, and go on if the app raises on the lifespan scope); startup runs before accepting, "+
-		"shutdown after the requests in flight on SIGTERM/SIGINT; a failed startup exits with status 3")
+	fs.StringVar(&cfg.Lifespan, "lifespan", cfg.Lifespan, "ASGI lifespan protocol: auto, on or off (auto: go on if the app refuses it; a failed startup exits 3)")
 	fs.BoolVar(&cfg.Factory, "factory", cfg.Factory, "module:attr names a factory: call attr() to get the app")
 	fs.StringVar(&cfg.AppDir, "app-dir", cfg.AppDir, "directory put first on sys.path to import the app from (default: the working directory)")
 	fs.StringVar(&cfg.Venv, "venv", cfg.Venv, "virtualenv whose site-packages the app imports from (default: $VIRTUAL_ENV, if set)")
@@ -155,10 +149,11 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 }
 
 func usage(w io.Writer, fs *flag.FlagSet, options []option) {
-	fmt.Fprintf(w, "Usage: m0serve [flags] module:attr\n")
+	fmt.Fprintf(w, "Usage: m0serve [flags] module[:attr] [flags]\n")
 	fmt.Fprintf(w, "       m0serve [flags] --native NAME\n\n")
-	fmt.Fprintf(w, "Serves the WSGI or ASGI app attr of the Python module (e.g. myproject.wsgi:application, main:app).\n")
-	fmt.Fprintf(w, "Every flag can also be set by its environment variable; the flag wins.\n\n")
+	fmt.Fprintf(w, "Serves the WSGI or ASGI app attr of the Python module (e.g. myproject.wsgi:application, main:app);\n")
+	fmt.Fprintf(w, "without :attr, the module's application, else its app. A function that makes the app wants --factory.\n")
+	fmt.Fprintf(w, "Every flag can also be set by its environment variable; the flag wins. \"--\" ends the flags.\n\n")
 	envOf := map[string]string{}
 	for _, o := range options {
 		envOf[o.name] = o.env
