@@ -2,9 +2,13 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	"github.com/m0serve/m0serve/server"
 )
 
 func TestSizeValues(t *testing.T) {
@@ -67,8 +71,8 @@ func TestRunExitStatus(t *testing.T) {
 		{"env error names the flag", nil, map[string]string{"M0_MAX_CONNECTIONS": "many"}, 2, "--max-connections"},
 		{"env applies", []string{"--native", "hello"}, map[string]string{"M0_BACKEND": "bogus"}, 2, "--backend"},
 		{"flag wins over env", []string{"--native", "nope"}, map[string]string{"M0_NATIVE": "hello"}, 2, "--native"},
-		{"help names the app", []string{"--help"}, nil, 0, "m0serve [flags] module:attr"},
-		{"help states the threads default", []string{"--help"}, nil, 0, "Default 1, measured"},
+		{"help names the app", []string{"--help"}, nil, 0, "m0serve [flags] module[:attr] [flags]"},
+		{"help points to the threads trade-offs", []string{"--help"}, nil, 0, "README, Threads"},
 		{"interface checked", []string{"--interface", "asgix", "app:application"}, nil, 2, `--interface: "asgix": want auto, wsgi or asgi`},
 		{"loop from env", []string{"app:application"}, map[string]string{"M0_LOOP": "trio"}, 2, `--loop: "trio": want auto, asyncio or uvloop`},
 		{"lifespan from env", []string{"app:application"}, map[string]string{"M0_LIFESPAN": "maybe"}, 2, `--lifespan: "maybe": want auto, on or off`},
@@ -77,7 +81,21 @@ func TestRunExitStatus(t *testing.T) {
 		{"threads from env", []string{"app:application"}, map[string]string{"M0_THREADS": "-1"}, 2, "--threads: -1"},
 		{"bool env", []string{"app:application"}, map[string]string{"M0_FACTORY": "maybe"}, 2, "--factory"},
 		{"access-log env", []string{"app:application"}, map[string]string{"M0_ACCESS_LOG": "1", "M0_ROOT_PATH": "x"}, 2, "--root-path"},
-		{"two apps", []string{"a:b", "c:d"}, nil, 2, "one application"},
+		{"two apps", []string{"a:b", "c:d"}, nil, 2, `one application at a time: got "a:b", "c:d"`},
+		{"flag after the app", []string{"app:application", "--loop", "trio"}, nil, 2, `--loop: "trio"`},
+		{"flags on both sides", []string{"--threads", "2", "app:application", "--root-path", "x"}, nil, 2, "--root-path"},
+		{"-- ends the flags", []string{"--", "app:application", "--loop"}, nil, 2, `got "app:application", "--loop"`},
+		{"no application", nil, nil, 2, "m0serve: no application: give module:attr, e.g. `m0serve main:app`"},
+		{"unknown flag as typed", []string{"--prot", "9001", "app:application"}, nil, 2, "unknown flag --prot; did you mean --port?"},
+		{"unknown single-dash flag", []string{"-acess-log"}, nil, 2, "unknown flag -acess-log; did you mean --access-log?"},
+		{"unknown flag with a value", []string{"--max-body=10M"}, nil, 2, "unknown flag --max-body; did you mean --max-body-size?"},
+		{"no suggestion for another word", []string{"--reload"}, nil, 2, "unknown flag --reload (see --help)"},
+		{"flag without its value", []string{"app:application", "--port"}, nil, 2, "--port: wants a value"},
+		{"number expected", []string{"--port", "x", "app:application"}, nil, 2, `--port "x": want a whole number`},
+		{"bool flag value", []string{"--access-log=maybe", "app:application"}, nil, 2, `--access-log "maybe": want true or false`},
+		{"bool env yes", []string{"app:application"}, map[string]string{"M0_ACCESS_LOG": "Yes", "M0_ROOT_PATH": "x"}, 2, "--root-path"},
+		{"bool env off", []string{"app:application"}, map[string]string{"M0_FACTORY": "OFF", "M0_ROOT_PATH": "x"}, 2, "--root-path"},
+		{"bool env typo", []string{"app:application"}, map[string]string{"M0_ACCESS_LOG": "t"}, 2, `M0_ACCESS_LOG="t" (for --access-log): want true or false`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,5 +112,101 @@ func TestRunExitStatus(t *testing.T) {
 				t.Fatalf("want one line, got %q", stderr.String())
 			}
 		})
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	cases := []struct {
+		args      []string
+		apps      []string
+		threads   int
+		accessLog bool
+	}{
+		{[]string{"main:app", "--threads", "4"}, []string{"main:app"}, 4, false},
+		{[]string{"--threads=4", "main:app", "--access-log"}, []string{"main:app"}, 4, true},
+		{[]string{"-threads", "4", "main", "-access-log=no"}, []string{"main"}, 4, false},
+		{[]string{"--access-log", "on", "main:app"}, []string{"on", "main:app"}, 1, true},
+		{[]string{"--", "--threads", "4"}, []string{"--threads", "4"}, 1, false},
+		{[]string{"main:app", "-", "--access-log=1"}, []string{"main:app", "-"}, 1, true},
+	}
+	for _, tc := range cases {
+		cfg := server.Defaults
+		fs, _ := newFlagSet(&cfg)
+		apps, err := parseArgs(fs, tc.args)
+		if err != nil || !slices.Equal(apps, tc.apps) || cfg.Threads != tc.threads || cfg.AccessLog != tc.accessLog {
+			t.Errorf("%q: apps %q threads %d access log %v, %v; want %q %d %v",
+				tc.args, apps, cfg.Threads, cfg.AccessLog, err, tc.apps, tc.threads, tc.accessLog)
+		}
+	}
+}
+
+func TestBooleanValues(t *testing.T) {
+	for value, want := range map[string]bool{
+		"1": true, "true": true, "TRUE": true, "yes": true, "Yes": true, "on": true, "ON": true,
+		"0": false, "false": false, "False": false, "no": false, "NO": false, "off": false, "Off": false,
+	} {
+		cfg := server.Defaults
+		cfg.AccessLog = !want
+		fs, _ := newFlagSet(&cfg)
+		if err := setFlag(fs, fs.Lookup("access-log"), value); err != nil || cfg.AccessLog != want {
+			t.Errorf("%q: %v, %v; want %v", value, cfg.AccessLog, err, want)
+		}
+	}
+	for _, value := range []string{"", "t", "F", "y", "2", "maybe", "enabled"} {
+		cfg := server.Defaults
+		fs, _ := newFlagSet(&cfg)
+		if err := setFlag(fs, fs.Lookup("access-log"), value); err == nil {
+			t.Errorf("%q accepted", value)
+		}
+	}
+}
+
+func TestNearestFlag(t *testing.T) {
+	cfg := server.Defaults
+	fs, _ := newFlagSet(&cfg)
+	for name, want := range map[string]string{
+		"prot":               "port",
+		"hots":               "host",
+		"acess-log":          "access-log",
+		"access_log":         "access-log",
+		"threds":             "threads",
+		"keep-alive-timeout": "keepalive-timeout",
+		"max-body":           "max-body-size",
+		"lifespa":            "lifespan",
+		"reload":             "",
+		"x":                  "",
+		"workers":            "",
+		"max":                "",
+	} {
+		if got := nearestFlag(fs, name); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"port", "port", 0}, {"prot", "port", 1}, {"", "port", 4},
+		{"host", "hots", 1}, {"kitten", "sitting", 3}, {"threds", "threads", 1},
+	} {
+		if got := editDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// TestHelpLines: every --help line is short; figures go in the README.
+func TestHelpLines(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if status := run([]string{"--help"}, &stdout, &stderr); status != 0 {
+		t.Fatalf("--help: status %d, %s", status, stderr.String())
+	}
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if n := utf8.RuneCountInString(line); n > 160 {
+			t.Errorf("%d characters: %s", n, line)
+		}
 	}
 }
