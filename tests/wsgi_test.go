@@ -253,7 +253,8 @@ func TestWSGIStartupErrors(t *testing.T) {
 		{[]string{"--loop", "trio", "coroutine:app"}, []string{`--loop: "trio": want auto, asyncio or uvloop`}},
 		{[]string{"--lifespan", "maybe", "coroutine:app"}, []string{`--lifespan: "maybe": want auto, on or off`}},
 		{[]string{"--threads", "-1", "raising:make"}, []string{"--threads: -1"}},
-		{[]string{"no-colon"}, []string{"module:attr"}},
+		{[]string{"raising:"}, []string{"module:attr"}},
+		{[]string{"raising"}, []string{`raising: the module has no "application" or "app" attribute`}},
 		{[]string{"--venv", dir, "raising:make"}, []string{"virtualenv", dir}},
 	}
 	for _, tc := range cases {
