@@ -40,6 +40,10 @@ func parseArgs(fs *flag.FlagSet, args []string) (positional []string, err error)
 		if isBool(f) {
 			if !hasValue {
 				value = "true"
+				// "--access-log on" would serve a module named on.
+				if i+1 < len(args) && isBoolWord(args[i+1]) {
+					return nil, fmt.Errorf("%s %s: write %s=%s (a boolean flag takes its value after =)", typed, args[i+1], typed, args[i+1])
+				}
 			}
 		} else if !hasValue {
 			if i+1 == len(args) {
@@ -60,14 +64,11 @@ func parseArgs(fs *flag.FlagSet, args []string) (positional []string, err error)
 // those: strconv.ParseBool's "t" and "F" read as typing mistakes.
 func setFlag(fs *flag.FlagSet, f *flag.Flag, value string) error {
 	if isBool(f) {
-		switch strings.ToLower(value) {
-		case "1", "true", "yes", "on":
-			value = "true"
-		case "0", "false", "no", "off":
-			value = "false"
-		default:
+		word, ok := boolWords[strings.ToLower(value)]
+		if !ok {
 			return errors.New("want true or false (or yes/no, on/off, 1/0)")
 		}
+		value = word
 	}
 	err := fs.Set(f.Name, value)
 	if err != nil && err.Error() == "parse error" {
@@ -75,6 +76,16 @@ func setFlag(fs *flag.FlagSet, f *flag.Flag, value string) error {
 		return errors.New("want a whole number")
 	}
 	return err
+}
+
+var boolWords = map[string]string{
+	"1": "true", "true": "true", "yes": "true", "on": "true",
+	"0": "false", "false": "false", "no": "false", "off": "false",
+}
+
+func isBoolWord(s string) bool {
+	_, ok := boolWords[strings.ToLower(s)]
+	return ok
 }
 
 func isBool(f *flag.Flag) bool {
@@ -85,6 +96,10 @@ func isBool(f *flag.Flag) bool {
 // unknownFlag is the error for a flag that is not defined, with the
 // nearest defined one when the name looks like a typing mistake of it.
 func unknownFlag(fs *flag.FlagSet, typed, name string) error {
+	if name == "b" || name == "bind" {
+		// gunicorn's address flag.
+		return fmt.Errorf("unknown flag %s; use --host and --port", typed)
+	}
 	if near := nearestFlag(fs, name); near != "" {
 		return fmt.Errorf("unknown flag %s; did you mean --%s?", typed, near)
 	}
@@ -92,8 +107,9 @@ func unknownFlag(fs *flag.FlagSet, typed, name string) error {
 }
 
 // nearestFlag is the defined flag closest to name by edit distance (a
-// swap of two neighbouring letters counting as one edit), or the one flag
-// name starts, if it is close enough to be what was meant; else "".
+// swap of two neighbouring letters counting as one edit) if it is close
+// enough to be what was meant, else the one flag that name starts or that
+// starts name ("max-body", "access-logfile"); else "".
 func nearestFlag(fs *flag.FlagSet, name string) string {
 	best, bestDistance := "", len(name)
 	var prefixed []string
@@ -101,7 +117,7 @@ func nearestFlag(fs *flag.FlagSet, name string) string {
 		if d := editDistance(name, f.Name); d < bestDistance {
 			best, bestDistance = f.Name, d
 		}
-		if len(name) >= 3 && strings.HasPrefix(f.Name, name) {
+		if len(name) >= 3 && strings.HasPrefix(f.Name, name) || len(f.Name) >= 4 && strings.HasPrefix(name, f.Name) {
 			prefixed = append(prefixed, f.Name)
 		}
 	})

@@ -90,6 +90,8 @@ func TestRunExitStatus(t *testing.T) {
 		{"unknown single-dash flag", []string{"-acess-log"}, nil, 2, "unknown flag -acess-log; did you mean --access-log?"},
 		{"unknown flag with a value", []string{"--max-body=10M"}, nil, 2, "unknown flag --max-body; did you mean --max-body-size?"},
 		{"no suggestion for another word", []string{"--reload"}, nil, 2, "unknown flag --reload (see --help)"},
+		{"gunicorn's --bind", []string{"--bind", "0.0.0.0:8000", "app:application"}, nil, 2, "unknown flag --bind; use --host and --port"},
+		{"boolean flag then a word", []string{"--access-log", "ON", "app:application"}, nil, 2, "--access-log ON: write --access-log=ON"},
 		{"flag without its value", []string{"app:application", "--port"}, nil, 2, "--port: wants a value"},
 		{"number expected", []string{"--port", "x", "app:application"}, nil, 2, `--port "x": want a whole number`},
 		{"bool flag value", []string{"--access-log=maybe", "app:application"}, nil, 2, `--access-log "maybe": want true or false`},
@@ -125,7 +127,7 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"main:app", "--threads", "4"}, []string{"main:app"}, 4, false},
 		{[]string{"--threads=4", "main:app", "--access-log"}, []string{"main:app"}, 4, true},
 		{[]string{"-threads", "4", "main", "-access-log=no"}, []string{"main"}, 4, false},
-		{[]string{"--access-log", "on", "main:app"}, []string{"on", "main:app"}, 1, true},
+		{[]string{"--access-log", "main:app"}, []string{"main:app"}, 1, true},
 		{[]string{"--", "--threads", "4"}, []string{"--threads", "4"}, 1, false},
 		{[]string{"main:app", "-", "--access-log=1"}, []string{"main:app", "-"}, 1, true},
 	}
