@@ -6,8 +6,10 @@
 // # Shape
 //
 // Start initialises the interpreter on a thread of its own (no Python
-// signal handlers; SIGPIPE ignored). LoadApp imports "module:attr" and
-// builds the app's environ template; its Interface says WSGI or ASGI.
+// signal handlers; SIGPIPE ignored). LoadApp imports "module:attr" (a
+// bare "module": its application, else its app; a function taking no
+// arguments only as a factory) and builds the app's environ template;
+// its Interface says WSGI or ASGI.
 // StartHandlers runs N handler threads, each a goroutine locked to its OS
 // thread with one Python thread state for life. A handler takes a batch of
 // Jobs from a JobSource, holds the GIL across the batch, and releases it
