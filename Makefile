@@ -8,28 +8,55 @@ FUZZTIME    ?= 10s
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOBIN       := $(shell $(GO) env GOPATH)/bin
 
-# Debian packages the build, the tests and the benchmarks need. `setup`
-# installs only the missing ones, so it is quick when nothing is missing.
-DEB_PACKAGES := curl wrk strace pkg-config python3-dev \
-	python3-flask python3-django python3-falcon gunicorn \
-	python3-uvloop python3-starlette python3-fastapi python3-multipart \
-	python3-aiofiles chromium
+# Debian packages, by what needs them; scripts/install-packages.sh installs
+# the missing ones and is quick when none are. Running needs only the
+# headers and pkg-config entry of the CPython m0serve embeds (gcc and Go
+# are assumed); the tests need the frameworks and clients they drive, the
+# benchmarks their load generator and peers.
+RUN_PACKAGES          := pkg-config python3-dev
+TEST_PACKAGES         := $(RUN_PACKAGES) curl chromium gunicorn python3-flask python3-django \
+	python3-uvloop python3-starlette python3-fastapi python3-multipart
+BENCH_PACKAGES        := $(RUN_PACKAGES) wrk strace
+BENCH_PYTHON_PACKAGES := $(BENCH_PACKAGES) gunicorn python3-flask python3-uvloop python3-starlette \
+	python3-fastapi uwsgi uwsgi-plugin-python3 python3-uvicorn python3-httptools
+INSTALL_PACKAGES      := sh scripts/install-packages.sh
 
-.PHONY: all build test lint run bench bench-quick bench-parsers fuzz setup vet fmt-check cross-check clean
+# The version (the VERSION file) and the commit, stamped into the binary;
+# `--version` prints them.
+VERSION := $(shell cat VERSION)
+COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+STAMP   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+
+# make install puts bin/m0serve in $(DESTDIR)$(PREFIX)/bin.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+
+.PHONY: all build install uninstall test lint run bench bench-quick bench-parsers fuzz vet fmt-check cross-check clean \
+	packages-run packages-test packages-bench packages-bench-python
 
 all: build
 
-setup:
-	@missing=""; for p in $(DEB_PACKAGES); do \
-		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-		echo "setup: installing$$missing"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	fi
+packages-run:
+	@$(INSTALL_PACKAGES) $(RUN_PACKAGES)
+
+packages-test:
+	@$(INSTALL_PACKAGES) $(TEST_PACKAGES)
+
+packages-bench:
+	@$(INSTALL_PACKAGES) $(BENCH_PACKAGES)
+
+packages-bench-python:
+	@$(INSTALL_PACKAGES) $(BENCH_PYTHON_PACKAGES)
 
 build:
-	$(GO) build $(LDFLAGS) -o $(BIN) ./cmd/m0serve
+	$(GO) build -ldflags="-checklinkname=0 $(STAMP)" -o $(BIN) ./cmd/m0serve
+
+install: build
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/m0serve
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/m0serve
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go') 2>/dev/null); \
@@ -51,37 +78,30 @@ cross-check:
 		GOOS=$${target%/*} GOARCH=$${target#*/} CGO_ENABLED=0 $(GO) build $(LDFLAGS) ./http1/ ./loop/... ./kq/ || exit 1; \
 	done
 
-test: setup fmt-check lint cross-check build
+test: packages-test fmt-check lint cross-check build
 	$(GO) test $(LDFLAGS) -count=1 ./...
 	cd bench && $(GO) test $(LDFLAGS) -count=1 ./...
 
 # Serves the example WSGI app until Ctrl-C; the first log line says where
 # and on which backend.
-run: setup build
+run: packages-run build
 	$(BIN) --app-dir examples hello_wsgi:app
 
 # Per-part Go benchmarks first, then the whole server beside its peers
 # (bench/README.md says how to read the table).
-bench: setup build
+bench: packages-bench build
 	$(GO) test $(LDFLAGS) -run '^$$' -bench . -benchmem ./http1/ ./loop/ ./uring/ ./epoll/
 	cd bench && $(GO) run $(LDFLAGS) ./harness
 
-bench-quick: setup build
+bench-quick: packages-bench build
 	cd bench && $(GO) run $(LDFLAGS) ./harness -quick
 
 # The Python rows: m0serve serving WSGI apps beside uWSGI, gunicorn and
 # uvicorn, one worker each, alternated in one run (bench/README.md, Python
 # section); about 6 minutes, QUICK=1 for a smoke check under 2. The peers
-# come from Debian; the ones `setup` does not install are added here.
+# come from Debian.
 .PHONY: bench-python test-pythons
-bench-python: setup build
-	@missing=""; for p in uwsgi uwsgi-plugin-python3 python3-uvicorn python3-httptools; do \
-		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-		echo "bench-python: installing$$missing"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	fi
+bench-python: packages-bench-python build
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms python-arms.json \
 		-scenarios c1,c16,c64 $(if $(QUICK),-quick)
 

@@ -26,9 +26,13 @@ var (
 )
 
 func loadLLHTTP(t *testing.T) []llhttpCase {
-	files, err := filepath.Glob(filepath.Join(conformanceDir, "llhttp", "request", "*.md"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("the conformance corpus is part of the project's shared tree: %v", err)
+	pattern := filepath.Join(conformanceDir, "llhttp", "request", "*.md")
+	files, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatalf("llhttp corpus: %v", err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("llhttp corpus (test/request of github.com/nodejs/llhttp, kept in testdata/llhttp) missing: no %s", pattern)
 	}
 	var cases []llhttpCase
 	for _, file := range files {

@@ -11,11 +11,12 @@ import (
 	"testing"
 )
 
-// The request corpora of gunicorn and llhttp (../shared/conformance, see
-// each FORMAT.md) run through a model of one server connection: parse a
-// head, read its body, repeat while the connection persists.
+// The request corpora of gunicorn and llhttp (testdata/gunicorn and
+// testdata/llhttp, copied from upstream; see each README.md and FORMAT.md)
+// run through a model of one server connection: parse a head, read its
+// body, repeat while the connection persists.
 
-const conformanceDir = "../../shared/conformance"
+const conformanceDir = "testdata"
 
 // served is one request as the connection model saw it.
 type served struct {
@@ -201,7 +202,7 @@ var gunicornPolicy = map[string]struct{ want, why string }{
 func TestGunicornCorpus(t *testing.T) {
 	manifest, err := os.ReadFile(filepath.Join(conformanceDir, "gunicorn", "manifest.tsv"))
 	if err != nil {
-		t.Fatalf("the conformance corpus is part of the project's shared tree: %v", err)
+		t.Fatalf("gunicorn corpus (tests/requests of github.com/benoitc/gunicorn, kept in testdata/gunicorn) missing: %v", err)
 	}
 	rows := strings.Split(strings.TrimSpace(string(manifest)), "\n")[1:]
 	checked := 0

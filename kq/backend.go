@@ -7,8 +7,8 @@
 // Each socket gets EVFILT_READ and EVFILT_WRITE with EV_CLEAR once, in one
 // kevent call, and keeps them: EV_CLEAR is kqueue's edge trigger, so a
 // readable socket with no recv queued (the loop applying back-pressure)
-// raises no further events, and no filter is re-armed per request (the
-// Mojo server measured a re-arm per keep-alive request at ~10%).
+// raises no further events, and no filter is re-armed per request (a
+// re-arm per keep-alive request measured ~10% of throughput on epoll).
 package kq
 
 import (

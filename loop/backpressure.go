@@ -5,7 +5,7 @@ package loop
 // loop cannot stop such a receive short of closing the socket, so bytes a
 // slow handler has not taken yet pile up in the slot's buffer; with it
 // the loop disarms the receive past recvHighWater and queues a new one
-// once the handler has caught up (DESIGN.md, "Back-pressure").
+// once the handler has caught up.
 type RecvCanceler interface {
 	// CancelRecv disarms the receive pending on fd for slot and gen. The
 	// receive then completes with More false: -ECANCELED, or bytes

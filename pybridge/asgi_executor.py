@@ -5,8 +5,8 @@ _m0asgi module, asgi_module.c) builds each scope from a template, reads
 the response head through the C API into the job's arena and moves body
 bytes; what is left here is the protocol's order of messages and the
 awaiting. One Request per request, with bound receive and send: no
-closures are made per request (measured in reference/004: three closures
-and their lists cost more than the scope build).
+closures are made per request (measured: three closures and their lists
+cost more than the scope build).
 """
 
 import asyncio

@@ -1,8 +1,8 @@
 /*
  * The ASGI response head, read through the C API straight into the job's
  * arena: the status int and the (bytes, bytes) pairs never become str
- * (reference/004: decoding the head to str per request was a fifth of
- * the executor's task run). Field checks are the WSGI head's
+ * (measured: decoding the head to str per request was a fifth of the
+ * executor's task run). Field checks are the WSGI head's
  * (m0_field_check); a hop-by-hop field is dropped rather than refused,
  * since ASGI, unlike PEP 3333, does not forbid it and the server owns the
  * connection's framing.

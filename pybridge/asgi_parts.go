@@ -19,7 +19,7 @@ static int m0_asgi_parts_scope(m0_asgi *ex, const m0_request *req, const char *h
 	return 0;
 }
 
-// Six fields, as reference/004 priced the head read.
+// Six fields: a typical small app response head.
 static int m0_asgi_parts_head(m0_response *r, int n)
 {
 	PyObject *status = PyLong_FromLong(200);

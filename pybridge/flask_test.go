@@ -64,7 +64,7 @@ func TestFlaskInterfaceAndFactory(t *testing.T) {
 }
 
 // missingModule handles a framework missing from the embedded Python.
-// `make setup` installs every one the tests use for the default Python
+// `make test` installs every one the tests use for the default Python
 // (Debian's 3.11), so there a missing module fails the test. Only under
 // another Python chosen with M0_PYTHON_PC (`make test-pythons`, over pyenv
 // builds that have no frameworks) is the case skipped, and said so.
@@ -74,7 +74,7 @@ func missingModule(t testing.TB, err error, module string) {
 		return
 	}
 	if os.Getenv("M0_PYTHON_PC") == "" {
-		t.Fatalf("%s is missing from the default Python %s: `make setup` installs it", module, Version())
+		t.Fatalf("%s is missing from the default Python %s: `make test` installs it", module, Version())
 	}
 	t.Skipf("%s is not installed for Python %s (M0_PYTHON_PC)", module, Version())
 }

@@ -69,3 +69,7 @@ func newBackend(kind string, logf func(format string, args ...any)) (loop.Backen
 	}
 	return nil, fmt.Errorf("--backend %s: unknown backend (want auto, uring, epoll or kqueue)", kind)
 }
+
+// Backends lists the I/O backends this build has, in the order auto tries
+// them.
+func Backends() []string { return []string{"io_uring", "epoll"} }

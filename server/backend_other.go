@@ -25,3 +25,6 @@ func newBackend(kind string, logf func(format string, args ...any)) (loop.Backen
 	}
 	return nil, fmt.Errorf("--backend %s: unknown backend (want auto, uring, epoll or kqueue)", kind)
 }
+
+// Backends lists the I/O backends this build has.
+func Backends() []string { return []string{"kqueue"} }

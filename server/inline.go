@@ -10,10 +10,10 @@ import (
 
 // inlineWSGI is --threads 0: the loop thread calls a WSGI app itself for
 // every request without a body (bjoern's model), with no handoff to a
-// handler thread and back. Measured at one connection on one core, that
-// handoff was about 18 of wsgi_bare's 49.5 µs per request (two thread
-// wakes); from 16 connections up each wake carries a batch and it is
-// under 1 µs (bench/README.md).
+// handler thread and back. At one connection that handoff (two thread
+// wakes) is most of what a Python request costs above the native hello;
+// from 16 connections up each wake carries a batch and it nearly vanishes
+// (README.md, "Handler threads", has the figures).
 //
 // The price is the loop's: while the app runs, no other connection of
 // the worker is read or written, and a response is gathered whole before

@@ -19,7 +19,7 @@ const maxThreads = 256
 
 // batchJobs is how many jobs one handler thread takes per wake, shared out
 // among the threads: a batch spreads one wake's cost over its jobs
-// (DESIGN.md, "Go runtime": 9.8 µs per job at one per wake, 0.63 at 16),
+// (measured: 9.8 µs of handoff per job at one per wake, 0.63 at 16),
 // but a job waiting in one thread's batch cannot run on an idle thread,
 // which matters when the app blocks.
 const batchJobs = 16

@@ -27,7 +27,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	// Every locked OS thread needs a P of its own to run Go code, and one
 	// more keeps the rest of the runtime going: with taskset to one CPU Go
 	// picks GOMAXPROCS=1, and a handoff then cost 37 µs per job against
-	// 9.8 at 2 (DESIGN.md, "Go runtime").
+	// 9.8 at 2.
 	lockedThreads := 1
 	if cfg.App != "" {
 		// WSGI's handler threads, or ASGI's one event-loop thread (not yet

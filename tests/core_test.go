@@ -274,7 +274,7 @@ func testLargeBody(t *testing.T, s *server, withCurl bool) {
 		return
 	}
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Fatal("curl is not installed (make setup)")
+		t.Fatal("curl is not installed (make test installs it)")
 	}
 	file := filepath.Join(t.TempDir(), "body")
 	if err := os.WriteFile(file, raw, 0o600); err != nil {

@@ -42,10 +42,19 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	stamp, err := stampFlags(root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	binary = filepath.Join(dir, "m0serve")
 	noIOURing = filepath.Join(dir, "noiouring")
 	for target, pkg := range map[string]string{binary: "./cmd/m0serve", noIOURing: "./tests/tools/noiouring"} {
-		args := []string{"build", "-ldflags=-checklinkname=0", "-o", target}
+		ldflags := "-ldflags=-checklinkname=0"
+		if pkg == "./cmd/m0serve" {
+			ldflags += " " + stamp
+		}
+		args := []string{"build", ldflags, "-o", target}
 		if os.Getenv("M0_E2E_RACE") != "" && pkg == "./cmd/m0serve" {
 			// M0_E2E_RACE=1: the server under test runs with the race
 			// detector (slower; for checking the loop/handler handoff).

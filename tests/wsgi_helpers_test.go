@@ -57,11 +57,11 @@ func checkValidatorLog(t *testing.T, s *server) {
 }
 
 // requireCommand fails (never skips) when a program the test needs is
-// missing: `make setup` installs it.
+// missing: `make test` installs it.
 func requireCommand(t *testing.T, path string) {
 	t.Helper()
 	if _, err := exec.LookPath(path); err != nil {
-		t.Fatalf("%s is missing (run make setup): %v", path, err)
+		t.Fatalf("%s is missing (make test installs it): %v", path, err)
 	}
 }
 

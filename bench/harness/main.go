@@ -53,12 +53,12 @@ func run() error {
 	}
 	for _, tool := range []string{"wrk", "taskset"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			return fmt.Errorf("%s not on PATH (make setup installs it): %w", tool, err)
+			return fmt.Errorf("%s not on PATH (make bench installs it): %w", tool, err)
 		}
 	}
 	if *syscalls {
 		if _, err := exec.LookPath("strace"); err != nil {
-			return fmt.Errorf("strace not on PATH (make setup installs it): %w", err)
+			return fmt.Errorf("strace not on PATH (make bench installs it): %w", err)
 		}
 	}
 	chosen, err := selectScenarios(*scenarioList)

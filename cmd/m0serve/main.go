@@ -10,15 +10,11 @@ import (
 	"io"
 	"log"
 	"os"
-	"runtime"
 	"runtime/pprof"
 	"strings"
 
 	"github.com/m0serve/m0serve/server"
 )
-
-// version is stamped by release builds (-ldflags -X main.version=...).
-var version = "dev"
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -49,7 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *showVersion {
-		fmt.Fprintf(stdout, "m0serve %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
 	switch len(apps) {
