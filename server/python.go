@@ -104,31 +104,36 @@ func startPython(cfg *Config, bound netip.AddrPort, logf func(string, ...any)) (
 // stop runs after the loop has ended: the handler threads finish what is
 // queued (their connections are gone, so reads and writes fail fast), or
 // the ASGI executor cancels what still runs and runs lifespan shutdown;
-// then Python is finalised. A thread stuck in the app past limit is left
-// behind, and Python is not finalised under it.
-func (py *python) stop(limit time.Duration, logf func(string, ...any)) error {
+// then Python is finalised. All of it within what is left of the
+// shutdown's one budget: past the deadline whatever still runs in Python
+// is left behind and Python is not finalised under it. A second signal
+// meanwhile exits at once.
+func (py *python) stop(s *stopper, logf func(string, ...any)) error {
 	py.queue.Close()
 	ended := make(chan struct{})
-	var runErr error
+	var closeErr error
 	go func() {
 		if py.executor != nil {
-			runErr = py.executor.Stop()
+			if err := py.executor.Stop(); err != nil {
+				logf("m0serve: %v", err)
+			}
 		} else {
 			py.handlers.Wait()
 		}
+		if err := py.interp.Close(); err != nil {
+			closeErr = fmt.Errorf("finalizing Python: %w", err)
+		}
 		close(ended)
 	}()
+	budget := time.NewTimer(time.Until(s.deadline))
+	defer budget.Stop()
 	select {
 	case <-ended:
-	case <-time.After(limit):
-		logf("m0serve: handler threads still in the app after %v: exiting without finalizing Python", limit)
-		return nil
-	}
-	if runErr != nil {
-		logf("m0serve: %v", runErr)
-	}
-	if err := py.interp.Close(); err != nil {
-		return fmt.Errorf("finalizing Python: %w", err)
+		return closeErr
+	case <-s.forced:
+		s.exitNow()
+	case <-budget.C:
+		logf("m0serve: Python still running at the shutdown deadline (%v after the signal): exiting without finalizing it", s.grace)
 	}
 	return nil
 }

@@ -20,6 +20,15 @@ const nativeWorkers = 256
 
 // Run serves cfg until SIGTERM or SIGINT has drained the loop. logf gets
 // the start line and operational messages.
+//
+// The first SIGTERM or SIGINT starts a graceful shutdown with one budget,
+// --graceful-timeout, for all of it: requests in flight finish, then the
+// ASGI lifespan shutdown or the handler threads, then Python is
+// finalised. What is still running at the deadline is cut off and logged,
+// and Run returns without finalising Python. A second SIGTERM or SIGINT
+// exits the process at once (os.Exit, Python not finalised) with status
+// 128+signal: 130 for Ctrl-C, 143 for SIGTERM, what a shell reports for a
+// process the signal killed. SIGHUP is logged and ignored.
 func Run(cfg Config, logf func(format string, args ...any)) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -37,6 +46,19 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	if runtime.GOMAXPROCS(0) < lockedThreads+1 {
 		runtime.GOMAXPROCS(lockedThreads + 1)
 	}
+
+	// SIGHUP would end the process mid-request (its default action);
+	// a single process has nothing to reload, so it is logged and
+	// ignored. From here on, so that a HUP during the app's import is
+	// ignored too.
+	hangups := make(chan os.Signal, 1)
+	signal.Notify(hangups, syscall.SIGHUP)
+	defer signal.Stop(hangups)
+	go func() {
+		for range hangups {
+			logf("m0serve: SIGHUP: ignored (reloading needs --workers)")
+		}
+	}()
 
 	listenFD, bound, err := listen(cfg.Host, cfg.Port, cfg.Backlog)
 	if err != nil {
@@ -105,26 +127,21 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	})
 	if err != nil {
 		if py != nil {
-			py.stop(cfg.GracefulTimeout, logf)
+			py.stop(newStopper(nil, cfg.GracefulTimeout, logf).begin(), logf)
 		}
 		return err
 	}
 
-	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(signals)
-	go func() {
-		sig := <-signals
-		logf("m0serve: %v: draining (up to %v)", sig, cfg.GracefulTimeout)
-		l.Shutdown(cfg.GracefulTimeout)
-		sig = <-signals
-		logf("m0serve: %v again: closing every connection now", sig)
-		l.Shutdown(0)
-	}()
+	stop := newStopper(l, cfg.GracefulTimeout, logf)
+	signal.Notify(stop.signals, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(stop.signals)
+	defer stop.runReturned()
+	go stop.run()
 
 	runErr := l.Run()
+	stop.loopEnded()
 	if py != nil {
-		if err := py.stop(cfg.GracefulTimeout, logf); err != nil && runErr == nil {
+		if err := py.stop(stop, logf); err != nil && runErr == nil {
 			return err
 		}
 	}
