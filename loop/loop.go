@@ -604,7 +604,7 @@ func (l *Loop) tick() {
 		switch s.deadlineKind {
 		case deadlineHeader:
 			if !s.sending && len(s.send) == 0 && len(s.input()) > 0 {
-				l.writeError(s, 408, "request header read timeout")
+				l.answerError(s, nil, 408, "request header read timeout")
 				l.touch(s)
 			} else {
 				l.closeSlot(s)

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"runtime"
@@ -103,6 +104,10 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 	}
 
+	var loopResponses func(netip.AddrPort, *http1.Request, int, int)
+	if cfg.AccessLog {
+		loopResponses = (&loopAccessLog{}).log
+	}
 	url := "http://" + net.JoinHostPort(bound.Addr().String(), strconv.Itoa(int(bound.Port())))
 	l, err := loop.New(loop.Config{
 		NewBackend: func() (loop.Backend, error) {
@@ -120,6 +125,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		Server:           []byte("m0serve"),
 		Logf:             logf,
 		OnJobGone:        jobGone,
+		OnLoopResponse:   loopResponses,
 		OnExit:           onExit,
 		OnStart: func(name string) {
 			logf("m0serve: serving on %s (%s)", url, name)
