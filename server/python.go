@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"net/netip"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/m0serve/m0serve/loop"
@@ -64,6 +66,7 @@ type python struct {
 // caller accepts connections only after it returns. SERVER_NAME and
 // SERVER_PORT (the scope's server) come from the listener.
 func startPython(cfg *Config, bound netip.AddrPort, logf func(string, ...any)) (*python, error) {
+	pybridge.SetLog(logf)
 	interp, err := pybridge.Start(pybridge.Config{AppDir: cfg.AppDir, VirtualEnv: cfg.Venv})
 	if err != nil {
 		return nil, &AppLoadError{err}
@@ -136,4 +139,38 @@ func (py *python) stop(s *stopper, logf func(string, ...any)) error {
 		logf("m0serve: Python still running at the shutdown deadline (%v after the signal): exiting without finalizing it", s.grace)
 	}
 	return nil
+}
+
+// describeApp is the start line's account of what serves: the app, its
+// interface, the threads or event loop it runs on, and the virtualenv.
+func describeApp(cfg *Config, py *python) string {
+	if py == nil {
+		return "native handler " + cfg.Native
+	}
+	var b strings.Builder
+	if py.executor != nil {
+		fmt.Fprintf(&b, "ASGI app %s on the %s event loop", cfg.App, py.executor.LoopName())
+	} else {
+		if cfg.Threads == 0 {
+			fmt.Fprintf(&b, "WSGI app %s on the I/O thread (1 handler thread for requests with a body)", cfg.App)
+		} else {
+			fmt.Fprintf(&b, "WSGI app %s on %s", cfg.App, plural(cfg.Threads, "handler thread"))
+		}
+	}
+	venv := cfg.Venv
+	if venv == "" {
+		venv = os.Getenv("VIRTUAL_ENV") // pybridge.Config.VirtualEnv's default
+	}
+	if venv != "" {
+		fmt.Fprintf(&b, ", venv %s", venv)
+	}
+	fmt.Fprintf(&b, ", Python %s", pybridge.Version())
+	return b.String()
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

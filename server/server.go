@@ -86,7 +86,6 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 		if py.executor != nil {
 			jobGone = py.pool.jobGone
-			logf("m0serve: ASGI app %s on the %s event loop", cfg.App, py.executor.LoopName())
 		}
 	} else {
 		native := natives[cfg.Native]
@@ -128,7 +127,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		OnLoopResponse:   loopResponses,
 		OnExit:           onExit,
 		OnStart: func(name string) {
-			logf("m0serve: serving on %s (%s)", url, name)
+			logf("m0serve: %s: serving on %s (%s)", describeApp(&cfg, py), url, name)
 		},
 	})
 	if err != nil {

@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -48,5 +49,79 @@ func TestAccessLogLoopResponses(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+	}
+}
+
+// logTimestamp begins every line of the server's own log (Go's log
+// package, LstdFlags in UTC).
+var logTimestamp = regexp.MustCompile(`^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d `)
+
+// TestLogLinesTimestamped: with an app that raises (and, for ASGI, the
+// lifespan notice), every line the server writes carries the logger's
+// timestamp, except the lines of a Python traceback, which follow a
+// timestamped line naming the request.
+func TestLogLinesTimestamped(t *testing.T) {
+	for _, app := range []struct{ name, target, header string }{
+		{"wsgi", "logs_app:app", "m0serve: GET /raise: the WSGI application raised"},
+		{"asgi", "logs_app:asgi_app", "m0serve: GET /raise: the ASGI application raised"},
+	} {
+		t.Run(app.name, func(t *testing.T) {
+			s := startWSGI(t, app.target)
+			if resp, _ := get(t, s.url("/raise")); resp.StatusCode != 500 {
+				t.Fatalf("/raise: %d, want 500", resp.StatusCode)
+			}
+			waitForLog(t, s, 0, "m0test raised", true)
+			s.stop()
+			lines := strings.Split(s.logs.String(), "\n")
+			traceback, headers := false, 0
+			for i, line := range lines {
+				switch {
+				case line == "Traceback (most recent call last):":
+					if i == 0 || !strings.HasSuffix(lines[i-1], app.header) || !logTimestamp.MatchString(lines[i-1]) {
+						t.Fatalf("the traceback does not follow a timestamped %q line:\n%s", app.header, s.logs)
+					}
+					traceback = true
+					headers++
+				case traceback && strings.HasPrefix(line, " "):
+				case traceback:
+					traceback = false // the exception's own line ends the traceback
+				case !logTimestamp.MatchString(line):
+					t.Fatalf("line %d has no timestamp: %q\n%s", i, line, s.logs)
+				}
+			}
+			if headers != 1 {
+				t.Fatalf("%d tracebacks, want 1:\n%s", headers, s.logs)
+			}
+		})
+	}
+}
+
+// TestStartLine: the one start line names the app, its interface, the
+// threads or event loop it runs on, the virtualenv and the backend.
+func TestStartLine(t *testing.T) {
+	venv := t.TempDir()
+	if out, err := exec.Command(systemPython, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
+		t.Fatalf("making a venv: %v\n%s", err, out)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--threads", "4", "--venv", venv, "logs_app:app"}, "WSGI app logs_app:app on 4 handler threads, venv " + venv + ", Python 3."},
+		{[]string{"--threads", "0", "logs_app:app"}, "WSGI app logs_app:app on the I/O thread (1 handler thread for requests with a body), Python 3."},
+		{[]string{"--loop", "asyncio", "--venv", venv, "logs_app:asgi_app"}, "ASGI app logs_app:asgi_app on the asyncio event loop, venv " + venv + ", Python 3."},
+	}
+	for _, tc := range cases {
+		s := start(t, variant{name: "epoll", env: []string{"M0_BACKEND=epoll"}}, append([]string{"--app-dir", appsDir(t)}, tc.args...)...)
+		var line string
+		for _, l := range strings.Split(s.logs.String(), "\n") {
+			if servingLine.MatchString(l) {
+				line = l
+			}
+		}
+		if !logTimestamp.MatchString(line) || !strings.Contains(line, "m0serve: "+tc.want) || !strings.Contains(line, "(epoll") {
+			t.Errorf("%v: start line %q, want %q and the backend", tc.args, line, tc.want)
+		}
+		s.stop()
 	}
 }
