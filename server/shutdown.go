@@ -11,8 +11,11 @@ import (
 
 // watchdogSlack is how long past the shutdown deadline the process may
 // still be running before it exits regardless: only a loop thread held
-// in the app (--threads 0 runs the app on it) cannot drain by itself.
-const watchdogSlack = 2 * time.Second
+// in the app (--threads 0 runs the app on it) cannot end the drain by
+// itself. Otherwise the loop ends at the deadline (or up to a second
+// later, for closes the backend has not completed) and Python's stop is
+// out of budget then: the process is exiting anyway.
+const watchdogSlack = time.Second
 
 // forcedExitWait bounds how long a second signal waits for the loop to
 // close the connections still busy (and log the requests it cuts off)
@@ -68,8 +71,10 @@ func (s *stopper) run() {
 	s.mu.Lock()
 	if !s.returned {
 		s.watchdog = time.AfterFunc(time.Until(s.deadline)+watchdogSlack, func() {
-			s.logf("m0serve: still running %v past the shutdown deadline: exiting", watchdogSlack)
-			os.Exit(1)
+			// Status 0, as when the deadline cuts requests off on a
+			// loop that could drain: the shutdown asked for is done.
+			s.logf("m0serve: the I/O thread is still busy %v past the shutdown deadline (an app running on it?): exiting", watchdogSlack)
+			os.Exit(0)
 		})
 	}
 	s.mu.Unlock()
