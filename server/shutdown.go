@@ -9,13 +9,12 @@ import (
 	"github.com/m0serve/m0serve/loop"
 )
 
-// watchdogSlack is how long past the shutdown deadline the process may
-// still be running before it exits regardless: only a loop thread held
+// watchdogSlack is how long past the shutdown deadline the loop may still
+// be running before the process exits regardless: only a loop thread held
 // in the app (--threads 0 runs the app on it) cannot end the drain by
-// itself. Otherwise the loop ends at the deadline (or up to a second
-// later, for closes the backend has not completed) and Python's stop is
-// out of budget then: the process is exiting anyway.
-const watchdogSlack = time.Second
+// itself; otherwise the loop closes what is left at the deadline and
+// ends, and Python's stop is out of budget then.
+const watchdogSlack = 500 * time.Millisecond
 
 // forcedExitWait bounds how long a second signal waits for the loop to
 // close the connections still busy (and log the requests it cuts off)
@@ -71,6 +70,11 @@ func (s *stopper) run() {
 	s.mu.Lock()
 	if !s.returned {
 		s.watchdog = time.AfterFunc(time.Until(s.deadline)+watchdogSlack, func() {
+			select {
+			case <-s.ended:
+				return // Python's stop is bounded by the deadline itself
+			default:
+			}
 			// Status 0, as when the deadline cuts requests off on a
 			// loop that could drain: the shutdown asked for is done.
 			s.logf("m0serve: the I/O thread is still busy %v past the shutdown deadline (an app running on it?): exiting", watchdogSlack)
