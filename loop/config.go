@@ -3,6 +3,7 @@ package loop
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/m0serve/m0serve/http1"
@@ -52,6 +53,14 @@ type Config struct {
 	// this is set), once the owner is set; what came before, SetOwner
 	// reports.
 	OnJobGone func(owner any)
+	// OnLoopResponse, when set, is called on the loop thread for each
+	// response the loop answers itself rather than a handler: a malformed
+	// or oversized request (400, 413, 414, 431, ...), a head that timed
+	// out (408), a deferral with nowhere to go (500). req is the request
+	// answered, or nil when its head could not be parsed; it is valid only
+	// during the call. body is the response body's length. An access log
+	// records these with the handlers' own responses.
+	OnLoopResponse func(remote netip.AddrPort, req *http1.Request, status int, body int)
 }
 
 // Defaults.

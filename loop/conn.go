@@ -65,9 +65,9 @@ func (l *Loop) readHead(s *slot) bool {
 	}
 	if err != nil {
 		if perr, ok := err.(*http1.Error); ok {
-			l.writeError(s, perr.Status, perr.Reason)
+			l.answerError(s, nil, perr.Status, perr.Reason)
 		} else {
-			l.writeError(s, 400, "bad request")
+			l.answerError(s, nil, 400, "bad request")
 		}
 		return false
 	}
@@ -89,7 +89,7 @@ func (l *Loop) dispatch(s *slot, head []byte) {
 		s.bodyRemaining = max(req.ContentLength, 0)
 	}
 	if l.cfg.MaxBodySize >= 0 && req.ContentLength > l.cfg.MaxBodySize {
-		l.writeError(s, 413, "request body too large")
+		l.answerError(s, req, 413, "request body too large")
 		return
 	}
 	l.request.Request, l.request.slot, l.request.head = req, s, head
@@ -98,14 +98,14 @@ func (l *Loop) dispatch(s *slot, head []byte) {
 	l.request.Request, l.request.slot, l.request.head = nil, nil, nil
 	if l.writer.deferred {
 		if l.cfg.Jobs == nil {
-			l.writeError(s, 500, "no handler threads for a deferred request")
+			l.answerError(s, req, 500, "no handler threads for a deferred request")
 			return
 		}
 		l.startJob(s, head)
 		return
 	}
 	if !l.writer.responded {
-		l.writeError(s, 500, "handler wrote no response")
+		l.answerError(s, req, 500, "handler wrote no response")
 		return
 	}
 	s.consume(len(head))
@@ -141,6 +141,15 @@ func (l *Loop) writeResponse(s *slot, req *http1.Request, status int, fields, bo
 	}
 	if close || mode == http1.BodyUntilClose {
 		s.closeAfter = true
+	}
+}
+
+// answerError is writeError for a response no handler knows of: it is
+// reported to OnLoopResponse (req nil when the head did not parse).
+func (l *Loop) answerError(s *slot, req *http1.Request, status int, reason string) {
+	l.writeError(s, status, reason)
+	if l.cfg.OnLoopResponse != nil {
+		l.cfg.OnLoopResponse(s.remoteAddr(), req, status, len(reason)+1)
 	}
 }
 

@@ -335,12 +335,14 @@ func (l *Loop) refuseBody(s *slot, j *Job, status int, reason string, err error)
 	headWritten := j.headWritten
 	j.mu.Unlock()
 	s.job = nil
-	l.detachJob(j, err)
 	if !headWritten {
-		l.writeError(s, status, reason)
+		// The handler still runs, but this is the response its client
+		// gets (the handler's own, if any, goes nowhere).
+		l.answerError(s, &j.Request, status, reason)
 	} else {
 		s.closeAfter = true
 	}
+	l.detachJob(j, err)
 	return false
 }
 

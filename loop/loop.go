@@ -199,6 +199,16 @@ func (l *Loop) clock() {
 // handle the batch, then queue one send per slot with output.
 func (l *Loop) pass() error {
 	timeout := time.Duration(l.nextTick - l.now)
+	if l.draining {
+		// Wake at the drain deadline itself, not at the next tick: the
+		// graceful budget is the operator's. Past it, the next wake is
+		// when drain gives up on closes that never completed.
+		wakeAt := l.drainByNanos
+		if l.now >= wakeAt {
+			wakeAt += int64(closeGiveUp)
+		}
+		timeout = min(timeout, time.Duration(wakeAt-l.now))
+	}
 	if timeout < 0 {
 		timeout = 0
 	}
@@ -594,7 +604,7 @@ func (l *Loop) tick() {
 		switch s.deadlineKind {
 		case deadlineHeader:
 			if !s.sending && len(s.send) == 0 && len(s.input()) > 0 {
-				l.writeError(s, 408, "request header read timeout")
+				l.answerError(s, nil, 408, "request header read timeout")
 				l.touch(s)
 			} else {
 				l.closeSlot(s)
@@ -604,6 +614,10 @@ func (l *Loop) tick() {
 		}
 	}
 }
+
+// closeGiveUp is how long past the shutdown deadline the loop waits for
+// the backend to complete the closes it queued.
+const closeGiveUp = time.Second
 
 // drain runs every pass once a shutdown was requested: idle connections
 // close now, busy ones after their response, everything at the deadline.
@@ -620,13 +634,25 @@ func (l *Loop) drain(deadline int64) {
 		}
 		idle := s.state == stateHead && s.job == nil && !s.sending && len(s.send) == 0 && len(s.input()) == 0
 		if idle || force {
+			if !idle && s.job != nil {
+				l.logCutOff(s.job)
+			}
 			l.closeSlot(s)
 		} else {
 			s.keepAlive = false
 		}
 	}
-	if force && l.now >= l.drainByNanos+int64(time.Second) {
+	if force && l.now >= l.drainByNanos+int64(closeGiveUp) {
 		// Closes the backend never completed: give up on them.
 		l.stopped = true
 	}
+}
+
+// logCutOff names a request whose handler had not finished when the
+// shutdown deadline closed its connection: the operator sees which
+// requests the graceful timeout cost.
+func (l *Loop) logCutOff(j *Job) {
+	req := &j.Request
+	line := string(req.Bytes(req.Method)) + " " + string(req.Bytes(req.Target))
+	l.cfg.Logf("m0serve: shutdown deadline: cut off %q from %v", line, j.RemoteAddr)
 }

@@ -76,7 +76,7 @@ int m0_asgi_module_init(void);
 m0_asgi_slot *m0_asgi_slot_get(int id);
 m0_asgi *m0_asgi_executor_get(int id);
 void m0_asgi_complete(m0_asgi_slot *s);
-void m0_asgi_log_line(m0_asgi_slot *s);
+void m0_asgi_log_exception(m0_asgi_slot *s, const char *context);
 void m0_asgi_fail(m0_asgi_slot *s, PyObject *exc, const char *context);
 void m0_asgi_cancel(m0_asgi_slot *s);
 int m0_asgi_release(m0_asgi_slot *s);

@@ -191,13 +191,12 @@ static int start_task(m0_asgi *ex, m0_asgi_slot *s, PyObject *scope)
 		Py_DECREF(coro);
 		return 0;
 	}
-	m0_asgi_log_line(s);
-	m0_log_exception("cannot start the ASGI request");
+	m0_asgi_log_exception(s, "cannot start the ASGI request");
 	if (coro != NULL && m0_asgi_is_task_coro(coro)) {
 		/* Its close ends the request and releases the slot. */
 		PyObject *r = PyObject_CallMethod(coro, "close", NULL);
 		if (r == NULL)
-			m0_log_exception("closing the unstarted ASGI request failed");
+			m0_log_exception("m0serve: closing the unstarted ASGI request failed");
 		Py_XDECREF(r);
 	} else {
 		/* Never started: closed, so no "never awaited" warning follows. */
@@ -205,7 +204,7 @@ static int start_task(m0_asgi *ex, m0_asgi_slot *s, PyObject *scope)
 		Py_XDECREF(r);
 		PyErr_Clear();
 		if (m0_asgi_release(s) < 0)
-			m0_log_exception("ending the unstarted ASGI request failed");
+			m0_log_exception("m0serve: ending the unstarted ASGI request failed");
 	}
 	Py_XDECREF(coro);
 	return 0;
@@ -254,8 +253,7 @@ void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
 		Py_DECREF(scope);
 	}
 	if (rc < 0) {
-		m0_asgi_log_line(s);
-		m0_log_exception("cannot start the ASGI request");
+		m0_asgi_log_exception(s, "cannot start the ASGI request");
 		m0_asgi_plain(resp, 500, "Internal Server Error", 0);
 		m0_asgi_complete(s);
 		m0goASGIRelease(slot);

@@ -305,7 +305,7 @@ class Executor:
         await self.lifespan_queue.put({"type": "lifespan.shutdown"})
         await self.shutdown_done.wait()
         if self.shutdown_failed is not None:
-            print(f"m0serve: ASGI lifespan shutdown failed: {self.shutdown_failed}", file=sys.stderr)
+            _m0asgi.log(f"m0serve: ASGI lifespan shutdown failed: {self.shutdown_failed}")
 
     async def lifespan_main(self):
         scope = {"type": "lifespan", "asgi": {"version": "3.0", "spec_version": "2.0"}, "state": self.state}
@@ -315,7 +315,7 @@ class Executor:
             self.lifespan_error = True
             if self.startup_failed is None and self.shutdown_failed is None:
                 if self.lifespan == "auto":
-                    print("m0serve: ASGI 'lifespan' protocol appears unsupported.", file=sys.stderr)
+                    _m0asgi.log("m0serve: ASGI 'lifespan' protocol appears unsupported.")
                 else:
                     _m0asgi.log_exception(sys.exc_info()[1], "m0serve: exception in the ASGI 'lifespan' protocol")
         finally:

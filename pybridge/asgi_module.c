@@ -377,10 +377,13 @@ static PyObject *mod_pathsend(PyObject *self, PyObject *const *args, Py_ssize_t 
 	Py_RETURN_NONE;
 }
 
-/* m0_asgi_log_line prints the request's line before a traceback. */
-void m0_asgi_log_line(m0_asgi_slot *s)
+/* m0_asgi_log_exception is m0_log_exception with the request's line
+ * first on the logged line: a traceback alone does not say which URL
+ * failed. */
+void m0_asgi_log_exception(m0_asgi_slot *s, const char *context)
 {
-	PySys_WriteStderr("m0serve: %.*s: ", s->line_len, s->line);
+	m0_log("m0serve: %.*s: %s", s->line_len, s->line, context);
+	PyErr_PrintEx(0);
 }
 
 static void raise_again(PyObject *exc)
@@ -401,12 +404,11 @@ void m0_asgi_fail(m0_asgi_slot *s, PyObject *exc, const char *context)
 {
 	int quiet = s->client_gone || s->body_failed;
 	if (!quiet) {
-		m0_asgi_log_line(s);
 		if (exc != NULL && PyExceptionInstance_Check(exc)) {
 			raise_again(exc);
-			m0_log_exception(context);
+			m0_asgi_log_exception(s, context);
 		} else {
-			PySys_WriteStderr("%s\n", context);
+			m0_log("m0serve: %.*s: %s", s->line_len, s->line, context);
 		}
 	}
 	m0_response *r = s->resp;
@@ -532,6 +534,18 @@ static PyObject *mod_started(PyObject *self, PyObject *const *args, Py_ssize_t n
 	Py_RETURN_NONE;
 }
 
+/* log(line): a line through the server's logger. */
+static PyObject *mod_log(PyObject *self, PyObject *line)
+{
+	(void)self;
+	Py_ssize_t n;
+	const char *text = PyUnicode_AsUTF8AndSize(line, &n);
+	if (text == NULL)
+		return NULL;
+	m0_log("%.*s", (int)(n > 1000 ? 1000 : n), text);
+	Py_RETURN_NONE;
+}
+
 /* log_exception(exc, context): the shared traceback printer. */
 static PyObject *mod_log_exception(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -560,6 +574,7 @@ static PyMethodDef methods[] = {
     {"release", mod_release, METH_O, NULL},
     {"wake", mod_wake, METH_O, NULL},
     {"started", (PyCFunction)(void (*)(void))mod_started, METH_FASTCALL, NULL},
+    {"log", mod_log, METH_O, NULL},
     {"log_exception", (PyCFunction)(void (*)(void))mod_log_exception, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL},
 };

@@ -242,8 +242,7 @@ PyObject *m0_asgi_task_coro_new(PyObject *request, PyObject *app_coroutine, m0_a
 void m0_asgi_app_raised(PyObject *request, m0_asgi_slot *slot)
 {
 	if (settle(request, slot, 1) < 0) {
-		m0_asgi_log_line(slot);
-		m0_log_exception("ending the ASGI request failed");
+		m0_asgi_log_exception(slot, "ending the ASGI request failed");
 	}
 }
 

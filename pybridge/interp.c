@@ -4,6 +4,8 @@
  */
 #include "shim.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,14 +81,32 @@ char *m0_format_exception(void)
 	return text;
 }
 
-/* m0_log_exception prints the raised exception with its traceback to
- * sys.stderr after the context (which ends the current line), and clears
- * it.
+/* m0_log writes one line through the server's logger, so the bridge's
+ * messages carry the same timestamp and format as the server's. A line
+ * longer than the buffer is cut. */
+void m0_log(const char *format, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, format);
+	int n = vsnprintf(line, sizeof line, format, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n >= (int)sizeof line)
+		n = (int)sizeof line - 1;
+	m0goLog(line, n);
+}
+
+/* m0_log_exception logs context as one line through the server's logger,
+ * then prints the raised exception's traceback under it to sys.stderr
+ * (as gunicorn and uvicorn do: a timestamped line, then the traceback as
+ * Python formats it), and clears it.
  * PyErr_PrintEx(0) does not keep it in sys.last_*, which would hold the
  * failed request's frames alive until the next failure. */
 void m0_log_exception(const char *context)
 {
-	PySys_WriteStderr("%s\n", context);
+	m0_log("%s", context);
 	PyErr_PrintEx(0);
 }
 

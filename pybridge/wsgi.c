@@ -203,9 +203,9 @@ static void log_failure(m0_thread *t, const char *context)
 {
 	const m0_span *m = &t->req->method, *tg = &t->req->target;
 	int mlen = (int)(m->end - m->start), tlen = (int)(tg->end - tg->start);
-	PySys_WriteStderr("m0serve: %.*s %.*s: ", mlen > 16 ? 16 : mlen,
-	                  t->head + m->start, tlen > 200 ? 200 : tlen, t->head + tg->start);
-	m0_log_exception(context);
+	m0_log("m0serve: %.*s %.*s: %s", mlen > 16 ? 16 : mlen, t->head + m->start,
+	       tlen > 200 ? 200 : tlen, t->head + tg->start, context);
+	PyErr_PrintEx(0);
 }
 
 /* fail logs the raised exception and records the outcome: a 500 while

@@ -1,11 +1,14 @@
 package server
 
 import (
+	"errors"
+	"net/netip"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/m0serve/m0serve/http1"
+	"github.com/m0serve/m0serve/loop"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,26 +23,52 @@ import (
 //
 // It must run before the loop job is finished: the loop reuses it after.
 func (w *wsgiJob) logAccess(status int) {
-	if !w.pool.accessLog {
+	if !w.pool.accessLog || errors.Is(w.job.BodyErr, loop.ErrBodyTooLarge) {
+		// A body over the limit: the loop answered 413 and logged it
+		// (loopAccessLog); the app's response never went out.
 		return
 	}
 	w.logLine = appendAccessLine(w.logLine[:0], w.remote, &w.loopJob.Request, status, w.sent)
 	unix.Write(int(os.Stderr.Fd()), w.logLine)
 }
 
+// loopAccessLog logs the responses the loop answers itself (a malformed
+// or oversized request, a header timeout: loop.Config.OnLoopResponse) in
+// the same format. It runs on the loop thread only, so one buffer does.
+type loopAccessLog struct {
+	remote []byte
+	line   []byte
+}
+
+func (a *loopAccessLog) log(remote netip.AddrPort, req *http1.Request, status, body int) {
+	a.remote = a.remote[:0]
+	if remote.IsValid() {
+		a.remote = remote.Addr().AppendTo(a.remote)
+	} else {
+		a.remote = append(a.remote, '-')
+	}
+	a.line = appendAccessLine(a.line[:0], a.remote, req, status, int64(body))
+	unix.Write(int(os.Stderr.Fd()), a.line)
+}
+
 // appendAccessLine appends one Common Log Format line; sent is the body
-// bytes written (0 logs "-").
+// bytes written (0 logs "-"). A nil req (a head that did not parse) logs
+// the request line as "-".
 func appendAccessLine(b, remote []byte, req *http1.Request, status int, sent int64) []byte {
 	b = append(b, remote...)
 	b = append(b, " - - ["...)
 	b = time.Now().UTC().AppendFormat(b, "02/Jan/2006:15:04:05 -0700")
-	b = append(b, "] \""...)
-	b = appendPrintable(b, req.Bytes(req.Method))
-	b = append(b, ' ')
-	b = appendPrintable(b, req.Bytes(req.Target))
-	b = append(b, ' ')
-	b = append(b, req.Version.String()...)
-	b = append(b, "\" "...)
+	if req == nil {
+		b = append(b, "] \"-\" "...)
+	} else {
+		b = append(b, "] \""...)
+		b = appendPrintable(b, req.Bytes(req.Method))
+		b = append(b, ' ')
+		b = appendPrintable(b, req.Bytes(req.Target))
+		b = append(b, ' ')
+		b = append(b, req.Version.String()...)
+		b = append(b, "\" "...)
+	}
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, ' ')
 	if sent > 0 {

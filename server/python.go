@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"net/netip"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/m0serve/m0serve/loop"
@@ -64,6 +66,7 @@ type python struct {
 // caller accepts connections only after it returns. SERVER_NAME and
 // SERVER_PORT (the scope's server) come from the listener.
 func startPython(cfg *Config, bound netip.AddrPort, logf func(string, ...any)) (*python, error) {
+	pybridge.SetLog(logf)
 	interp, err := pybridge.Start(pybridge.Config{AppDir: cfg.AppDir, VirtualEnv: cfg.Venv})
 	if err != nil {
 		return nil, &AppLoadError{err}
@@ -109,31 +112,70 @@ func startPython(cfg *Config, bound netip.AddrPort, logf func(string, ...any)) (
 // stop runs after the loop has ended: the handler threads finish what is
 // queued (their connections are gone, so reads and writes fail fast), or
 // the ASGI executor cancels what still runs and runs lifespan shutdown;
-// then Python is finalised. A thread stuck in the app past limit is left
-// behind, and Python is not finalised under it.
-func (py *python) stop(limit time.Duration, logf func(string, ...any)) error {
+// then Python is finalised. All of it within what is left of the
+// shutdown's one budget: past the deadline whatever still runs in Python
+// is left behind and Python is not finalised under it. A second signal
+// meanwhile exits at once.
+func (py *python) stop(s *stopper, logf func(string, ...any)) error {
 	py.queue.Close()
 	ended := make(chan struct{})
-	var runErr error
+	var closeErr error
 	go func() {
 		if py.executor != nil {
-			runErr = py.executor.Stop()
+			if err := py.executor.Stop(); err != nil {
+				logf("m0serve: %v", err)
+			}
 		} else {
 			py.handlers.Wait()
 		}
+		if err := py.interp.Close(); err != nil {
+			closeErr = fmt.Errorf("finalizing Python: %w", err)
+		}
 		close(ended)
 	}()
+	budget := time.NewTimer(time.Until(s.deadline))
+	defer budget.Stop()
 	select {
 	case <-ended:
-	case <-time.After(limit):
-		logf("m0serve: handler threads still in the app after %v: exiting without finalizing Python", limit)
-		return nil
-	}
-	if runErr != nil {
-		logf("m0serve: %v", runErr)
-	}
-	if err := py.interp.Close(); err != nil {
-		return fmt.Errorf("finalizing Python: %w", err)
+		return closeErr
+	case <-s.forced:
+		s.exitNow()
+	case <-budget.C:
+		logf("m0serve: Python still running at the shutdown deadline (%v after the signal): exiting without finalizing it", s.grace)
 	}
 	return nil
+}
+
+// describeApp is the start line's account of what serves: the app, its
+// interface, the threads or event loop it runs on, and the virtualenv.
+func describeApp(cfg *Config, py *python) string {
+	if py == nil {
+		return "native handler " + cfg.Native
+	}
+	var b strings.Builder
+	if py.executor != nil {
+		fmt.Fprintf(&b, "ASGI app %s on the %s event loop", cfg.App, py.executor.LoopName())
+	} else {
+		if cfg.Threads == 0 {
+			fmt.Fprintf(&b, "WSGI app %s on the I/O thread (1 handler thread for requests with a body)", cfg.App)
+		} else {
+			fmt.Fprintf(&b, "WSGI app %s on %s", cfg.App, plural(cfg.Threads, "handler thread"))
+		}
+	}
+	venv := cfg.Venv
+	if venv == "" {
+		venv = os.Getenv("VIRTUAL_ENV") // pybridge.Config.VirtualEnv's default
+	}
+	if venv != "" {
+		fmt.Fprintf(&b, ", venv %s", venv)
+	}
+	fmt.Fprintf(&b, ", Python %s", pybridge.Version())
+	return b.String()
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

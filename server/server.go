@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"runtime"
@@ -20,6 +21,15 @@ const nativeWorkers = 256
 
 // Run serves cfg until SIGTERM or SIGINT has drained the loop. logf gets
 // the start line and operational messages.
+//
+// The first SIGTERM or SIGINT starts a graceful shutdown with one budget,
+// --graceful-timeout, for all of it: requests in flight finish, then the
+// ASGI lifespan shutdown or the handler threads, then Python is
+// finalised. What is still running at the deadline is cut off and logged,
+// and Run returns without finalising Python. A second SIGTERM or SIGINT
+// exits the process at once (os.Exit, Python not finalised) with status
+// 128+signal: 130 for Ctrl-C, 143 for SIGTERM, what a shell reports for a
+// process the signal killed. SIGHUP is logged and ignored.
 func Run(cfg Config, logf func(format string, args ...any)) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -37,6 +47,19 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	if runtime.GOMAXPROCS(0) < lockedThreads+1 {
 		runtime.GOMAXPROCS(lockedThreads + 1)
 	}
+
+	// SIGHUP would end the process mid-request (its default action);
+	// a single process has nothing to reload, so it is logged and
+	// ignored. From here on, so that a HUP during the app's import is
+	// ignored too.
+	hangups := make(chan os.Signal, 1)
+	signal.Notify(hangups, syscall.SIGHUP)
+	defer signal.Stop(hangups)
+	go func() {
+		for range hangups {
+			logf("m0serve: SIGHUP: ignored (reloading needs --workers)")
+		}
+	}()
 
 	listenFD, bound, err := listen(cfg.Host, cfg.Port, cfg.Backlog)
 	if err != nil {
@@ -63,7 +86,6 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 		if py.executor != nil {
 			jobGone = py.pool.jobGone
-			logf("m0serve: ASGI app %s on the %s event loop", cfg.App, py.executor.LoopName())
 		}
 	} else {
 		native := natives[cfg.Native]
@@ -81,6 +103,10 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 	}
 
+	var loopResponses func(netip.AddrPort, *http1.Request, int, int)
+	if cfg.AccessLog {
+		loopResponses = (&loopAccessLog{}).log
+	}
 	url := "http://" + net.JoinHostPort(bound.Addr().String(), strconv.Itoa(int(bound.Port())))
 	l, err := loop.New(loop.Config{
 		NewBackend: func() (loop.Backend, error) {
@@ -98,33 +124,29 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		Server:           []byte("m0serve"),
 		Logf:             logf,
 		OnJobGone:        jobGone,
+		OnLoopResponse:   loopResponses,
 		OnExit:           onExit,
 		OnStart: func(name string) {
-			logf("m0serve: serving on %s (%s)", url, name)
+			logf("m0serve: %s: serving on %s (%s)", describeApp(&cfg, py), url, name)
 		},
 	})
 	if err != nil {
 		if py != nil {
-			py.stop(cfg.GracefulTimeout, logf)
+			py.stop(newStopper(nil, cfg.GracefulTimeout, logf).begin(), logf)
 		}
 		return err
 	}
 
-	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(signals)
-	go func() {
-		sig := <-signals
-		logf("m0serve: %v: draining (up to %v)", sig, cfg.GracefulTimeout)
-		l.Shutdown(cfg.GracefulTimeout)
-		sig = <-signals
-		logf("m0serve: %v again: closing every connection now", sig)
-		l.Shutdown(0)
-	}()
+	stop := newStopper(l, cfg.GracefulTimeout, logf)
+	signal.Notify(stop.signals, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(stop.signals)
+	defer stop.runReturned()
+	go stop.run()
 
 	runErr := l.Run()
+	stop.loopEnded()
 	if py != nil {
-		if err := py.stop(cfg.GracefulTimeout, logf); err != nil && runErr == nil {
+		if err := py.stop(stop, logf); err != nil && runErr == nil {
 			return err
 		}
 	}

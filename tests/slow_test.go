@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -211,7 +212,8 @@ func TestGracefulShutdown(t *testing.T) {
 }
 
 // TestSecondSignalStopsNow: a second SIGTERM during the drain closes the
-// connections still busy and exits 0 without waiting out the grace.
+// connections still busy and exits at once (status 143, 128+SIGTERM)
+// without waiting out the grace.
 func TestSecondSignalStopsNow(t *testing.T) {
 	forEachVariant(t, true, func(t *testing.T, v variant) {
 		s := start(t, v, "--native", "slow", "--graceful-timeout", "5m")
@@ -233,8 +235,9 @@ func TestSecondSignalStopsNow(t *testing.T) {
 		if _, err := io.ReadAll(resp.Body); err == nil {
 			t.Error("the unfinished response ended cleanly; want it cut off")
 		}
-		if err := s.waitExit(20 * time.Second); err != nil {
-			t.Fatalf("exit after the second SIGTERM: %v\n%s", err, s.logs)
+		err = s.waitExit(20 * time.Second)
+		if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 143 {
+			t.Fatalf("exit after the second SIGTERM: %v, want status 143\n%s", err, s.logs)
 		}
 	})
 }

@@ -1,0 +1,36 @@
+package pybridge
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"sync/atomic"
+)
+
+// logf is the server's logger (SetLog); nil writes lines to stderr bare.
+var logf atomic.Pointer[func(format string, args ...any)]
+
+// SetLog routes the bridge's own lines (the one naming a failed request
+// above its traceback, the ASGI lifespan notices) through the server's
+// logger, so that every line of the server's log has one format. The
+// traceback itself follows as Python prints it, to sys.stderr.
+func SetLog(f func(format string, args ...any)) {
+	logf.Store(&f)
+}
+
+// m0goLog is m0_log's way out, called with the GIL held: the logger
+// writes at once and takes no lock Python could be holding.
+//
+//export m0goLog
+func m0goLog(line *C.char, n C.int) {
+	text := C.GoStringN(line, n)
+	if f := logf.Load(); f != nil {
+		(*f)("%s", text)
+		return
+	}
+	fmt.Fprintln(os.Stderr, text)
+}

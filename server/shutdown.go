@@ -1,0 +1,120 @@
+package server
+
+import (
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/m0serve/m0serve/loop"
+)
+
+// watchdogSlack is how long past the shutdown deadline the loop may still
+// be running before the process exits regardless: only a loop thread held
+// in the app (--threads 0 runs the app on it) cannot end the drain by
+// itself; otherwise the loop closes what is left at the deadline and
+// ends, and Python's stop is out of budget then.
+const watchdogSlack = 500 * time.Millisecond
+
+// forcedExitWait bounds how long a second signal waits for the loop to
+// close the connections still busy (and log the requests it cuts off)
+// before the process exits.
+const forcedExitWait = time.Second
+
+// stopper carries one shutdown through: SIGTERM and SIGINT, the deadline
+// computed once at the first of them (one --graceful-timeout budget for
+// the loop's drain and Python's stop together), and the exit at once on
+// the second.
+type stopper struct {
+	loop    *loop.Loop
+	grace   time.Duration
+	logf    func(string, ...any)
+	signals chan os.Signal
+
+	once     sync.Once
+	deadline time.Time
+
+	forced   chan struct{} // closed at the second signal
+	forceSig syscall.Signal
+	ended    chan struct{} // closed once the loop has returned
+
+	mu       sync.Mutex
+	watchdog *time.Timer
+	returned bool // Run has returned: no watchdog any more
+}
+
+func newStopper(l *loop.Loop, grace time.Duration, logf func(string, ...any)) *stopper {
+	return &stopper{
+		loop:    l,
+		grace:   grace,
+		logf:    logf,
+		signals: make(chan os.Signal, 3),
+		forced:  make(chan struct{}),
+		ended:   make(chan struct{}),
+	}
+}
+
+// begin fixes the deadline, at the first signal or, when the loop ended
+// without one, as Python's stop begins.
+func (s *stopper) begin() *stopper {
+	s.once.Do(func() { s.deadline = time.Now().Add(s.grace) })
+	return s
+}
+
+// run handles the signals: the first drains, the second exits.
+func (s *stopper) run() {
+	sig := <-s.signals
+	s.begin()
+	s.logf("m0serve: %v: draining (up to %v)", sig, s.grace)
+	s.loop.Shutdown(time.Until(s.deadline))
+	s.mu.Lock()
+	if !s.returned {
+		s.watchdog = time.AfterFunc(time.Until(s.deadline)+watchdogSlack, func() {
+			select {
+			case <-s.ended:
+				return // Python's stop is bounded by the deadline itself
+			default:
+			}
+			// Status 0, as when the deadline cuts requests off on a
+			// loop that could drain: the shutdown asked for is done.
+			s.logf("m0serve: the I/O thread is still busy %v past the shutdown deadline (an app running on it?): exiting", watchdogSlack)
+			os.Exit(0)
+		})
+	}
+	s.mu.Unlock()
+
+	sig = <-s.signals
+	s.logf("m0serve: %v again: exiting now", sig)
+	s.forceSig, _ = sig.(syscall.Signal)
+	close(s.forced)
+	s.loop.Shutdown(0)
+	select {
+	case <-s.ended:
+	case <-time.After(forcedExitWait):
+	}
+	s.exitNow()
+}
+
+// loopEnded: the loop's Run has returned.
+func (s *stopper) loopEnded() {
+	close(s.ended)
+	s.begin()
+}
+
+// runReturned stops the watchdog: Run is returning to its caller, which
+// exits.
+func (s *stopper) runReturned() {
+	s.mu.Lock()
+	s.returned = true
+	if s.watchdog != nil {
+		s.watchdog.Stop()
+	}
+	s.mu.Unlock()
+}
+
+// exitNow ends the process after a second signal, with what a shell
+// reports for a process that signal killed (130 for SIGINT, 143 for
+// SIGTERM). Python is not finalised: it may be anywhere in the app.
+func (s *stopper) exitNow() {
+	os.Exit(128 + int(s.forceSig))
+}

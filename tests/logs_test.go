@@ -1,0 +1,127 @@
+//go:build linux
+
+package tests
+
+import (
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// accessLine is one Common Log Format line from 127.0.0.1.
+func accessLine(request string, status string) *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^127\.0\.0\.1 - - \[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d \+0000\] "` +
+		regexp.QuoteMeta(request) + `" ` + status + ` (\d+|-)$`)
+}
+
+// TestAccessLogLoopResponses: the responses the loop answers itself (a
+// malformed request, a head over the limit, a body over the limit) appear
+// in the access log as the app's responses do.
+func TestAccessLogLoopResponses(t *testing.T) {
+	s := startWSGI(t, "stuck_app:app", "--access-log", "--max-head-size", "1024", "--max-body-size", "16")
+	if resp, _ := get(t, s.url("/ok")); resp.StatusCode != 200 {
+		t.Fatalf("/ok: %d", resp.StatusCode)
+	}
+	exchanges := []struct{ name, request, status string }{
+		{"malformed", "NOT A REQUEST\r\n\r\n", "400"},
+		{"head over the limit", "GET /big HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 2000) + "\r\n\r\n", "431"},
+		{"body over the limit", "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n", "413"},
+	}
+	for _, e := range exchanges {
+		out, _ := rawExchange(t, s.addr, e.request, 10*time.Second)
+		if !strings.HasPrefix(out, "HTTP/1.1 "+e.status+" ") {
+			t.Fatalf("%s: got %q, want %s", e.name, out, e.status)
+		}
+	}
+	want := []*regexp.Regexp{
+		accessLine("GET /ok HTTP/1.1", "200"),
+		accessLine("-", "400"),
+		accessLine("-", "431"),
+		accessLine("POST /upload HTTP/1.1", "413"),
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, re := range want {
+		for !re.MatchString(s.logs.String()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no access-log line matching %s:\n%s", re, s.logs)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// logTimestamp begins every line of the server's own log (Go's log
+// package, LstdFlags in UTC).
+var logTimestamp = regexp.MustCompile(`^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d `)
+
+// TestLogLinesTimestamped: with an app that raises (and, for ASGI, the
+// lifespan notice), every line the server writes carries the logger's
+// timestamp, except the lines of a Python traceback, which follow a
+// timestamped line naming the request.
+func TestLogLinesTimestamped(t *testing.T) {
+	for _, app := range []struct{ name, target, header string }{
+		{"wsgi", "logs_app:app", "m0serve: GET /raise: the WSGI application raised"},
+		{"asgi", "logs_app:asgi_app", "m0serve: GET /raise: the ASGI application raised"},
+	} {
+		t.Run(app.name, func(t *testing.T) {
+			s := startWSGI(t, app.target)
+			if resp, _ := get(t, s.url("/raise")); resp.StatusCode != 500 {
+				t.Fatalf("/raise: %d, want 500", resp.StatusCode)
+			}
+			waitForLog(t, s, 0, "m0test raised", true)
+			s.stop()
+			lines := strings.Split(s.logs.String(), "\n")
+			traceback, headers := false, 0
+			for i, line := range lines {
+				switch {
+				case line == "Traceback (most recent call last):":
+					if i == 0 || !strings.HasSuffix(lines[i-1], app.header) || !logTimestamp.MatchString(lines[i-1]) {
+						t.Fatalf("the traceback does not follow a timestamped %q line:\n%s", app.header, s.logs)
+					}
+					traceback = true
+					headers++
+				case traceback && strings.HasPrefix(line, " "):
+				case traceback:
+					traceback = false // the exception's own line ends the traceback
+				case !logTimestamp.MatchString(line):
+					t.Fatalf("line %d has no timestamp: %q\n%s", i, line, s.logs)
+				}
+			}
+			if headers != 1 {
+				t.Fatalf("%d tracebacks, want 1:\n%s", headers, s.logs)
+			}
+		})
+	}
+}
+
+// TestStartLine: the one start line names the app, its interface, the
+// threads or event loop it runs on, the virtualenv and the backend.
+func TestStartLine(t *testing.T) {
+	venv := t.TempDir()
+	if out, err := exec.Command(systemPython, "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
+		t.Fatalf("making a venv: %v\n%s", err, out)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--threads", "4", "--venv", venv, "logs_app:app"}, "WSGI app logs_app:app on 4 handler threads, venv " + venv + ", Python 3."},
+		{[]string{"--threads", "0", "logs_app:app"}, "WSGI app logs_app:app on the I/O thread (1 handler thread for requests with a body), Python 3."},
+		{[]string{"--loop", "asyncio", "--venv", venv, "logs_app:asgi_app"}, "ASGI app logs_app:asgi_app on the asyncio event loop, venv " + venv + ", Python 3."},
+	}
+	for _, tc := range cases {
+		s := start(t, variant{name: "epoll", env: []string{"M0_BACKEND=epoll"}}, append([]string{"--app-dir", appsDir(t)}, tc.args...)...)
+		var line string
+		for _, l := range strings.Split(s.logs.String(), "\n") {
+			if servingLine.MatchString(l) {
+				line = l
+			}
+		}
+		if !logTimestamp.MatchString(line) || !strings.Contains(line, "m0serve: "+tc.want) || !strings.Contains(line, "(epoll") {
+			t.Errorf("%v: start line %q, want %q and the backend", tc.args, line, tc.want)
+		}
+		s.stop()
+	}
+}
