@@ -182,11 +182,10 @@ func (d *Decoder) checkStart(b0, b1 byte) (size int, err error) {
 	}
 	length := b1 & maskLen
 	if op.IsControl() {
+		// A control frame's length is checked once whole: an extended
+		// length may still be at most 125 (see parseHeader).
 		if b0&bitFin == 0 {
 			return 0, ErrControlFragmented
-		}
-		if length > MaxControlPayload {
-			return 0, ErrControlTooLong
 		}
 	} else if op == OpContinuation {
 		if !d.fragmented {
@@ -230,7 +229,11 @@ func (d *Decoder) parseHeader(h []byte) error {
 	}
 	copy(f.Mask[:], h[i:i+4])
 
-	if !f.Opcode.IsControl() {
+	if f.Opcode.IsControl() {
+		if f.Length > MaxControlPayload {
+			return ErrControlTooLong
+		}
+	} else {
 		if f.Opcode != OpContinuation {
 			d.message = f.Opcode
 			d.compressed = f.RSV1

@@ -37,6 +37,7 @@ func TestFramingRules(t *testing.T) {
 		{"close with code", frames(frameSpec{op: OpClose, fin: true, payload: []byte("\x03\xe8bye")}), []got{{op: OpClose, payload: "\x03\xe8bye", code: 1000}}},
 		{"close without code", frames(frameSpec{op: OpClose, fin: true}), []got{{op: OpClose, code: CloseNoStatus}}},
 
+		{"ping with a 16-bit length", append([]byte{0x89, 0x80 | 126, 0, 1}, append(testMask[:], 'p'^testMask[0])...), []got{{op: OpPing, payload: "p"}}},
 		{"ping 126 bytes", frames(frameSpec{op: OpPing, fin: true, payload: bytes.Repeat([]byte("p"), 126)}), []got{{err: ErrControlTooLong}}},
 		{"fragmented ping", frames(frameSpec{op: OpPing, payload: []byte("p")}), []got{{err: ErrControlFragmented}}},
 		{"fragmented close", frames(frameSpec{op: OpClose}), []got{{err: ErrControlFragmented}}},
@@ -154,14 +155,18 @@ func TestHeaderResumes(t *testing.T) {
 // before the rest of the header, and the size limit before any payload.
 func TestFailsEarly(t *testing.T) {
 	var d Decoder
-	if _, _, err := d.Decode([]byte{0x89}); err != nil {
+	if _, _, err := d.Decode([]byte{0x09}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := d.Decode([]byte{0x80 | 126}); err != ErrControlTooLong {
-		t.Fatalf("got %v, want ErrControlTooLong from the second byte", err)
+	if _, _, err := d.Decode([]byte{0x80 | 127}); err != ErrControlFragmented {
+		t.Fatalf("got %v, want ErrControlFragmented from the second byte", err)
 	}
-	if _, _, err := d.Decode([]byte{0x81, 0x81}); err != ErrControlTooLong {
+	if _, _, err := d.Decode([]byte{0x81, 0x81}); err != ErrControlFragmented {
 		t.Fatalf("after an error: got %v, want the same error", err)
+	}
+	d = Decoder{}
+	if _, _, err := d.Decode([]byte{0x89, 0x80 | 126, 0, 126, 1, 2, 3, 4}); err != ErrControlTooLong {
+		t.Fatalf("ping of 126: got %v, want ErrControlTooLong from the header", err)
 	}
 
 	d = Decoder{MaxMessage: 1000}

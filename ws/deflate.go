@@ -24,7 +24,7 @@ var inflateEnd = [...]byte{0x00, 0x00, 0xff, 0xff, 0x01, 0x00, 0x00, 0xff, 0xff}
 // on which the client keeps no context between messages
 // (client_no_context_takeover, which the server always imposes, RFC 7692
 // §7.1.1.2): each message inflates on its own, so one Inflater (its
-// window and tables, about 50 KiB) serves every connection of a thread
+// window and tables, about 42 KiB) serves every connection of a thread
 // instead of one per connection. It is not safe for concurrent use.
 type Inflater struct {
 	reader io.ReadCloser // a flate decompressor; also a flate.Resetter

@@ -22,8 +22,8 @@ const keepBuffer = 64 << 10
 
 // Reader puts whole messages together from bytes that arrive in pieces,
 // for a consumer that wants messages (such as the Python bridge): it
-// decodes frames with its Decoder, joins fragments, answers control
-// frames in the middle of a fragmented message as messages of their own,
+// decodes frames with its Decoder, joins fragments, returns each control
+// frame as a message of its own (also one between a message's fragments),
 // validates text as it arrives (a bad byte fails with 1007 before the
 // message ends), and inflates compressed messages. A message that arrives
 // whole in one Feed is returned in place, without a copy.
@@ -54,7 +54,9 @@ func (r *Reader) Reset() {
 
 // Feed consumes bytes from p and returns how many it used and at most one
 // message (Opcode 0 when none is complete). Call it again with p[n:]
-// while bytes are left. An error is final and is an *Error carrying the
+// while bytes are left. The caller must keep p's bytes in place until it
+// is done with the message, whose payload may alias them. A compressed
+// text message is validated once inflated, when it is whole. An error is final and is an *Error carrying the
 // close code to fail the connection with.
 func (r *Reader) Feed(p []byte) (n int, m Message, err error) {
 	for n < len(p) || n == 0 {
