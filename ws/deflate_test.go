@@ -4,6 +4,7 @@ import (
 	"bytes"
 	stdflate "compress/flate"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -96,9 +97,19 @@ func TestAppendMessage(t *testing.T) {
 	if small[0] != 0x81 || string(small[2:]) != "hello" {
 		t.Fatalf("small: %q", small)
 	}
+	if out := AppendMessage(nil, OpText, deflateText[:MinCompress-1], &d); out[0] != 0x81 {
+		t.Fatalf("%d bytes: first byte %#x, want plain", MinCompress-1, out[0])
+	}
+	if out := AppendMessage(nil, OpText, deflateText[:MinCompress], &d); out[0] != 0xc1 {
+		t.Fatalf("%d bytes: first byte %#x, want compressed", MinCompress, out[0])
+	}
 	random := make([]byte, 2000)
+	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range random {
-		random[i] = byte(i*i*7 + i>>3)
+		random[i] = byte(rng.Uint32())
+	}
+	if out := AppendMessage([]byte("pre"), OpBinary, random, &d); out[3] != 0x82 || !bytes.Equal(out[3+4:], random) {
+		t.Fatalf("random bytes: first byte %#x, want plain", out[3])
 	}
 	for _, msg := range [][]byte{deflateText, bytes.Repeat([]byte("ab"), 300), make([]byte, 100000)} {
 		out := AppendMessage([]byte("pre"), OpBinary, msg, &d)
