@@ -20,11 +20,12 @@ type Decoder struct {
 	// permessage-deflate was negotiated (RFC 7692 §6).
 	Compression bool
 
-	header    [MaxHeaderLen]byte
-	headerLen int // bytes of a split header kept in header
-	inPayload bool
-	frame     Header
-	offset    int64 // payload bytes of frame already returned
+	header     [MaxHeaderLen]byte
+	headerLen  int // bytes of a split header kept in header
+	headerSize int // the split header's whole size, once its first two bytes are in
+	inPayload  bool
+	frame      Header
+	offset     int64 // payload bytes of frame already returned
 
 	fragmented bool   // a data message has begun and its final frame has not
 	message    Opcode // the data message's opcode: OpText or OpBinary
@@ -124,6 +125,7 @@ func (d *Decoder) take(payload []byte) Chunk {
 		d.inPayload = false
 		d.offset = 0
 		d.headerLen = 0
+		d.headerSize = 0
 	}
 	return c
 }
@@ -140,6 +142,7 @@ func (d *Decoder) readHeader(p []byte) (n int, done bool, err error) {
 		if len(p) >= size {
 			return size, true, d.parseHeader(p[:size])
 		}
+		d.headerSize = size
 	}
 	// Gather: the first two bytes, then the rest once its size is known.
 	for d.headerLen < 2 && n < len(p) {
@@ -150,10 +153,12 @@ func (d *Decoder) readHeader(p []byte) (n int, done bool, err error) {
 	if d.headerLen < 2 {
 		return n, false, nil
 	}
-	size, err := d.checkStart(d.header[0], d.header[1])
-	if err != nil {
-		return n, false, err
+	if d.headerSize == 0 {
+		if d.headerSize, err = d.checkStart(d.header[0], d.header[1]); err != nil {
+			return n, false, err
+		}
 	}
+	size := d.headerSize
 	m := copy(d.header[d.headerLen:size], p[n:])
 	d.headerLen += m
 	n += m
