@@ -47,6 +47,8 @@ func TestZeroAllocs(t *testing.T) {
 	var d Deflater
 	z := stdDeflate(t, deflateText)
 	out := make([]byte, 0, 64<<10)
+	compressed := frames(frameSpec{op: OpText, fin: true, rsv: bitRSV1, payload: z})
+	deflating := &Reader{Decoder: Decoder{Compression: true}, Inflater: f}
 	checks := []struct {
 		name string
 		fn   func()
@@ -60,6 +62,12 @@ func TestZeroAllocs(t *testing.T) {
 		{"AcceptKey", func() { AcceptKey(key) }},
 		{"Accept", func() { Accept(req, Options{Compression: true}) }},
 		{"Inflate", func() { out, _ = f.Inflate(out[:0], z, 0) }},
+		{"Reader.Feed compressed", func() {
+			// Feed unmasks in place: mask again for the next run.
+			feedEach(deflating, compressed)
+			Unmask(compressed[len(compressed)-len(z):], testMask, 0)
+		}},
+		{"AppendMessage compressed", func() { out = AppendMessage(out[:0], OpText, deflateText, &d) }},
 		{"Deflate", func() { out, _ = d.Deflate(out[:0], deflateText) }},
 	}
 	for _, c := range checks {
