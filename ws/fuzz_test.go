@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	gobwas "github.com/gobwas/ws"
+	"github.com/gobwas/ws/wsutil"
 )
 
 // seedStreams are frame streams every fuzz target starts from, besides the
@@ -146,6 +147,89 @@ func FuzzDifferential(f *testing.F) {
 			at = end
 		}
 	})
+}
+
+// FuzzDifferentialMessages reads whole messages with Reader and with
+// gobwas/ws's wsutil.ReadMessage (its text and close payloads checked here
+// as RFC 6455 asks), and checks that they give the same messages and fail
+// on the same streams.
+func FuzzDifferentialMessages(f *testing.F) {
+	for _, s := range seedStreams() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		ours := feedAll(&Reader{}, stream, nil)
+		var ourErr error
+		if n := len(ours); n > 0 && ours[n-1].err != nil {
+			ourErr, ours = ours[n-1].err, ours[:n-1]
+		}
+		var theirs []got
+		var theirErr error
+		truncated := false
+		src := bytes.NewReader(stream)
+	read:
+		for src.Len() > 0 {
+			msgs, err := wsutil.ReadMessage(src, gobwas.StateServerSide, nil)
+			for _, m := range msgs {
+				g := got{op: Opcode(m.OpCode), payload: string(m.Payload)}
+				switch {
+				case m.OpCode == gobwas.OpText && !utf8.Valid(m.Payload):
+					theirErr = ErrInvalidUTF8
+				case m.OpCode == gobwas.OpClose && len(m.Payload) == 0:
+					g.code = CloseNoStatus
+				case m.OpCode == gobwas.OpClose && len(m.Payload) == 1:
+					theirErr = ErrCloseCode
+				case m.OpCode == gobwas.OpClose:
+					code, reason := gobwas.ParseCloseFrameData(m.Payload)
+					if (code >= 1012 && code <= 1014) || code >= 5000 {
+						return // the codes where the two differ on purpose
+					}
+					theirErr = gobwas.CheckCloseFrameData(code, reason)
+					g.code = CloseCode(code)
+				}
+				if theirErr != nil {
+					break read
+				}
+				theirs = append(theirs, g)
+			}
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				truncated = true
+				break
+			}
+			if err != nil {
+				theirErr = err
+				break
+			}
+		}
+		// Reader may fail before gobwas has read enough to: at a bad text
+		// byte, or from a header's first two bytes.
+		switch {
+		case ourErr == nil && theirErr != nil:
+			t.Fatalf("gobwas failed with %v, ours read %v", theirErr, ours)
+		case ourErr == nil && !truncated && !sameMessages(ours, theirs):
+			t.Fatalf("ours %v, gobwas %v", ours, theirs)
+		case ourErr == nil && truncated && (len(ours) > len(theirs) || !sameMessages(ours, theirs[:len(ours)])):
+			// At the end of a cut stream gobwas returns a control frame
+			// with the part of its payload there is.
+			t.Fatalf("ours %v, gobwas %v", ours, theirs)
+		case ourErr != nil && theirErr == nil && !truncated:
+			t.Fatalf("ours failed with %v, gobwas read %v", ourErr, theirs)
+		case ourErr != nil && (len(ours) > len(theirs) || !sameMessages(ours, theirs[:len(ours)])):
+			t.Fatalf("before failing: ours %v, gobwas %v", ours, theirs)
+		}
+	})
+}
+
+func sameMessages(a, b []got) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // FuzzUTF8 checks the incremental validator against unicode/utf8 at a
