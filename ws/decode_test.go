@@ -35,6 +35,7 @@ func TestFramingRules(t *testing.T) {
 		{"pong", frames(frameSpec{op: OpPong, fin: true, payload: []byte("unsolicited")}), []got{{op: OpPong, payload: "unsolicited"}}},
 		{"ping 125 bytes", frames(frameSpec{op: OpPing, fin: true, payload: bytes.Repeat([]byte("p"), 125)}), []got{{op: OpPing, payload: strings.Repeat("p", 125)}}},
 		{"close with code", frames(frameSpec{op: OpClose, fin: true, payload: []byte("\x03\xe8bye")}), []got{{op: OpClose, payload: "\x03\xe8bye", code: 1000}}},
+		{"close with a 123-byte reason", frames(frameSpec{op: OpClose, fin: true, payload: []byte("\x0f\xa0" + strings.Repeat("r", 123))}), []got{{op: OpClose, payload: "\x0f\xa0" + strings.Repeat("r", 123), code: 4000}}},
 		{"close without code", frames(frameSpec{op: OpClose, fin: true}), []got{{op: OpClose, code: CloseNoStatus}}},
 
 		{"ping with a 16-bit length", append([]byte{0x89, 0x80 | 126, 0, 1}, append(testMask[:], 'p'^testMask[0])...), []got{{op: OpPing, payload: "p"}}},

@@ -156,6 +156,11 @@ func TestCompressedMessages(t *testing.T) {
 	if got := feedAll(newReader(), bad, nil); len(got) != 1 || got[0].err != ErrReservedBits {
 		t.Fatalf("RSV1 on continuation: %v", got)
 	}
+	// RSV1 on a control frame is an error with compression on, too.
+	bad = frames(frameSpec{op: OpPing, fin: true, rsv: bitRSV1})
+	if got := feedAll(newReader(), bad, nil); len(got) != 1 || got[0].err != ErrReservedBits {
+		t.Fatalf("RSV1 on ping: %v", got)
+	}
 	// Inflated text must be UTF-8; inflated size is capped by MaxMessage.
 	bad = frames(frameSpec{op: OpText, fin: true, rsv: bitRSV1, payload: stdDeflate(t, []byte("a\xffb"))})
 	if got := feedAll(newReader(), bad, nil); len(got) != 1 || got[0].err != ErrInvalidUTF8 {
