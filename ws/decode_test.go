@@ -264,4 +264,13 @@ func TestReaderShrinks(t *testing.T) {
 	if cap(r.message) > keepBuffer {
 		t.Fatalf("kept a %d-byte buffer", cap(r.message))
 	}
+	// Shrink lets go of a big message's buffer once it has been read.
+	got = feedAll(&r, frames(frameSpec{op: OpBinary, payload: make([]byte, 100000)}, cont("", true)), nil)
+	if len(got) != 1 || cap(r.message) < 100000 {
+		t.Fatalf("got %d messages, buffer of %d", len(got), cap(r.message))
+	}
+	r.Shrink()
+	if cap(r.message) > keepBuffer {
+		t.Fatalf("Shrink kept a %d-byte buffer", cap(r.message))
+	}
 }

@@ -16,8 +16,7 @@ type Message struct {
 }
 
 // keepBuffer is the largest message buffer a Reader keeps between
-// messages: an idle connection holds no more than this after a big
-// message.
+// messages (see Shrink).
 const keepBuffer = 64 << 10
 
 // Reader puts whole messages together from bytes that arrive in pieces,
@@ -46,7 +45,7 @@ type Reader struct {
 // Reset readies the reader for a new connection, keeping its settings.
 func (r *Reader) Reset() {
 	r.Decoder.Reset()
-	r.message, r.joined = nil, nil
+	r.message, r.joined = reuse(r.message), reuse(r.joined)
 	r.ctlLen = 0
 	r.inMessage = false
 	r.text.Reset()
@@ -56,8 +55,9 @@ func (r *Reader) Reset() {
 // message (Opcode 0 when none is complete). Call it again with p[n:]
 // while bytes are left. The caller must keep p's bytes in place until it
 // is done with the message, whose payload may alias them. A compressed
-// text message is validated once inflated, when it is whole. An error is final and is an *Error carrying the
-// close code to fail the connection with.
+// text message is validated once inflated, when it is whole. An error is
+// final and is an *Error carrying the close code to fail the connection
+// with.
 func (r *Reader) Feed(p []byte) (n int, m Message, err error) {
 	for n < len(p) || n == 0 {
 		used, c, err := r.Decode(p[n:])
@@ -150,6 +150,16 @@ func (r *Reader) dataChunk(c *Chunk) (m Message, ok bool, err error) {
 		return r.fail(ErrInvalidUTF8)
 	}
 	return Message{Opcode: c.Opcode, Payload: payload}, true, nil
+}
+
+// Shrink drops the message buffers if an earlier big message grew them
+// past 64 KiB, so that an idle connection does not hold a big message's
+// memory. Call it once done with the last message Feed returned; the next
+// message starts with such buffers dropped in any case.
+func (r *Reader) Shrink() {
+	if !r.inMessage {
+		r.message, r.joined = reuse(r.message), reuse(r.joined)
+	}
 }
 
 // startMessage empties the buffers for a new data message, dropping any
