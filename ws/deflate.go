@@ -52,6 +52,10 @@ func (f *Inflater) Inflate(dst, src []byte, limit int64) ([]byte, error) {
 	for {
 		if cap(dst)-len(dst) < 512 {
 			grow := max(len(src)*2, 4096)
+			if limit > 0 {
+				// No more room than the limit can use.
+				grow = int(min(int64(grow), max(limit-int64(len(dst)-start)+1, 512)))
+			}
 			dst = append(dst[:cap(dst)], make([]byte, grow)...)[:len(dst)]
 		}
 		room := dst[len(dst):cap(dst)]
