@@ -3,6 +3,7 @@ package loop
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/m0serve/m0serve/http1"
@@ -52,6 +53,11 @@ type Config struct {
 	// this is set), once the owner is set; what came before, SetOwner
 	// reports.
 	OnJobGone func(owner any)
+	// Heartbeat, when set, is stamped with the wall clock (unix
+	// nanoseconds) by the loop thread when it starts and at least once a
+	// second while it runs: a supervisor reading it sees a loop that
+	// stopped turning.
+	Heartbeat *atomic.Int64
 }
 
 // Defaults.

@@ -51,11 +51,14 @@ type Loop struct {
 	now      int64
 	nextTick int64
 
-	started      atomic.Bool  // the backend exists: Shutdown may wake it
-	exited       atomic.Bool  // Run returned: notes are no longer read
-	wakeMu       sync.Mutex   // orders Wake from other threads before the backend's Close
-	shutdown     atomic.Int64 // graceful deadline (unix ns) once requested
-	draining     bool
+	started  atomic.Bool  // the backend exists: Shutdown may wake it
+	exited   atomic.Bool  // Run returned: notes are no longer read
+	wakeMu   sync.Mutex   // orders Wake from other threads before the backend's Close
+	shutdown atomic.Int64 // graceful deadline (unix ns) once requested
+	draining bool
+	// gentle is set by Drain: idle keep-alive connections are kept until
+	// their next request, which is answered with Connection: close.
+	gentle       atomic.Bool
 	drainByNanos int64
 	stopped      bool
 
@@ -129,6 +132,7 @@ func (l *Loop) start() {
 	l.clock()
 	l.date.Tick(time.Unix(0, l.now))
 	l.nextTick = l.now + int64(time.Second)
+	l.stampHeartbeat()
 	l.backend.QueueAccept(l.cfg.ListenFD)
 	l.accepting = true
 }
@@ -155,6 +159,24 @@ func (l *Loop) Shutdown(grace time.Duration) {
 	}
 	if l.started.Load() {
 		l.wake()
+	}
+}
+
+// Drain is Shutdown for a worker being replaced while its listening
+// socket lives on in another process: stop accepting (what is queued in
+// the socket stays there for the replacement), answer each keep-alive
+// connection's next request with Connection: close instead of closing it
+// idle (its client may be sending that request right now), accept what
+// was already accepted, and return from Run once every connection is
+// closed or grace has passed.
+func (l *Loop) Drain(grace time.Duration) {
+	l.gentle.Store(true)
+	l.Shutdown(grace)
+}
+
+func (l *Loop) stampHeartbeat() {
+	if l.cfg.Heartbeat != nil {
+		l.cfg.Heartbeat.Store(l.now)
 	}
 }
 
@@ -289,7 +311,7 @@ func (l *Loop) onAccept(c *Completion) {
 		return
 	}
 	fd := int(c.Res)
-	if l.draining {
+	if l.draining && !l.gentle.Load() {
 		unix.Close(fd)
 		return
 	}
@@ -587,6 +609,7 @@ func (l *Loop) closeSlot(s *slot) {
 func (l *Loop) tick() {
 	l.date.Tick(time.Unix(0, l.now))
 	l.nextTick = l.now + int64(time.Second)
+	l.stampHeartbeat()
 	for _, s := range l.slots[1:] {
 		if s == nil || !s.open || s.closing || s.deadline == 0 || l.now < s.deadline {
 			continue
@@ -614,12 +637,13 @@ func (l *Loop) drain(deadline int64) {
 	}
 	l.drainByNanos = deadline
 	force := l.now >= l.drainByNanos
+	gentle := l.gentle.Load()
 	for _, s := range l.slots[1:] {
 		if s == nil || !s.open || s.closing {
 			continue
 		}
 		idle := s.state == stateHead && s.job == nil && !s.sending && len(s.send) == 0 && len(s.input()) == 0
-		if idle || force {
+		if idle && !gentle || force {
 			l.closeSlot(s)
 		} else {
 			s.keepAlive = false

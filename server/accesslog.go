@@ -1,7 +1,6 @@
 package server
 
 import (
-	"os"
 	"strconv"
 	"time"
 
@@ -24,7 +23,7 @@ func (w *wsgiJob) logAccess(status int) {
 		return
 	}
 	w.logLine = appendAccessLine(w.logLine[:0], w.remote, &w.loopJob.Request, status, w.sent)
-	unix.Write(int(os.Stderr.Fd()), w.logLine)
+	unix.Write(int(accessLogFD.Load()), w.logLine)
 }
 
 // appendAccessLine appends one Common Log Format line; sent is the body

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"runtime"
@@ -38,7 +39,16 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		runtime.GOMAXPROCS(lockedThreads + 1)
 	}
 
-	listenFD, bound, err := listen(cfg.Host, cfg.Port, cfg.Backlog)
+	var (
+		listenFD int
+		bound    netip.AddrPort
+		err      error
+	)
+	if cfg.Worker != nil {
+		listenFD, bound, err = cfg.Worker.listener()
+	} else {
+		listenFD, bound, err = listen(cfg.Host, cfg.Port, cfg.Backlog)
+	}
 	if err != nil {
 		return err
 	}
@@ -87,7 +97,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			return newBackend(cfg.Backend, logf)
 		},
 		ListenFD:         listenFD,
-		Handler:          handler,
+		Handler:          cfg.Worker.handler(handler),
 		Jobs:             jobs,
 		MaxConnections:   cfg.MaxConnections,
 		HeaderTimeout:    cfg.HeaderTimeout,
@@ -101,7 +111,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		OnExit:           onExit,
 		OnStart: func(name string) {
 			logf("m0serve: serving on %s (%s)", url, name)
+			cfg.Worker.started()
 		},
+		Heartbeat: cfg.Worker.heartbeatStamp(),
 	})
 	if err != nil {
 		if py != nil {
@@ -109,6 +121,8 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 		return err
 	}
+
+	cfg.Worker.attach(l, &cfg, logf)
 
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
