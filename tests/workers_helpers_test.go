@@ -1,0 +1,242 @@
+//go:build linux
+
+package tests
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	masterLine      = regexp.MustCompile(`m0serve: master \(pid ([0-9]+)\) on http://([0-9.]+:[0-9]+)`)
+	workersReady    = regexp.MustCompile(`m0serve: [0-9]+ workers ready`)
+	workerReadyLine = regexp.MustCompile(`worker ([0-9]+) \(pid ([0-9]+)\): ready`)
+)
+
+// workersAppDir is a temporary copy of tests/apps/workers_app.py with its
+// version.txt, which a test may change (or break) before a reload.
+func workersAppDir(t *testing.T, version string) string {
+	t.Helper()
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(appsDir(t), "workers_app.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "workers_app.py"), string(src))
+	writeFile(t, filepath.Join(dir, "version.txt"), version)
+	return dir
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// workersServer is a master and its workers.
+type workersServer struct {
+	*server
+	master int
+}
+
+// startWorkers runs the master on a free port with args (--workers among
+// them) serving workers_app from dir, and waits until every worker is
+// ready.
+func startWorkers(t *testing.T, dir string, env []string, args ...string) *workersServer {
+	t.Helper()
+	argv := append([]string{"--host", "127.0.0.1", "--port", "0", "--app-dir", dir}, args...)
+	argv = append(argv, "workers_app:app")
+	cmd := exec.Command(binary, argv...)
+	cmd.Env = append(cleanEnv(), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{t: t, cmd: cmd, logs: &logBuffer{}, exit: make(chan error, 1)}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan struct{}, 1)
+	go func() {
+		lines := bufio.NewScanner(stderr)
+		for lines.Scan() {
+			s.logs.add(lines.Text())
+			if workersReady.MatchString(lines.Text()) {
+				select {
+				case ready <- struct{}{}:
+				default:
+				}
+			}
+		}
+		s.exit <- cmd.Wait()
+	}()
+	t.Cleanup(func() { s.stop() })
+	select {
+	case <-ready:
+	case err := <-s.exit:
+		s.done = true
+		t.Fatalf("m0serve exited before its workers were ready: %v\n%s", err, s.logs)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the workers were not ready:\n%s", s.logs)
+	}
+	m := masterLine.FindStringSubmatch(s.logs.String())
+	if m == nil {
+		t.Fatalf("no master line:\n%s", s.logs)
+	}
+	s.addr = m[2]
+	pid, _ := strconv.Atoi(m[1])
+	return &workersServer{server: s, master: pid}
+}
+
+// waitLog waits until the log matches pattern at least n times.
+func (s *workersServer) waitLog(t *testing.T, pattern string, n int, limit time.Duration) {
+	t.Helper()
+	re := regexp.MustCompile(pattern)
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if len(re.FindAllString(s.logs.String(), -1)) >= n {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("log did not show %q %d times within %v:\n%s", pattern, n, limit, s.logs)
+}
+
+// readyPids maps each slot to the pid of its latest ready worker.
+func (s *workersServer) readyPids() map[int]int {
+	pids := map[int]int{}
+	for _, m := range workerReadyLine.FindAllStringSubmatch(s.logs.String(), -1) {
+		slot, _ := strconv.Atoi(m[1])
+		pid, _ := strconv.Atoi(m[2])
+		pids[slot] = pid
+	}
+	return pids
+}
+
+func (s *workersServer) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if err := syscall.Kill(s.master, sig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// oneShot is a client that opens a connection per request.
+func oneShot() *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+}
+
+// fetch GETs url and returns the status and body, or the error.
+func fetch(client *http.Client, url string) (int, string, error) {
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0, "", err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, string(body), err
+}
+
+// load runs clients that loop on path with keep-alive connections until
+// stopped, counting every answer by pid and every failure.
+type load struct {
+	stop     atomic.Bool
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	pids     map[string]int
+	errors   []string
+	requests atomic.Int64
+}
+
+func startLoad(s *workersServer, clients int, path string) *load {
+	l := &load{pids: map[string]int{}}
+	for i := 0; i < clients; i++ {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{}}
+			for !l.stop.Load() {
+				status, body, err := fetch(client, s.url(path))
+				l.requests.Add(1)
+				l.mu.Lock()
+				switch {
+				case err != nil:
+					l.errors = append(l.errors, err.Error())
+				case status != 200:
+					l.errors = append(l.errors, fmt.Sprintf("status %d: %s", status, body))
+				default:
+					l.pids[body]++
+				}
+				l.mu.Unlock()
+			}
+		}()
+	}
+	return l
+}
+
+// waitRequests waits until the clients made n more requests than now.
+func (l *load) waitRequests(t *testing.T, n int64) {
+	t.Helper()
+	target := l.requests.Load() + n
+	deadline := time.Now().Add(30 * time.Second)
+	for l.requests.Load() < target {
+		if time.Now().After(deadline) {
+			t.Fatalf("the clients made %d requests, want %d", l.requests.Load(), target)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (l *load) finish() (map[string]int, []string) {
+	l.stop.Store(true)
+	l.wg.Wait()
+	return l.pids, l.errors
+}
+
+// alive reports whether pid is a live (not zombie) process.
+func alive(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(data))
+	return len(fields) > 2 && fields[2] != "Z"
+}
+
+// listeningSockets counts the sockets in LISTEN on port in /proc/net/tcp.
+func listeningSockets(t *testing.T, port string) int {
+	t.Helper()
+	data, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := strconv.Atoi(port)
+	want := fmt.Sprintf(":%04X", p)
+	n := 0
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		fields := strings.Fields(line)
+		if len(fields) > 3 && strings.HasSuffix(fields[1], want) && fields[3] == "0A" {
+			n++
+		}
+	}
+	return n
+}
+
+func portOf(addr string) string {
+	_, port, _ := net.SplitHostPort(addr)
+	return port
+}

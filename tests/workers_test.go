@@ -1,0 +1,391 @@
+//go:build linux
+
+package tests
+
+import (
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Two workers share 1000 one-request connections, and the master holds
+// one SO_REUSEPORT socket per worker (one socket with --listener shared).
+func TestWorkersSpread(t *testing.T) {
+	for _, listener := range []string{"reuseport", "shared"} {
+		t.Run(listener, func(t *testing.T) {
+			s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "2", "--listener", listener)
+			want := map[string]int{"reuseport": 2, "shared": 1}[listener]
+			if n := listeningSockets(t, portOf(s.addr)); n != want {
+				t.Fatalf("%d listening sockets on the port, want %d", n, want)
+			}
+			counts := map[string]int{}
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			failures := 0
+			for c := 0; c < 4; c++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					client := oneShot()
+					for i := 0; i < 250; i++ {
+						status, body, err := fetch(client, s.url("/pid"))
+						mu.Lock()
+						if err != nil || status != 200 {
+							failures++
+						} else {
+							counts[body]++
+						}
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			t.Logf("answers by pid: %v", counts)
+			if failures > 0 {
+				t.Fatalf("%d failures, answers by pid %v", failures, counts)
+			}
+			if listener == "shared" {
+				// One socket: the kernel wakes one waiting process per
+				// connection, whichever waits first (README: measured).
+				return
+			}
+			if len(counts) != 2 {
+				t.Fatalf("answers by pid %v: want both workers", counts)
+			}
+			for pid, n := range counts {
+				if n < 300 || n > 700 {
+					t.Errorf("pid %s served %d of 1000, want 30-70%%", pid, n)
+				}
+			}
+		})
+	}
+}
+
+// A stopped worker's socket queues connections; killed, its replacement
+// inherits the socket and answers every one of them.
+func TestWorkersQueuedConnectionsSurviveKill(t *testing.T) {
+	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "2", "--worker-timeout", "0")
+	victim := s.readyPids()[0]
+	syscall.Kill(victim, syscall.SIGSTOP)
+	type queued struct {
+		conn   net.Conn
+		answer chan string
+	}
+	var stuck []queued
+	for i := 0; i < 400 && len(stuck) < 20; i++ {
+		c, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte("GET /pid HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
+		q := queued{c, make(chan string, 1)}
+		go func() {
+			c.SetReadDeadline(time.Now().Add(30 * time.Second))
+			var all []byte
+			buf := make([]byte, 4096)
+			for {
+				n, err := c.Read(buf)
+				all = append(all, buf[:n]...)
+				if err != nil {
+					break
+				}
+			}
+			q.answer <- string(all)
+		}()
+		select {
+		case <-q.answer:
+			c.Close() // answered by the other worker
+		case <-time.After(200 * time.Millisecond):
+			stuck = append(stuck, q)
+		}
+	}
+	if len(stuck) < 20 {
+		t.Fatalf("only %d connections queued behind the stopped worker", len(stuck))
+	}
+	syscall.Kill(victim, syscall.SIGKILL)
+	for i, q := range stuck {
+		answer := <-q.answer
+		q.conn.Close()
+		if !strings.HasPrefix(answer, "HTTP/1.1 200 ") || strings.HasSuffix(answer, "\n"+strconv.Itoa(victim)) {
+			t.Fatalf("queued connection %d got %q", i, answer)
+		}
+	}
+	s.waitLog(t, `worker 0 \(pid [0-9]+\): died: killed by signal 9`, 1, 5*time.Second)
+}
+
+// A worker that crashes (os._exit, a segfault) is respawned; the other
+// keeps serving, and only requests on the crashed worker can fail.
+func TestWorkersCrash(t *testing.T) {
+	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "2")
+	l := startLoad(s, 4, "/pid")
+	l.waitRequests(t, 200)
+	for i, how := range []string{"exit", "segv"} {
+		status, _, err := fetch(oneShot(), s.url("/crash?how="+how))
+		if err == nil {
+			t.Fatalf("/crash?how=%s answered %d", how, status)
+		}
+		s.waitLog(t, `: ready in`, 3+i, 20*time.Second)
+		l.waitRequests(t, 200)
+	}
+	pids, errors := l.finish()
+	// Each crash may take down what the 4 clients had in flight on it.
+	if len(errors) > 8 {
+		t.Fatalf("%d client errors: %v", len(errors), errors)
+	}
+	if len(pids) < 3 {
+		t.Fatalf("answers by pid %v: want the respawned workers among them", pids)
+	}
+	logs := s.logs.String()
+	// A segfault in C code is caught by the Go runtime, which prints the
+	// signal and the stacks and exits with status 2.
+	for _, want := range []string{"died: exit status 1", "SIGSEGV", "died: exit status 2"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("log lacks %q:\n%s", want, logs)
+		}
+	}
+}
+
+// An app that fails at import: exit 3 within seconds, one traceback.
+func TestWorkersBootFailure(t *testing.T) {
+	dir := workersAppDir(t, "v1")
+	env := append(cleanEnv(), "WORKERS_APP_FAIL=1")
+	started := time.Now()
+	code, out := runToExit(t, env, "--port", "0", "--workers", "4", "--app-dir", dir, "workers_app:app")
+	if code != 3 {
+		t.Fatalf("exit status %d, want 3:\n%s", code, out)
+	}
+	if n := strings.Count(out, "Traceback"); n != 1 {
+		t.Fatalf("%d tracebacks, want 1:\n%s", n, out)
+	}
+	if !strings.Contains(out, "failed to boot") || time.Since(started) > 20*time.Second {
+		t.Fatalf("after %v:\n%s", time.Since(started), out)
+	}
+}
+
+// A worker that keeps crashing after it was ready is respawned with a
+// growing delay.
+func TestWorkersCrashBackoff(t *testing.T) {
+	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "1")
+	for i := 0; i < 4; i++ {
+		fetch(oneShot(), s.url("/crash?how=exit"))
+		s.waitLog(t, `: ready in`, 2+i, 20*time.Second)
+	}
+	logs := s.logs.String()
+	delays := regexp.MustCompile(`respawning in ([0-9.]+m?s) \(backoff\)`).FindAllStringSubmatch(logs, -1)
+	if len(delays) != 3 || delays[0][1] != "100ms" || delays[1][1] != "200ms" || delays[2][1] != "400ms" {
+		t.Fatalf("backoff delays %v, want 100ms, 200ms, 400ms after an immediate first respawn:\n%s", delays, logs)
+	}
+}
+
+// SIGHUP under load: no client error, the new code answers, every worker
+// is new. With a broken app on disk the old workers keep serving.
+func TestWorkersReload(t *testing.T) {
+	dir := workersAppDir(t, "v1")
+	s := startWorkers(t, dir, nil, "--workers", "2")
+	before := s.readyPids()
+	l := startLoad(s, 4, "/pid")
+	l.waitRequests(t, 200)
+	writeFile(t, filepath.Join(dir, "version.txt"), "v2")
+	s.signal(t, syscall.SIGHUP)
+	s.waitLog(t, `reload complete`, 1, 30*time.Second)
+	s.waitLog(t, `after draining`, 2, 30*time.Second)
+	l.waitRequests(t, 200)
+	pids, errors := l.finish()
+	if len(errors) > 0 {
+		t.Fatalf("%d client errors during the reload: %v", len(errors), errors)
+	}
+	after := s.readyPids()
+	for slot, pid := range before {
+		if after[slot] == pid || alive(pid) {
+			t.Errorf("slot %d: pid %d still serving after the reload (now %d)", slot, pid, after[slot])
+		}
+	}
+	if _, version, _ := fetch(oneShot(), s.url("/version")); version != "v2" {
+		t.Fatalf("/version %q after the reload, want v2", version)
+	}
+	t.Logf("answers by pid: %v", pids)
+
+	writeFile(t, filepath.Join(dir, "workers_app.py"), "this is not python\n")
+	s.signal(t, syscall.SIGHUP)
+	s.waitLog(t, `reload aborted, the old workers keep serving`, 1, 30*time.Second)
+	for slot, pid := range after {
+		if !alive(pid) {
+			t.Errorf("slot %d: pid %d gone after a failed reload", slot, pid)
+		}
+	}
+	for i := 0; i < 10; i++ {
+		if status, version, err := fetch(oneShot(), s.url("/version")); err != nil || status != 200 || version != "v2" {
+			t.Fatalf("after a failed reload: %d %q %v", status, version, err)
+		}
+	}
+}
+
+// --max-requests with no jitter: each replaced worker served exactly N.
+func TestWorkersMaxRequests(t *testing.T) {
+	const limit = 25
+	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "2", "--max-requests", strconv.Itoa(limit))
+	counts := map[string]int{}
+	client := oneShot()
+	for i := 0; i < 5*limit; i++ {
+		status, body, err := fetch(client, s.url("/pid"))
+		if err != nil || status != 200 {
+			t.Fatalf("request %d: %d %v", i, status, err)
+		}
+		counts[body]++
+	}
+	full := 0
+	for pid, n := range counts {
+		switch {
+		case n == limit:
+			full++
+		case n > limit:
+			t.Errorf("pid %s served %d, over --max-requests %d", pid, n, limit)
+		}
+	}
+	if full < 3 {
+		t.Fatalf("answers by pid %v: want at least 3 workers recycled at exactly %d", counts, limit)
+	}
+}
+
+// --max-worker-rss: memory kept past the limit recycles the worker with
+// no failed request; a spike shorter than two samples does not.
+func TestWorkersMaxRSS(t *testing.T) {
+	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "1", "--max-worker-rss", "80", "--rss-check-interval", "1")
+	first := s.readyPids()[0]
+	if status, _, err := fetch(oneShot(), s.url("/spike?mb=80&s=0.1")); err != nil || status != 200 {
+		t.Fatalf("/spike: %d %v", status, err)
+	}
+	time.Sleep(3 * time.Second) // three samples: the spike was seen by one at most
+	if strings.Contains(s.logs.String(), "max-worker-rss") {
+		t.Fatalf("a brief spike recycled the worker:\n%s", s.logs)
+	}
+	l := startLoad(s, 2, "/pid")
+	if status, _, err := fetch(oneShot(), s.url("/grow?mb=100")); err != nil || status != 200 {
+		t.Fatalf("/grow: %d %v", status, err)
+	}
+	s.waitLog(t, `over --max-worker-rss 80`, 1, 5*time.Second)
+	s.waitLog(t, `pid `+strconv.Itoa(first)+`\): exit status 0 after draining`, 1, 10*time.Second)
+	l.waitRequests(t, 50)
+	pids, errors := l.finish()
+	if len(errors) > 0 || len(pids) != 2 {
+		t.Fatalf("answers by pid %v, errors %v", pids, errors)
+	}
+}
+
+// --worker-timeout: a stopped loop is replaced; a long Python call is not
+// (the loop thread stamps the heartbeat, not the app's).
+func TestWorkersTimeout(t *testing.T) {
+	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "1", "--worker-timeout", "2")
+	if status, body, err := fetch(oneShot(), s.url("/spin?s=5")); err != nil || status != 200 || body != "spun" {
+		t.Fatalf("a 5 s CPU-bound request: %d %q %v\n%s", status, body, err, s.logs)
+	}
+	if strings.Contains(s.logs.String(), "has not turned") {
+		t.Fatalf("a long Python call tripped the worker timeout:\n%s", s.logs)
+	}
+	victim := s.readyPids()[0]
+	syscall.Kill(victim, syscall.SIGSTOP)
+	s.waitLog(t, `pid `+strconv.Itoa(victim)+`\): its loop has not turned`, 1, 10*time.Second)
+	s.waitLog(t, `: ready in`, 2, 20*time.Second)
+	if _, body, err := fetch(oneShot(), s.url("/pid")); err != nil || body == strconv.Itoa(victim) {
+		t.Fatalf("after the timeout: %q %v", body, err)
+	}
+}
+
+// SIGTERM lets a request in flight finish, then every worker is gone.
+func TestWorkersTerm(t *testing.T) {
+	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "2")
+	pids := s.readyPids()
+	answer := make(chan string, 1)
+	go func() {
+		status, body, err := fetch(oneShot(), s.url("/sleep?s=3"))
+		answer <- strconv.Itoa(status) + " " + body + " " + errString(err)
+	}()
+	time.Sleep(500 * time.Millisecond)
+	s.signal(t, syscall.SIGTERM)
+	if got := <-answer; got != "200 slept " {
+		t.Fatalf("the request in flight got %q", got)
+	}
+	if err := s.waitExit(20 * time.Second); err != nil {
+		t.Fatalf("master: %v\n%s", err, s.logs)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("worker %d outlived its master", pid)
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// A master killed outright takes its workers with it: the port is free.
+func TestWorkersMasterKilled(t *testing.T) {
+	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "2")
+	pids := s.readyPids()
+	s.signal(t, syscall.SIGKILL)
+	s.waitExit(5 * time.Second)
+	deadline := time.Now().Add(2 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Fatalf("worker %d alive 2 s after its master was killed", pid)
+		}
+	}
+	l, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		t.Fatalf("the port is still bound: %v", err)
+	}
+	l.Close()
+}
+
+// SIGTTIN and SIGTTOU add and remove a worker; SIGUSR1 reopens a renamed
+// log file.
+func TestWorkersSignals(t *testing.T) {
+	logDir := t.TempDir()
+	accessLog := filepath.Join(logDir, "access.log")
+	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "2", "--access-log-file", accessLog)
+	s.signal(t, syscall.SIGTTIN)
+	s.waitLog(t, `worker 2 \(pid [0-9]+\): ready`, 1, 20*time.Second)
+	if n := listeningSockets(t, portOf(s.addr)); n != 3 {
+		t.Fatalf("%d listening sockets after SIGTTIN, want 3", n)
+	}
+	s.signal(t, syscall.SIGTTOU)
+	s.waitLog(t, `worker 2 \(pid [0-9]+\): exit status 0 \(slot removed\)`, 1, 20*time.Second)
+	if n := listeningSockets(t, portOf(s.addr)); n != 2 {
+		t.Fatalf("%d listening sockets after SIGTTOU, want 2", n)
+	}
+	client := oneShot()
+	fetch(client, s.url("/before-rotation"))
+	if err := os.Rename(accessLog, accessLog+".1"); err != nil {
+		t.Fatal(err)
+	}
+	s.signal(t, syscall.SIGUSR1)
+	s.waitLog(t, `reopening log files`, 1, 5*time.Second)
+	time.Sleep(200 * time.Millisecond) // the workers hear it over their control sockets
+	for i := 0; i < 10; i++ {
+		fetch(client, s.url("/after-rotation"))
+	}
+	s.stop()
+	rotated, _ := os.ReadFile(accessLog + ".1")
+	fresh, _ := os.ReadFile(accessLog)
+	if !strings.Contains(string(rotated), "/before-rotation") || strings.Contains(string(rotated), "/after-rotation") ||
+		strings.Count(string(fresh), "/after-rotation") != 10 {
+		t.Fatalf("rotated log:\n%s\nnew log:\n%s", rotated, fresh)
+	}
+}
+
+var _ = http.StatusOK
