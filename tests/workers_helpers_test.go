@@ -168,20 +168,50 @@ func startLoad(s *workersServer, clients int, path string) *load {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{}}
+			// Raw keep-alive connections, as wrk's: net/http's client
+			// would retry a request on a connection closed while idle and
+			// hide the failure this counts.
+			var conn net.Conn
+			var reader *bufio.Reader
 			for !l.stop.Load() {
-				status, body, err := fetch(client, s.url(path))
+				var err error
+				if conn == nil {
+					if conn, err = net.Dial("tcp", s.addr); err == nil {
+						reader = bufio.NewReader(conn)
+					}
+				}
+				var resp *http.Response
+				var body []byte
+				if err == nil {
+					conn.SetDeadline(time.Now().Add(30 * time.Second))
+					_, err = io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: test\r\n\r\n")
+				}
+				if err == nil {
+					resp, err = http.ReadResponse(reader, nil)
+				}
+				if err == nil {
+					body, err = io.ReadAll(resp.Body)
+				}
 				l.requests.Add(1)
 				l.mu.Lock()
 				switch {
 				case err != nil:
 					l.errors = append(l.errors, err.Error())
-				case status != 200:
-					l.errors = append(l.errors, fmt.Sprintf("status %d: %s", status, body))
+				case resp.StatusCode != 200:
+					l.errors = append(l.errors, fmt.Sprintf("status %d: %s", resp.StatusCode, body))
 				default:
-					l.pids[body]++
+					l.pids[string(body)]++
 				}
 				l.mu.Unlock()
+				if err != nil || resp.Close {
+					if conn != nil {
+						conn.Close()
+					}
+					conn = nil
+				}
+			}
+			if conn != nil {
+				conn.Close()
 			}
 		}()
 	}
