@@ -56,9 +56,11 @@ type Loop struct {
 	wakeMu   sync.Mutex   // orders Wake from other threads before the backend's Close
 	shutdown atomic.Int64 // graceful deadline (unix ns) once requested
 	draining bool
-	// gentle is set by Drain: idle keep-alive connections are kept until
+	// gentle is set by Drain: keep-alive connections are kept until
 	// their next request, which is answered with Connection: close.
-	gentle       atomic.Bool
+	gentle atomic.Bool
+	// gentleDrain is gentle as the loop thread saw it when draining began.
+	gentleDrain  bool
 	drainByNanos int64
 	stopped      bool
 
@@ -311,7 +313,7 @@ func (l *Loop) onAccept(c *Completion) {
 		return
 	}
 	fd := int(c.Res)
-	if l.draining && !l.gentle.Load() {
+	if l.draining && !l.gentleDrain {
 		unix.Close(fd)
 		return
 	}
@@ -633,20 +635,24 @@ func (l *Loop) tick() {
 func (l *Loop) drain(deadline int64) {
 	if !l.draining {
 		l.draining = true
+		l.gentleDrain = l.gentle.Load()
 		l.stopAccept()
 	}
 	l.drainByNanos = deadline
 	force := l.now >= l.drainByNanos
-	gentle := l.gentle.Load()
 	for _, s := range l.slots[1:] {
 		if s == nil || !s.open || s.closing {
 			continue
 		}
 		idle := s.state == stateHead && s.job == nil && !s.sending && len(s.send) == 0 && len(s.input()) == 0
-		if idle && !gentle || force {
+		switch {
+		case force || idle && !l.gentleDrain:
 			l.closeSlot(s)
-		} else {
+		case !l.gentleDrain:
 			s.keepAlive = false
+			// Drain: a response already on its way may have said
+			// keep-alive, so the connection waits for the next request
+			// (answered with Connection: close) or its idle timeout.
 		}
 	}
 	if force && l.now >= l.drainByNanos+int64(time.Second) {
