@@ -301,7 +301,11 @@ func TestWorkersTimeout(t *testing.T) {
 
 // SIGTERM lets a request in flight finish, then every worker is gone.
 func TestWorkersTerm(t *testing.T) {
-	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "2")
+	pidFile := filepath.Join(t.TempDir(), "m0serve.pid")
+	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "2", "--pid-file", pidFile)
+	if data, err := os.ReadFile(pidFile); err != nil || string(data) != strconv.Itoa(s.master)+"\n" {
+		t.Fatalf("--pid-file holds %q (%v), want the master's pid %d", data, err, s.master)
+	}
 	pids := s.readyPids()
 	answer := make(chan string, 1)
 	go func() {
@@ -320,6 +324,46 @@ func TestWorkersTerm(t *testing.T) {
 		if alive(pid) {
 			t.Errorf("worker %d outlived its master", pid)
 		}
+	}
+	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
+		t.Errorf("--pid-file left behind: %v", err)
+	}
+}
+
+// Configuration mistakes: one line naming the flag, exit status 2.
+func TestWorkersConfigErrors(t *testing.T) {
+	dir := workersAppDir(t, "v1")
+	cases := []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{nil, []string{"--workers", "-1"}, "--workers: -1: want 1 to 1024"},
+		{nil, []string{"--workers", "2", "--listener", "many"}, "--listener: \"many\": want reuseport or shared"},
+		{nil, []string{"--max-requests", "10"}, "--max-requests: applies to worker processes: give --workers N too"},
+		{[]string{"WEB_CONCURRENCY=lots"}, nil, "--workers: WEB_CONCURRENCY=\"lots\": want a number of workers"},
+	}
+	for _, tc := range cases {
+		args := append(append([]string{"--port", "0", "--app-dir", dir}, tc.args...), "workers_app:app")
+		code, out := runToExit(t, append(cleanEnv(), tc.env...), args...)
+		if code != 2 || strings.TrimSpace(out) != "m0serve: "+tc.want {
+			t.Errorf("%v %v: exit %d, %q; want 2, %q", tc.env, tc.args, code, out, tc.want)
+		}
+	}
+}
+
+// WEB_CONCURRENCY starts a master when neither --workers nor M0_WORKERS
+// is given; M0_WORKERS wins over it.
+func TestWorkersWebConcurrency(t *testing.T) {
+	dir := workersAppDir(t, "v1")
+	s := startWorkers(t, dir, []string{"WEB_CONCURRENCY=2"})
+	if n := len(s.readyPids()); n != 2 {
+		t.Fatalf("%d workers with WEB_CONCURRENCY=2", n)
+	}
+	s.stop()
+	s = startWorkers(t, dir, []string{"WEB_CONCURRENCY=2", "M0_WORKERS=1"})
+	if n := len(s.readyPids()); n != 1 {
+		t.Fatalf("%d workers with M0_WORKERS=1 over WEB_CONCURRENCY=2", n)
 	}
 }
 

@@ -58,9 +58,12 @@ func serve(cfg server.Config, fs *flag.FlagSet, args []string, logger *log.Logge
 	if err := workersFromEnv(fs); err != nil {
 		return err
 	}
-	if master.Workers > 0 {
+	if master.Workers != 0 {
 		master.Server, master.Args = cfg, args
 		return supervisor.Run(master, logger.Printf)
+	}
+	if name := masterOnlyFlag(fs); name != "" {
+		return &server.ConfigError{Flag: name, Reason: "applies to worker processes: give --workers N too"}
 	}
 	if cfg.AccessLogFile != "" || cfg.ErrorLogFile != "" {
 		reopenOnSIGUSR1(&cfg, logger)
@@ -83,6 +86,19 @@ func workersFromEnv(fs *flag.FlagSet) error {
 	}
 	master.Workers = n
 	return nil
+}
+
+// masterOnlyFlag names a flag given that only a master uses, or "".
+func masterOnlyFlag(fs *flag.FlagSet) string {
+	name := ""
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "listener", "worker-timeout", "max-requests", "max-requests-jitter",
+			"max-worker-lifetime", "max-worker-rss", "rss-check-interval", "pid-file":
+			name = f.Name
+		}
+	})
+	return name
 }
 
 func reopenOnSIGUSR1(cfg *server.Config, logger *log.Logger) {
