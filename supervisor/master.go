@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -47,6 +46,7 @@ type master struct {
 	logf    func(string, ...any)
 	exe     string
 	url     string
+	port    int
 	rand    *rand.Rand
 	spawner spawner
 	events  chan event
@@ -144,6 +144,7 @@ func (m *master) addSlot(port *int) error {
 			return err
 		}
 		*port = int(bound.Port())
+		m.port = *port
 		m.url = "http://" + net.JoinHostPort(bound.Addr().String(), strconv.Itoa(*port))
 		s.listenFD = fd
 		if m.cfg.Listener == "shared" {
@@ -173,6 +174,8 @@ func (m *master) start(s *slot, why string) *worker {
 		if !m.booted {
 			m.fail(err)
 		}
+		// A slot left without a worker tries again (sweep).
+		s.respawnAt = time.Now().Add(time.Second)
 		return nil
 	}
 	m.live[w] = true
@@ -372,7 +375,7 @@ func (m *master) signal(sig syscall.Signal) {
 		if m.stopping || len(m.slots) >= maxWorkers {
 			return
 		}
-		port := m.port()
+		port := m.port
 		if err := m.addSlot(&port); err != nil {
 			m.logf("m0serve: %v: adding a worker: %v", sig, err)
 			return
@@ -435,12 +438,6 @@ func (m *master) activeSlots() []*slot {
 		}
 	}
 	return active
-}
-
-func (m *master) port() int {
-	i := strings.LastIndex(m.url, ":")
-	port, _ := strconv.Atoi(m.url[i+1:])
-	return port
 }
 
 // closeSlot closes a removed slot's socket once its workers are gone.
