@@ -433,3 +433,49 @@ func TestWorkersSignals(t *testing.T) {
 }
 
 var _ = http.StatusOK
+
+// --max-worker-lifetime replaces workers under load with no failed request.
+func TestWorkersMaxLifetime(t *testing.T) {
+	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "2", "--max-worker-lifetime", "1s")
+	l := startLoad(s, 4, "/pid")
+	s.waitLog(t, `after draining`, 4, 30*time.Second)
+	l.waitRequests(t, 100)
+	pids, errors := l.finish()
+	if len(errors) > 0 {
+		t.Fatalf("%d client errors: %v", len(errors), errors)
+	}
+	if len(pids) < 4 {
+		t.Fatalf("answers by pid %v: want the replacements among them", pids)
+	}
+}
+
+// The single process (no --workers) reopens its log files on SIGUSR1 too.
+func TestSingleProcessReopensLogs(t *testing.T) {
+	accessLog := filepath.Join(t.TempDir(), "access.log")
+	s := start(t, wsgiVariant(), "--app-dir", workersAppDir(t, "v1"), "--access-log-file", accessLog, "workers_app:app")
+	client := oneShot()
+	fetch(client, s.url("/before-rotation"))
+	if err := os.Rename(accessLog, accessLog+".1"); err != nil {
+		t.Fatal(err)
+	}
+	s.cmd.Process.Signal(syscall.SIGUSR1)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fetch(client, s.url("/after-rotation"))
+		if _, err := os.Stat(accessLog); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no new access log after SIGUSR1:\n%s", s.logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	fetch(client, s.url("/after-rotation"))
+	s.stop()
+	rotated, _ := os.ReadFile(accessLog + ".1")
+	fresh, _ := os.ReadFile(accessLog)
+	if !strings.Contains(string(rotated), "/before-rotation") || !strings.Contains(string(fresh), "/after-rotation") ||
+		strings.Contains(s.logs.String(), "/after-rotation") {
+		t.Fatalf("rotated log:\n%s\nnew log:\n%s\nstderr:\n%s", rotated, fresh, s.logs)
+	}
+}
