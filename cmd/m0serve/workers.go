@@ -22,13 +22,13 @@ var master supervisor.Config
 func addWorkerFlags(fs *flag.FlagSet, cfg *server.Config) {
 	master = supervisor.Defaults
 	fs.IntVar(&master.Workers, "workers", 0, "run a master process supervising N worker processes "+
-		"(default: one process, no master; WEB_CONCURRENCY is read when neither this nor M0_WORKERS is set)")
+		"(0: one process, no master; WEB_CONCURRENCY is read when neither this nor M0_WORKERS is set)")
 	fs.StringVar(&master.Listener, "listener", master.Listener, "with --workers: reuseport (one SO_REUSEPORT socket per worker, Linux) or shared (one socket for all)")
 	fs.Var((*duration)(&master.WorkerTimeout), "worker-timeout", "with --workers: kill and replace a worker whose loop has not turned for this long (0: off)")
-	fs.IntVar(&master.MaxRequests, "max-requests", 0, "with --workers: replace a worker after it served this many requests (0: off)")
+	fs.IntVar(&master.MaxRequests, "max-requests", 0, "with --workers: replace a worker after it served this many requests (0: never)")
 	fs.IntVar(&master.MaxRequestsJitter, "max-requests-jitter", 0, "with --max-requests: add rand(0..N) per worker, so they do not all recycle at once")
 	fs.Var((*duration)(&master.MaxWorkerLifetime), "max-worker-lifetime", "with --workers: replace a worker after it has run this long (0: off)")
-	fs.Var((*size)(&master.MaxWorkerRSS), "max-worker-rss", "with --workers: replace a worker whose resident memory is over this many MiB in two samples running (0: off)")
+	fs.Int64Var(&master.MaxWorkerRSS, "max-worker-rss", 0, "with --workers: replace a worker whose resident memory is over this many MiB in two samples running (0: off)")
 	fs.Var((*duration)(&master.RSSCheckInterval), "rss-check-interval", "with --max-worker-rss: how often the master samples /proc/PID/statm")
 	fs.StringVar(&master.PidFile, "pid-file", "", "with --workers: write the master's pid to this file (removed at exit)")
 	fs.StringVar(&cfg.AccessLogFile, "access-log-file", cfg.AccessLogFile, "write the access log to this file (implies --access-log); reopened on SIGUSR1")
