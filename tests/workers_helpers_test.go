@@ -270,3 +270,42 @@ func portOf(addr string) string {
 	_, port, _ := net.SplitHostPort(addr)
 	return port
 }
+
+// waitSockets waits until port has want sockets in LISTEN: a closed one
+// lingers until the io_uring of the last worker holding it is torn down,
+// which the kernel does after the process exits.
+func waitSockets(t *testing.T, port string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n := listeningSockets(t, port)
+		if n == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d listening sockets on port %s, want %d", n, port, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitState waits until pid's state (proc(5) stat field 3) is state.
+func waitState(t *testing.T, pid int, state string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		fields := strings.Fields(text[strings.LastIndexByte(text, ')')+1:])
+		if len(fields) > 0 && fields[0] == state {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d in state %v, want %s", pid, fields, state)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

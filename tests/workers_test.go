@@ -75,6 +75,9 @@ func TestWorkersQueuedConnectionsSurviveKill(t *testing.T) {
 	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "2", "--worker-timeout", "0")
 	victim := s.readyPids()[0]
 	syscall.Kill(victim, syscall.SIGSTOP)
+	// SIGSTOP takes effect asynchronously: a connection accepted before it
+	// did would be lost with the process, as on any server.
+	waitState(t, victim, "T")
 	type queued struct {
 		conn   net.Conn
 		answer chan string
@@ -140,8 +143,18 @@ func TestWorkersCrash(t *testing.T) {
 	if len(errors) > 8 {
 		t.Fatalf("%d client errors: %v", len(errors), errors)
 	}
-	if len(pids) < 3 {
-		t.Fatalf("answers by pid %v: want the respawned workers among them", pids)
+	t.Logf("answers by pid: %v", pids)
+	// The respawned workers answer (the looping clients' keep-alive
+	// connections may all have landed on the other one).
+	for slot, pid := range s.readyPids() {
+		seen := false
+		for i := 0; i < 200 && !seen; i++ {
+			_, body, _ := fetch(oneShot(), s.url("/pid"))
+			seen = body == strconv.Itoa(pid)
+		}
+		if !seen {
+			t.Errorf("worker %d (pid %d) never answered", slot, pid)
+		}
 	}
 	logs := s.logs.String()
 	// A segfault in C code is caught by the Go runtime, which prints the
@@ -389,11 +402,19 @@ func TestWorkersMasterKilled(t *testing.T) {
 			t.Fatalf("worker %d alive 2 s after its master was killed", pid)
 		}
 	}
-	l, err := net.Listen("tcp", s.addr)
-	if err != nil {
-		t.Fatalf("the port is still bound: %v", err)
+	// The socket goes with the last process holding it, once the kernel
+	// has torn down its io_uring (which it does after the exit).
+	for {
+		l, err := net.Listen("tcp", s.addr)
+		if err == nil {
+			l.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the port is still bound 2 s after the master was killed: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	l.Close()
 }
 
 // SIGTTIN and SIGTTOU add and remove a worker; SIGUSR1 reopens a renamed
@@ -404,14 +425,10 @@ func TestWorkersSignals(t *testing.T) {
 	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "2", "--access-log-file", accessLog)
 	s.signal(t, syscall.SIGTTIN)
 	s.waitLog(t, `worker 2 \(pid [0-9]+\): ready`, 1, 20*time.Second)
-	if n := listeningSockets(t, portOf(s.addr)); n != 3 {
-		t.Fatalf("%d listening sockets after SIGTTIN, want 3", n)
-	}
+	waitSockets(t, portOf(s.addr), 3)
 	s.signal(t, syscall.SIGTTOU)
 	s.waitLog(t, `worker 2 \(pid [0-9]+\): exit status 0 \(slot removed\)`, 1, 20*time.Second)
-	if n := listeningSockets(t, portOf(s.addr)); n != 2 {
-		t.Fatalf("%d listening sockets after SIGTTOU, want 2", n)
-	}
+	waitSockets(t, portOf(s.addr), 2)
 	client := oneShot()
 	fetch(client, s.url("/before-rotation"))
 	if err := os.Rename(accessLog, accessLog+".1"); err != nil {
