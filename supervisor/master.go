@@ -311,10 +311,7 @@ func (m *master) exited(w *worker, status string) {
 
 // scheduleRespawn: at once after a healthy run, then backing off.
 func (m *master) scheduleRespawn(s *slot) {
-	delay := time.Duration(0)
-	if s.crashes > 0 {
-		delay = min(backoffBase<<(s.crashes-1), backoffMax)
-	}
+	delay := backoff(s.crashes)
 	s.crashes = min(s.crashes+1, 20)
 	if delay == 0 {
 		s.current = m.start(s, "respawn")
@@ -322,6 +319,15 @@ func (m *master) scheduleRespawn(s *slot) {
 	}
 	m.logf("m0serve: worker %d: respawning in %v (backoff)", s.index, delay)
 	s.respawnAt = time.Now().Add(delay)
+}
+
+// backoff is the wait before the respawn that follows crashes deaths in a
+// row: none for the first, then backoffBase doubling up to backoffMax.
+func backoff(crashes int) time.Duration {
+	if crashes == 0 {
+		return 0
+	}
+	return min(backoffBase<<(crashes-1), backoffMax)
 }
 
 func (m *master) fail(err error) {
