@@ -99,6 +99,13 @@ func startWorkers(t *testing.T, dir string, env []string, args ...string) *worke
 		t.Fatalf("no master line:\n%s", s.logs)
 	}
 	s.addr = m[2]
+	for _, kv := range env {
+		backend, ok := strings.CutPrefix(kv, "M0_BACKEND=")
+		want := map[string]string{"uring": "serving on http://" + s.addr + " (io_uring", "epoll": "serving on http://" + s.addr + " (epoll"}[backend]
+		if ok && !strings.Contains(s.logs.String(), want) {
+			t.Fatalf("M0_BACKEND=%s: no worker line with %q:\n%s", backend, want, s.logs)
+		}
+	}
 	pid, _ := strconv.Atoi(m[1])
 	return &workersServer{server: s, master: pid}
 }

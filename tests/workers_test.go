@@ -72,7 +72,19 @@ func TestWorkersSpread(t *testing.T) {
 // A stopped worker's socket queues connections; killed, its replacement
 // inherits the socket and answers every one of them.
 func TestWorkersQueuedConnectionsSurviveKill(t *testing.T) {
-	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "2", "--worker-timeout", "0")
+	forEachWorkerBackend(t, testQueuedConnectionsSurviveKill)
+}
+
+// forEachWorkerBackend runs test with the workers on io_uring and on epoll,
+// whose accept paths differ.
+func forEachWorkerBackend(t *testing.T, test func(t *testing.T, env []string)) {
+	for _, backend := range []string{"uring", "epoll"} {
+		t.Run(backend, func(t *testing.T) { test(t, []string{"M0_BACKEND=" + backend}) })
+	}
+}
+
+func testQueuedConnectionsSurviveKill(t *testing.T, env []string) {
+	s := startWorkers(t, workersAppDir(t, "v1"), env, "--workers", "2", "--worker-timeout", "0")
 	victim := s.readyPids()[0]
 	syscall.Kill(victim, syscall.SIGSTOP)
 	// SIGSTOP takes effect asynchronously: a connection accepted before it
@@ -201,8 +213,12 @@ func TestWorkersCrashBackoff(t *testing.T) {
 // SIGHUP under load: no client error, the new code answers, every worker
 // is new. With a broken app on disk the old workers keep serving.
 func TestWorkersReload(t *testing.T) {
+	forEachWorkerBackend(t, testReload)
+}
+
+func testReload(t *testing.T, env []string) {
 	dir := workersAppDir(t, "v1")
-	s := startWorkers(t, dir, nil, "--workers", "2")
+	s := startWorkers(t, dir, env, "--workers", "2")
 	before := s.readyPids()
 	l := startLoad(s, 4, "/pid")
 	l.waitRequests(t, 200)
