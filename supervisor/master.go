@@ -39,6 +39,10 @@ type slot struct {
 	crashes     int     // k of the backoff
 	respawnAt   time.Time
 	removed     bool // SIGTTOU: gone once its workers are
+	// emptyBy is set while a removed slot's socket gets no new
+	// connections and its worker still accepts what is queued: the worker
+	// drains once the queue is empty, or at emptyBy.
+	emptyBy time.Time
 }
 
 type master struct {
@@ -57,7 +61,8 @@ type master struct {
 	booted   bool // every first worker was ready once
 	stopping bool
 	stopBy   time.Time
-	reload   int // the slot a rolling reload is at, or -1
+	reload   int  // the slot a rolling reload is at, or -1
+	steered  bool // a BPF program picks the reuseport socket (steer)
 	nextRSS  time.Time
 	err      error
 }
@@ -381,12 +386,22 @@ func (m *master) signal(sig syscall.Signal) {
 		if m.stopping || len(m.slots) >= maxWorkers {
 			return
 		}
+		if m.removing() {
+			// Its socket must leave the group first (steer's order).
+			m.logf("m0serve: %v: ignored while a worker is being removed; send it again", sig)
+			return
+		}
 		port := m.port
 		if err := m.addSlot(&port); err != nil {
 			m.logf("m0serve: %v: adding a worker: %v", sig, err)
 			return
 		}
 		s := m.slots[len(m.slots)-1]
+		if m.steered {
+			if err := steer(s.listenFD, len(m.activeSlots())); err != nil {
+				m.logf("m0serve: %v: %v", sig, err)
+			}
+		}
 		m.logf("m0serve: %v: one worker more (%d)", sig, len(m.activeSlots()))
 		s.current = m.start(s, "SIGTTIN")
 	case syscall.SIGTTOU:
@@ -398,14 +413,18 @@ func (m *master) signal(sig syscall.Signal) {
 		s := active[len(active)-1]
 		s.removed = true
 		m.logf("m0serve: %v: one worker fewer (%d)", sig, len(active)-1)
-		if s.replacement != nil {
-			m.drain(s.replacement)
+		if m.cfg.Listener == "reuseport" && s.current != nil {
+			// New connections go to the other sockets; the worker takes
+			// what is queued in its own before it drains (sweep).
+			err := steer(s.listenFD, len(active)-1)
+			if err == nil {
+				m.steered = true
+				s.emptyBy = time.Now().Add(m.cfg.Server.GracefulTimeout)
+				return
+			}
+			m.logf("m0serve: %v: %v; connections queued for worker %d may be reset", sig, err, s.index)
 		}
-		if s.current == nil {
-			m.closeSlot(s)
-		} else if !s.current.draining {
-			m.drain(s.current)
-		}
+		m.drainRemoved(s)
 	case syscall.SIGUSR1:
 		m.logf("m0serve: %v: reopening log files", sig)
 		if err := server.ReopenLogFiles(&m.cfg.Server); err != nil {
@@ -415,6 +434,30 @@ func (m *master) signal(sig syscall.Signal) {
 			w.send(server.WorkerReopen)
 		}
 	}
+}
+
+// drainRemoved drains the workers of a slot SIGTTOU removed; its socket
+// closes once they are gone.
+func (m *master) drainRemoved(s *slot) {
+	s.emptyBy = time.Time{}
+	if s.replacement != nil {
+		m.drain(s.replacement)
+	}
+	if s.current == nil {
+		m.closeSlot(s)
+	} else if !s.current.draining {
+		m.drain(s.current)
+	}
+}
+
+// removing reports a slot removed whose socket is still open.
+func (m *master) removing() bool {
+	for _, s := range m.slots {
+		if s.removed && s.listenFD >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // advanceReload starts the replacement for the next slot of a reload.
@@ -475,6 +518,11 @@ func (m *master) sweep(now time.Time) {
 	}
 	for _, s := range m.slots {
 		if s.removed {
+			if !s.emptyBy.IsZero() {
+				if n, err := queued(s.listenFD); err != nil || n == 0 || now.After(s.emptyBy) {
+					m.drainRemoved(s)
+				}
+			}
 			continue
 		}
 		if s.current == nil && s.replacement == nil && !s.respawnAt.IsZero() && !now.Before(s.respawnAt) {

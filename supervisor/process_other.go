@@ -17,3 +17,7 @@ func workerProcAttr() *syscall.SysProcAttr {
 func residentBytes(pid int) (int64, error) {
 	return 0, errors.New("no /proc/PID/statm")
 }
+
+func steer(fd, n int) error { return errors.New("SO_REUSEPORT steering: Linux only") }
+
+func queued(fd int) (int, error) { return 0, nil }

@@ -225,6 +225,33 @@ func startLoad(s *workersServer, clients int, path string) *load {
 	return l
 }
 
+// startOneShotLoad is startLoad with a new connection per request.
+func startOneShotLoad(s *workersServer, clients int, path string) *load {
+	l := &load{pids: map[string]int{}}
+	for i := 0; i < clients; i++ {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			client := oneShot()
+			for !l.stop.Load() {
+				status, body, err := fetch(client, s.url(path))
+				l.requests.Add(1)
+				l.mu.Lock()
+				switch {
+				case err != nil:
+					l.errors = append(l.errors, err.Error())
+				case status != 200:
+					l.errors = append(l.errors, fmt.Sprintf("status %d: %s", status, body))
+				default:
+					l.pids[body]++
+				}
+				l.mu.Unlock()
+			}
+		}()
+	}
+	return l
+}
+
 // waitRequests waits until the clients made n more requests than now.
 func (l *load) waitRequests(t *testing.T, n int64) {
 	t.Helper()

@@ -442,9 +442,28 @@ func TestWorkersSignals(t *testing.T) {
 	s.signal(t, syscall.SIGTTIN)
 	s.waitLog(t, `worker 2 \(pid [0-9]+\): ready`, 1, 20*time.Second)
 	waitSockets(t, portOf(s.addr), 3)
+	// A worker removed under load: its socket gets no new connections, and
+	// what is queued in it is served before it closes.
+	l := startOneShotLoad(s, 4, "/pid")
+	l.waitRequests(t, 100)
 	s.signal(t, syscall.SIGTTOU)
 	s.waitLog(t, `worker 2 \(pid [0-9]+\): exit status 0 \(slot removed\)`, 1, 20*time.Second)
 	waitSockets(t, portOf(s.addr), 2)
+	l.waitRequests(t, 100)
+	// And one more again, with the steering program in place.
+	s.signal(t, syscall.SIGTTIN)
+	s.waitLog(t, `worker 3 \(pid [0-9]+\): ready`, 1, 20*time.Second)
+	l.waitRequests(t, 200)
+	pids, errors := l.finish()
+	if len(errors) > 0 {
+		t.Fatalf("%d client errors around SIGTTOU: %v", len(errors), errors)
+	}
+	newest := strconv.Itoa(s.readyPids()[3])
+	if pids[newest] == 0 {
+		t.Errorf("the worker added after a removal got no connections: %v", pids)
+	}
+	s.signal(t, syscall.SIGTTOU)
+	s.waitLog(t, `worker 3 \(pid [0-9]+\): exit status 0 \(slot removed\)`, 1, 20*time.Second)
 	client := oneShot()
 	fetch(client, s.url("/before-rotation"))
 	if err := os.Rename(accessLog, accessLog+".1"); err != nil {
