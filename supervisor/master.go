@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -61,10 +62,11 @@ type master struct {
 	booted   bool // every first worker was ready once
 	stopping bool
 	stopBy   time.Time
-	reload   int  // the slot a rolling reload is at, or -1
-	steered  bool // a BPF program picks the reuseport socket (steer)
-	nextRSS  time.Time
-	err      error
+	reload   int    // the slot a rolling reload is at, or -1
+	steered  string // the positions a BPF program sends connections to (steer), or ""
+
+	nextRSS time.Time
+	err     error
 }
 
 // Run starts the workers and supervises them until SIGTERM or SIGINT has
@@ -128,6 +130,9 @@ func Run(cfg Config, logf func(string, ...any)) error {
 			m.signal(sig.(syscall.Signal))
 		case now := <-sweep.C:
 			m.sweep(now)
+		}
+		if err := m.rebalance(); err != nil {
+			m.logf("m0serve: %v", err)
 		}
 	}
 	if m.err == nil {
@@ -397,11 +402,6 @@ func (m *master) signal(sig syscall.Signal) {
 			return
 		}
 		s := m.slots[len(m.slots)-1]
-		if m.steered {
-			if err := steer(s.listenFD, len(m.activeSlots())); err != nil {
-				m.logf("m0serve: %v: %v", sig, err)
-			}
-		}
 		m.logf("m0serve: %v: one worker more (%d)", sig, len(m.activeSlots()))
 		s.current = m.start(s, "SIGTTIN")
 	case syscall.SIGTTOU:
@@ -416,13 +416,12 @@ func (m *master) signal(sig syscall.Signal) {
 		if m.cfg.Listener == "reuseport" && s.current != nil {
 			// New connections go to the other sockets; the worker takes
 			// what is queued in its own before it drains (sweep).
-			err := steer(s.listenFD, len(active)-1)
-			if err == nil {
-				m.steered = true
+			if err := m.rebalance(); err == nil {
 				s.emptyBy = time.Now().Add(m.cfg.Server.GracefulTimeout)
 				return
+			} else {
+				m.logf("m0serve: %v: %v; connections queued for worker %d may be reset", sig, err, s.index)
 			}
-			m.logf("m0serve: %v: %v; connections queued for worker %d may be reset", sig, err, s.index)
 		}
 		m.drainRemoved(s)
 	case syscall.SIGUSR1:
@@ -434,6 +433,44 @@ func (m *master) signal(sig syscall.Signal) {
 			w.send(server.WorkerReopen)
 		}
 	}
+}
+
+// rebalance sends new connections (with reuseport) only to the sockets of
+// slots whose worker accepts: not to a slot whose worker died and is not
+// yet replaced (what is queued there waits for the replacement), stopped
+// at its request limit, or is being removed. While every slot accepts,
+// the kernel's own hashing is left alone.
+func (m *master) rebalance() error {
+	if m.cfg.Listener != "reuseport" || !m.booted || m.stopping {
+		return nil
+	}
+	var positions, slots []int
+	everyone := true
+	fd, position := -1, 0
+	for _, s := range m.slots {
+		if s.listenFD < 0 {
+			continue // closed: out of the group
+		}
+		w := s.current
+		if !s.removed && w != nil && !w.readyAt.IsZero() && !w.draining {
+			positions = append(positions, position)
+			slots = append(slots, s.index)
+			fd = s.listenFD
+		} else {
+			everyone = false
+		}
+		position++
+	}
+	key := fmt.Sprint(positions)
+	if len(positions) == 0 || everyone && m.steered == "" || key == m.steered {
+		return nil // nobody accepts (leave them queued), or nothing changed
+	}
+	if err := steer(fd, positions); err != nil {
+		return err
+	}
+	m.steered = key
+	m.logf("m0serve: new connections go to workers %s", strings.Trim(fmt.Sprint(slots), "[]"))
+	return nil
 }
 
 // drainRemoved drains the workers of a slot SIGTTOU removed; its socket

@@ -18,6 +18,6 @@ func residentBytes(pid int) (int64, error) {
 	return 0, errors.New("no /proc/PID/statm")
 }
 
-func steer(fd, n int) error { return errors.New("SO_REUSEPORT steering: Linux only") }
+func steer(fd int, positions []int) error { return errors.New("SO_REUSEPORT steering: Linux only") }
 
 func queued(fd int) (int, error) { return 0, nil }

@@ -12,18 +12,22 @@ import (
 const loadRandom = 0xfffff000 + 56
 
 // steer makes the SO_REUSEPORT group fd belongs to send each new
-// connection to one of its first n sockets at random. The kernel keeps a
-// group's sockets in the order they started listening (a closed one's
-// place taken by the last), so while slots are only added at the end and
-// removed from the end, the first n are the slots 0..n-1. Without it the
-// kernel hashes each connection over every socket, the one being removed
-// too, whose queue would be reset when it closes.
-func steer(fd, n int) error {
+// connection, at random, to one of the sockets at positions (indexes in
+// the group, which the kernel keeps in the order the sockets started
+// listening, a leaving socket's place taken by the last). Without it the
+// kernel hashes each connection over every socket of the group, those
+// whose worker is gone or being removed too.
+func steer(fd int, positions []int) error {
 	program := []unix.SockFilter{
 		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: loadRandom},
-		{Code: unix.BPF_ALU | unix.BPF_MOD | unix.BPF_K, K: uint32(n)},
-		{Code: unix.BPF_RET | unix.BPF_A},
+		{Code: unix.BPF_ALU | unix.BPF_MOD | unix.BPF_K, K: uint32(len(positions))},
 	}
+	for i, position := range positions {
+		program = append(program,
+			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 0, Jf: 1, K: uint32(i)},
+			unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: uint32(position)})
+	}
+	program = append(program, unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: uint32(positions[0])})
 	prog := unix.SockFprog{Len: uint16(len(program)), Filter: &program[0]}
 	if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_REUSEPORT_CBPF, &prog); err != nil {
 		return fmt.Errorf("SO_ATTACH_REUSEPORT_CBPF: %w", err)

@@ -136,6 +136,27 @@ func testQueuedConnectionsSurviveKill(t *testing.T, env []string) {
 	s.waitLog(t, `worker 0 \(pid [0-9]+\): died: killed by signal 9`, 1, 5*time.Second)
 }
 
+// While a slot's worker is dead and its replacement not yet ready, new
+// connections go to the other workers instead of waiting in its socket.
+func TestWorkersSteerAroundDeadWorker(t *testing.T) {
+	dir := workersAppDir(t, "v1")
+	s := startWorkers(t, dir, nil, "--workers", "2")
+	pids := s.readyPids()
+	writeFile(t, filepath.Join(dir, "slow_import"), "")
+	syscall.Kill(pids[0], syscall.SIGKILL)
+	s.waitLog(t, `(?m)new connections go to workers 1$`, 1, 10*time.Second)
+	client := oneShot()
+	for i := 0; i < 20; i++ {
+		if status, body, err := fetch(client, s.url("/pid")); err != nil || status != 200 || body != strconv.Itoa(pids[1]) {
+			t.Fatalf("request %d while worker 0 boots: %d %q %v\n%s", i, status, body, err, s.logs)
+		}
+	}
+	if len(workerReadyLine.FindAllString(s.logs.String(), -1)) != 2 {
+		t.Fatalf("the replacement was ready before the requests were answered (10 s import):\n%s", s.logs)
+	}
+	s.waitLog(t, `(?m)new connections go to workers 0 1$`, 1, 30*time.Second)
+}
+
 // A worker that crashes (os._exit, a segfault) is respawned; the other
 // keeps serving, and only requests on the crashed worker can fail.
 func TestWorkersCrash(t *testing.T) {

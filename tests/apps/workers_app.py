@@ -1,7 +1,8 @@
 """The app of the --workers tests: /pid names the worker, /version what
 version.txt beside this file held at import, /sleep?s= and /spin?s= wait
 and burn CPU, /crash?how=exit|segv ends the worker, /grow?mb= keeps memory
-and /spike?mb= holds it for a moment. WORKERS_APP_FAIL=1 fails the import."""
+and /spike?mb= holds it for a moment. WORKERS_APP_FAIL=1 fails the import;
+a file slow_import beside this one makes it take 10 s."""
 import ctypes
 import os
 import time
@@ -9,8 +10,11 @@ import time
 if os.environ.get("WORKERS_APP_FAIL"):
     raise RuntimeError("WORKERS_APP_FAIL is set: this import fails")
 
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "version.txt")) as f:
+_here = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(_here, "version.txt")) as f:
     VERSION = f.read().strip()
+if os.path.exists(os.path.join(_here, "slow_import")):
+    time.sleep(10)
 
 _kept = []
 
