@@ -59,8 +59,14 @@ type workersServer struct {
 // ready.
 func startWorkers(t *testing.T, dir string, env []string, args ...string) *workersServer {
 	t.Helper()
+	return startWorkersApp(t, dir, "workers_app:app", env, args...)
+}
+
+// startWorkersApp is startWorkers serving target from dir.
+func startWorkersApp(t *testing.T, dir, target string, env []string, args ...string) *workersServer {
+	t.Helper()
 	argv := append([]string{"--host", "127.0.0.1", "--port", "0", "--app-dir", dir}, args...)
-	argv = append(argv, "workers_app:app")
+	argv = append(argv, target)
 	cmd := exec.Command(binary, argv...)
 	cmd.Env = append(cleanEnv(), env...)
 	stderr, err := cmd.StderrPipe()

@@ -199,6 +199,25 @@ func TestWorkersCrash(t *testing.T) {
 	}
 }
 
+// ASGI workers are ready after lifespan startup; one that fails stops the
+// master with status 3 and the app's message once, nothing served.
+func TestWorkersASGI(t *testing.T) {
+	code, out := runToExit(t, cleanEnv(), "--port", "0", "--workers", "2", "--app-dir", appsDir(t), "asgi_spec_app:failing_startup")
+	if code != 3 || strings.Count(out, "m0 database unreachable") != 1 || strings.Contains(out, "serving on") {
+		t.Fatalf("failed lifespan startup: exit %d\n%s", code, out)
+	}
+	s := startWorkersApp(t, appsDir(t), "asgi_spec_app:app", nil, "--workers", "2")
+	for i := 0; i < 10; i++ {
+		if status, body, err := fetch(oneShot(), s.url("/ordered")); err != nil || status != 200 || body != "in order" {
+			t.Fatalf("ASGI through workers: %d %q %v", status, body, err)
+		}
+	}
+	s.stop()
+	if n := strings.Count(s.logs.String(), "Traceback"); n != 0 {
+		t.Fatalf("%d tracebacks:\n%s", n, s.logs)
+	}
+}
+
 // An app that fails at import: exit 3 within seconds, one traceback.
 func TestWorkersBootFailure(t *testing.T) {
 	dir := workersAppDir(t, "v1")
