@@ -51,18 +51,19 @@ type Loop struct {
 	now      int64
 	nextTick int64
 
-	started  atomic.Bool  // the backend exists: Shutdown may wake it
-	exited   atomic.Bool  // Run returned: notes are no longer read
-	wakeMu   sync.Mutex   // orders Wake from other threads before the backend's Close
-	shutdown atomic.Int64 // graceful deadline (unix ns) once requested
-	draining bool
+	started      atomic.Bool  // the backend exists: Shutdown may wake it
+	exited       atomic.Bool  // Run returned: notes are no longer read
+	wakeMu       sync.Mutex   // orders Wake from other threads before the backend's Close
+	shutdown     atomic.Int64 // graceful deadline (unix ns) once requested
+	draining     bool
+	drainByNanos int64
+	stopped      bool
+
 	// gentle is set by Drain: keep-alive connections are kept until
 	// their next request, which is answered with Connection: close.
 	gentle atomic.Bool
 	// gentleDrain is gentle as the loop thread saw it when draining began.
-	gentleDrain  bool
-	drainByNanos int64
-	stopped      bool
+	gentleDrain bool
 
 	yielder threadsched.Yielder
 	// timeNow replaces the clock in tests (unix nanoseconds).
@@ -645,14 +646,14 @@ func (l *Loop) drain(deadline int64) {
 			continue
 		}
 		idle := s.state == stateHead && s.job == nil && !s.sending && len(s.send) == 0 && len(s.input()) == 0
+		// Drain (gentle) closes nothing early: a response already on its
+		// way may have said keep-alive, so a connection waits for its next
+		// request (answered with Connection: close) or its idle timeout.
 		switch {
 		case force || idle && !l.gentleDrain:
 			l.closeSlot(s)
 		case !l.gentleDrain:
 			s.keepAlive = false
-			// Drain: a response already on its way may have said
-			// keep-alive, so the connection waits for the next request
-			// (answered with Connection: close) or its idle timeout.
 		}
 	}
 	if force && l.now >= l.drainByNanos+int64(time.Second) {
