@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"os/signal"
 	"runtime"
@@ -39,16 +38,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		runtime.GOMAXPROCS(lockedThreads + 1)
 	}
 
-	var (
-		listenFD int
-		bound    netip.AddrPort
-		err      error
-	)
-	if cfg.Worker != nil {
-		listenFD, bound, err = cfg.Worker.listener()
-	} else {
-		listenFD, bound, err = listen(cfg.Host, cfg.Port, cfg.Backlog)
-	}
+	listenFD, bound, err := cfg.openListener()
 	if err != nil {
 		return err
 	}

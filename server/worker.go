@@ -92,6 +92,15 @@ func WorkerFromEnv() (*Worker, error) {
 	}, nil
 }
 
+// openListener opens the listening socket, or in a worker takes the one
+// its master made.
+func (c *Config) openListener() (int, netip.AddrPort, error) {
+	if c.Worker != nil {
+		return c.Worker.listener()
+	}
+	return listen(c.Host, c.Port, c.Backlog)
+}
+
 // listener returns the socket the master made, and the address it is
 // bound to.
 func (w *Worker) listener() (int, netip.AddrPort, error) {
