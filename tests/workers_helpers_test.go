@@ -69,6 +69,9 @@ func startWorkersApp(t *testing.T, dir, target string, env []string, args ...str
 	argv = append(argv, target)
 	cmd := exec.Command(binary, argv...)
 	cmd.Env = append(cleanEnv(), env...)
+	// A group of its own, as a shell gives a job: a test can signal the
+	// group as a terminal's Ctrl-C does.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

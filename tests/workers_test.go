@@ -436,6 +436,32 @@ func TestWorkersWebConcurrency(t *testing.T) {
 	}
 }
 
+// Ctrl-C in a terminal signals the foreground process group: the master
+// alone gets it (the workers have groups of their own) and drains them,
+// so a request in flight is answered and no worker hears it twice.
+func TestWorkersCtrlC(t *testing.T) {
+	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "2")
+	answer := make(chan string, 1)
+	go func() {
+		status, body, err := fetch(oneShot(), s.url("/sleep?s=2"))
+		answer <- strconv.Itoa(status) + " " + body + " " + errString(err)
+	}()
+	time.Sleep(500 * time.Millisecond) // the request reaches a worker
+	if err := syscall.Kill(-s.master, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-answer; got != "200 slept " {
+		t.Fatalf("the request in flight got %q\n%s", got, s.logs)
+	}
+	if err := s.waitExit(20 * time.Second); err != nil {
+		t.Fatalf("master: %v\n%s", err, s.logs)
+	}
+	logs := s.logs.String()
+	if strings.Count(logs, "interrupt") != 1 || strings.Contains(logs, "again") {
+		t.Fatalf("SIGINT reached more than the master:\n%s", logs)
+	}
+}
+
 func errString(err error) string {
 	if err == nil {
 		return ""
