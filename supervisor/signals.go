@@ -7,6 +7,7 @@ import (
 	"github.com/m0serve/m0serve/server"
 )
 
+// signal answers the operator (README, the signals table).
 func (m *master) signal(sig syscall.Signal) {
 	switch sig {
 	case syscall.SIGTERM, syscall.SIGINT:
