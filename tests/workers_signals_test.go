@@ -208,6 +208,7 @@ func TestSingleProcessReopensLogs(t *testing.T) {
 	s := start(t, wsgiVariant(), "--app-dir", workersAppDir(t, "v1"), "--access-log-file", accessLog, "workers_app:app")
 	checkLogRotation(t, s, accessLog, func() { s.cmd.Process.Signal(syscall.SIGUSR1) }, 1)
 }
+
 // Configuration mistakes: one line naming the flag, exit status 2.
 func TestWorkersConfigErrors(t *testing.T) {
 	dir := workersAppDir(t, "v1")
