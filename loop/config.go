@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/m0serve/m0serve/http1"
@@ -61,6 +62,11 @@ type Config struct {
 	// during the call. body is the response body's length. An access log
 	// records these with the handlers' own responses.
 	OnLoopResponse func(remote netip.AddrPort, req *http1.Request, status int, body int)
+	// Heartbeat, when set, is stamped with the wall clock (unix
+	// nanoseconds) by the loop thread when it starts and at least once a
+	// second while it runs: a supervisor reading it sees a loop that
+	// stopped turning.
+	Heartbeat *atomic.Int64
 }
 
 // Defaults.

@@ -37,7 +37,7 @@ func (l *Loop) advance(s *slot) {
 func (l *Loop) readHead(s *slot) bool {
 	in := s.input()
 	if len(in) == 0 {
-		if s.peerEOF || l.draining || !s.keepAlive {
+		if s.peerEOF || !s.keepAlive || l.draining && !l.gentleDrain {
 			s.closeAfter = true
 			return false
 		}

@@ -59,6 +59,12 @@ type Loop struct {
 	drainByNanos int64
 	stopped      bool
 
+	// gentle is set by Drain: keep-alive connections are kept until
+	// their next request, which is answered with Connection: close.
+	gentle atomic.Bool
+	// gentleDrain is gentle as the loop thread saw it when draining began.
+	gentleDrain bool
+
 	yielder threadsched.Yielder
 	// timeNow replaces the clock in tests (unix nanoseconds).
 	timeNow func() int64
@@ -129,6 +135,7 @@ func (l *Loop) start() {
 	l.clock()
 	l.date.Tick(time.Unix(0, l.now))
 	l.nextTick = l.now + int64(time.Second)
+	l.stampHeartbeat()
 	l.backend.QueueAccept(l.cfg.ListenFD)
 	l.accepting = true
 }
@@ -155,6 +162,24 @@ func (l *Loop) Shutdown(grace time.Duration) {
 	}
 	if l.started.Load() {
 		l.wake()
+	}
+}
+
+// Drain is Shutdown for a worker being replaced while its listening
+// socket lives on in another process: stop accepting (what is queued in
+// the socket stays there for the replacement), answer each keep-alive
+// connection's next request with Connection: close instead of closing it
+// idle (its client may be sending that request right now), accept what
+// was already accepted, and return from Run once every connection is
+// closed or grace has passed.
+func (l *Loop) Drain(grace time.Duration) {
+	l.gentle.Store(true)
+	l.Shutdown(grace)
+}
+
+func (l *Loop) stampHeartbeat() {
+	if l.cfg.Heartbeat != nil {
+		l.cfg.Heartbeat.Store(l.now)
 	}
 }
 
@@ -299,7 +324,7 @@ func (l *Loop) onAccept(c *Completion) {
 		return
 	}
 	fd := int(c.Res)
-	if l.draining {
+	if l.draining && !l.gentleDrain {
 		unix.Close(fd)
 		return
 	}
@@ -597,6 +622,7 @@ func (l *Loop) closeSlot(s *slot) {
 func (l *Loop) tick() {
 	l.date.Tick(time.Unix(0, l.now))
 	l.nextTick = l.now + int64(time.Second)
+	l.stampHeartbeat()
 	for _, s := range l.slots[1:] {
 		if s == nil || !s.open || s.closing || s.deadline == 0 || l.now < s.deadline {
 			continue
@@ -624,6 +650,7 @@ const closeGiveUp = time.Second
 func (l *Loop) drain(deadline int64) {
 	if !l.draining {
 		l.draining = true
+		l.gentleDrain = l.gentle.Load()
 		l.stopAccept()
 	}
 	l.drainByNanos = deadline
@@ -633,12 +660,16 @@ func (l *Loop) drain(deadline int64) {
 			continue
 		}
 		idle := s.state == stateHead && s.job == nil && !s.sending && len(s.send) == 0 && len(s.input()) == 0
-		if idle || force {
+		// Drain (gentle) closes nothing early: a response already on its
+		// way may have said keep-alive, so a connection waits for its next
+		// request (answered with Connection: close) or its idle timeout.
+		switch {
+		case force || idle && !l.gentleDrain:
 			if !idle && s.job != nil {
 				l.logCutOff(s.job)
 			}
 			l.closeSlot(s)
-		} else {
+		case !l.gentleDrain:
 			s.keepAlive = false
 		}
 	}

@@ -37,6 +37,13 @@ type Config struct {
 	RootPath  string // SCRIPT_NAME: the prefix the app is mounted under
 	Threads   int    // handler threads calling the app
 	AccessLog bool   // one common-log-format line per response on stderr
+
+	AccessLogFile string // the access log's file instead of stderr (implies AccessLog)
+	ErrorLogFile  string // the server's log (and Python's stderr) instead of stderr
+
+	// Worker is set in a worker process a master started (package
+	// supervisor): the listener comes from it, and it hears the master.
+	Worker *Worker
 }
 
 // Defaults, shared with cmd/m0serve's --help.

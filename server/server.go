@@ -61,7 +61,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 	}()
 
-	listenFD, bound, err := listen(cfg.Host, cfg.Port, cfg.Backlog)
+	listenFD, bound, err := cfg.openListener()
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			return newBackend(cfg.Backend, logf)
 		},
 		ListenFD:         listenFD,
-		Handler:          handler,
+		Handler:          cfg.Worker.handler(handler),
 		Jobs:             jobs,
 		MaxConnections:   cfg.MaxConnections,
 		HeaderTimeout:    cfg.HeaderTimeout,
@@ -128,7 +128,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		OnExit:           onExit,
 		OnStart: func(name string) {
 			logf("m0serve: %s: serving on %s (%s)", describeApp(&cfg, py), url, name)
+			cfg.Worker.started()
 		},
+		Heartbeat: cfg.Worker.heartbeatStamp(),
 	})
 	if err != nil {
 		if py != nil {
@@ -136,6 +138,8 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 		return err
 	}
+
+	cfg.Worker.attach(l, &cfg, logf)
 
 	stop := newStopper(l, cfg.GracefulTimeout, logf)
 	signal.Notify(stop.signals, syscall.SIGTERM, syscall.SIGINT)

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/m0serve/m0serve/server"
+	"github.com/m0serve/m0serve/supervisor"
 )
 
 func main() {
@@ -73,8 +74,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 	}
-	err = server.Run(cfg, logger.Printf)
+	err = serve(cfg, fs, args, logger)
 	var cfgErr *server.ConfigError
+	var bootErr *supervisor.BootError
 	var loadErr *server.AppLoadError
 	var lifespanErr *server.LifespanError
 	switch {
@@ -88,6 +90,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// not the server's, so no Go detail.
 		fmt.Fprintf(stderr, "m0serve: %v\n", err)
 		return 2
+	case errors.As(err, &bootErr):
+		// The worker printed its traceback; the master says which.
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 3
 	case errors.As(err, &lifespanErr):
 		// The app's own message (lifespan.startup.failed); uvicorn exits
 		// with 3 for it too.
@@ -135,6 +141,7 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.StringVar(&cfg.RootPath, "root-path", cfg.RootPath, "prefix the app is mounted under: SCRIPT_NAME, stripped from PATH_INFO")
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, threadsUsage)
 	fs.BoolVar(&cfg.AccessLog, "access-log", cfg.AccessLog, "log every response to stderr in the Common Log Format")
+	addWorkerFlags(fs, cfg)
 	// Every flag defined here reads M0_ and its name in upper case, dashes
 	// as underscores (--version, added by the caller, has none).
 	var options []option
