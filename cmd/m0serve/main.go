@@ -125,8 +125,7 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.Var((*duration)(&cfg.HeaderTimeout), "header-timeout", "time to receive a request head (408 after)")
 	fs.Var((*duration)(&cfg.KeepAliveTimeout), "keepalive-timeout", "idle time between requests before closing")
 	fs.Var((*duration)(&cfg.BodyTimeout), "body-timeout", "longest stall while receiving a request body")
-	fs.Var((*duration)(&cfg.GracefulTimeout), "graceful-timeout", "time to finish requests in flight on SIGTERM/SIGINT, "+
-		"Python's stop included; a second signal exits at once with status 128+signal (130 for Ctrl-C, 143 for SIGTERM)")
+	fs.Var((*duration)(&cfg.GracefulTimeout), "graceful-timeout", "time to finish in-flight requests on SIGTERM/SIGINT, Python's stop included; a second signal exits at once (128+signal)")
 	fs.Var((*size)(&cfg.MaxBodySize), "max-body-size", "largest request body in bytes (K, M, G suffixes); 413 beyond")
 	fs.Var((*intSize)(&cfg.MaxHeadSize), "max-head-size", "largest request head in bytes (431 beyond; 414 for the request line)")
 	fs.IntVar(&cfg.MaxFields, "max-fields", cfg.MaxFields, "most header fields in a request (431 beyond)")

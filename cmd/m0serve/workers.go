@@ -21,8 +21,7 @@ var master supervisor.Config
 // the log files.
 func addWorkerFlags(fs *flag.FlagSet, cfg *server.Config) {
 	master = supervisor.Defaults
-	fs.IntVar(&master.Workers, "workers", 0, "run a master process supervising N worker processes "+
-		"(0: one process, no master; WEB_CONCURRENCY is read when neither this nor M0_WORKERS is set)")
+	fs.IntVar(&master.Workers, "workers", 0, "worker processes under a master (0: one process, no master; else WEB_CONCURRENCY when set)")
 	fs.StringVar(&master.Listener, "listener", master.Listener, "with --workers: reuseport (one SO_REUSEPORT socket per worker, Linux) or shared (one socket for all)")
 	fs.Var((*duration)(&master.WorkerTimeout), "worker-timeout", "with --workers: kill and replace a worker whose loop has not turned for this long (0: off)")
 	fs.IntVar(&master.MaxRequests, "max-requests", 0, "with --workers: replace a worker after it served this many requests (0: never)")
