@@ -115,7 +115,9 @@ func (l *Loop) dispatch(s *slot, head []byte) {
 }
 
 // writeResponse encodes an inline handler's whole response.
-func (l *Loop) writeResponse(s *slot, req *http1.Request, status int, fields, body []byte) {
+// contentLength is what the framing announces: len(body), or for HEAD
+// the GET's length (-1: unknown).
+func (l *Loop) writeResponse(s *slot, req *http1.Request, status int, fields, body []byte, contentLength int64) {
 	// An inline handler never reads the body; a client waiting for 100
 	// (Continue) may or may not send it, so the connection cannot be
 	// reused (RFC 9110 §10.1.1).
@@ -123,7 +125,7 @@ func (l *Loop) writeResponse(s *slot, req *http1.Request, status int, fields, bo
 	head := http1.ResponseHead{
 		Status:        status,
 		Version:       req.Version,
-		ContentLength: int64(len(body)),
+		ContentLength: contentLength,
 		Close:         close,
 		KeepAlive10:   !close && req.Version == http1.Version10,
 		HeadRequest:   req.MethodIs("HEAD"),

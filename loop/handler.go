@@ -82,7 +82,22 @@ func (w *ResponseWriter) Respond(status int, body []byte) {
 		return
 	}
 	w.responded = true
-	w.loop.writeResponse(w.slot, w.req, status, w.fields, body)
+	w.loop.writeResponse(w.slot, w.req, status, w.fields, body, int64(len(body)))
+}
+
+// RespondHead answers a HEAD request: the status, the fields added so far
+// and framing that announces contentLength, the length a GET would carry
+// (-1: not known, and no Content-Length is sent, RFC 9110 §9.3.2). For
+// any other method it is Respond(status, nil).
+func (w *ResponseWriter) RespondHead(status int, contentLength int64) {
+	if !w.req.MethodIs("HEAD") {
+		contentLength = 0
+	}
+	if w.responded || w.deferred {
+		return
+	}
+	w.responded = true
+	w.loop.writeResponse(w.slot, w.req, status, w.fields, nil, contentLength)
 }
 
 // Defer hands the request to the deferred path: a Job on the Config's

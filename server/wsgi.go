@@ -188,11 +188,7 @@ func (w *wsgiJob) WriteHead(resp *pybridge.Response) error {
 			return err
 		}
 	}
-	length := resp.AppContentLength()
-	if length < 0 {
-		length = resp.ContentLength()
-	}
-	return lj.WriteHeader(resp.Status(), length)
+	return lj.WriteHeader(resp.Status(), framedLength(resp, lj.Request.MethodIs("HEAD")))
 }
 
 // Write implements pybridge.BodyWriter. It blocks while the client is
@@ -255,6 +251,23 @@ func (w *wsgiJob) sendFile(fd int, offset, length int64) {
 		lj.Abort()
 	}
 	p.put(w)
+}
+
+// framedLength is the Content-Length to announce: the app's own, or the
+// bridge's count of the body (-1: unknown). For HEAD an empty count is
+// no length: a framework drops the body of a HEAD response (Werkzeug
+// returns none for a streamed one), so 0 is not what the GET would
+// carry, and RFC 9110 §9.3.2 allows sending no length rather than a
+// wrong one (as gunicorn does).
+func framedLength(resp *pybridge.Response, head bool) int64 {
+	if length := resp.AppContentLength(); length >= 0 {
+		return length
+	}
+	length := resp.ContentLength()
+	if head && length == 0 {
+		return -1
+	}
+	return length
 }
 
 // framingField: Content-Length, Transfer-Encoding, Connection, Date and
