@@ -116,12 +116,12 @@ func (l *Loop) dispatch(s *slot, head []byte) {
 
 // writeResponse encodes an inline handler's whole response.
 // contentLength is what the framing announces: len(body), or for HEAD
-// the GET's length (-1: unknown).
-func (l *Loop) writeResponse(s *slot, req *http1.Request, status int, fields, body []byte, contentLength int64) {
+// the GET's length (-1: unknown); closeAfter: the handler asked to close.
+func (l *Loop) writeResponse(s *slot, req *http1.Request, status int, fields, body []byte, contentLength int64, closeAfter bool) {
 	// An inline handler never reads the body; a client waiting for 100
 	// (Continue) may or may not send it, so the connection cannot be
 	// reused (RFC 9110 §10.1.1).
-	close := !s.keepAlive || req.Expect100 && req.HasBody()
+	close := !s.keepAlive || req.Expect100 && req.HasBody() || closeAfter
 	head := http1.ResponseHead{
 		Status:        status,
 		Version:       req.Version,

@@ -244,7 +244,7 @@ func (l *Loop) writeJobHead(s *slot, j *Job) {
 	req := &j.Request
 	// A client still waiting to be asked for its body will not get to
 	// send the next request in a way we can frame: close.
-	close := !s.keepAlive || j.expect100 && !j.sent100 && !j.bodyDone
+	close := !s.keepAlive || j.expect100 && !j.sent100 && !j.bodyDone || j.closeAfter
 	if close {
 		s.keepAlive = false
 	}

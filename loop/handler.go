@@ -44,6 +44,7 @@ type ResponseWriter struct {
 	slot      *slot
 	req       *http1.Request
 	fields    []byte
+	close     bool // SetClose
 	responded bool
 	deferred  bool
 }
@@ -51,7 +52,7 @@ type ResponseWriter struct {
 func (w *ResponseWriter) reset(s *slot, req *http1.Request) {
 	w.slot, w.req = s, req
 	w.fields = w.fields[:0]
-	w.responded, w.deferred = false, false
+	w.close, w.responded, w.deferred = false, false, false
 }
 
 // AddHeader adds a response field; an invalid name or value is refused
@@ -75,6 +76,10 @@ func (w *ResponseWriter) AddHeaderBytes(name, value []byte) error {
 	return nil
 }
 
+// SetClose asks for the connection to close after this response (an
+// application's "Connection: close"); call it before Respond.
+func (w *ResponseWriter) SetClose() { w.close = true }
+
 // Respond writes the whole response: status, the fields added so far, the
 // framing, and body (left out for HEAD and for statuses without a body).
 func (w *ResponseWriter) Respond(status int, body []byte) {
@@ -82,7 +87,7 @@ func (w *ResponseWriter) Respond(status int, body []byte) {
 		return
 	}
 	w.responded = true
-	w.loop.writeResponse(w.slot, w.req, status, w.fields, body, int64(len(body)))
+	w.loop.writeResponse(w.slot, w.req, status, w.fields, body, int64(len(body)), w.close)
 }
 
 // RespondHead answers a HEAD request: the status, the fields added so far
@@ -97,7 +102,7 @@ func (w *ResponseWriter) RespondHead(status int, contentLength int64) {
 		return
 	}
 	w.responded = true
-	w.loop.writeResponse(w.slot, w.req, status, w.fields, nil, contentLength)
+	w.loop.writeResponse(w.slot, w.req, status, w.fields, nil, contentLength, w.close)
 }
 
 // Defer hands the request to the deferred path: a Job on the Config's

@@ -66,6 +66,7 @@ type Job struct {
 	trailers      []byte // encoded trailer fields (SetTrailer)
 	file          fileBody
 	headPosted    bool
+	closeAfter    bool // SetClose: the connection ends after this response
 	outbox        []byte
 	finished      bool
 	aborted       bool
@@ -101,6 +102,7 @@ func (j *Job) reset() {
 	j.trailers = j.trailers[:0]
 	j.outbox = j.outbox[:0]
 	j.headPosted, j.finished, j.aborted = false, false, false
+	j.closeAfter = false
 	j.detached, j.headWritten, j.expect100, j.sent100 = false, false, false, false
 	j.mode = http1.BodyNone
 	j.bodySent = 0
@@ -204,6 +206,19 @@ func (j *Job) SetHeader(name, value string) error {
 		return err
 	}
 	j.fields = fields
+	return nil
+}
+
+// SetClose asks for the connection to close after this response (an
+// application's "Connection: close"); the head then says so. It must come
+// before WriteHeader.
+func (j *Job) SetClose() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.headPosted {
+		return ErrHeadWritten
+	}
+	j.closeAfter = true
 	return nil
 }
 

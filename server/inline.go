@@ -73,6 +73,10 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 		// bridge bug, answered as the app's error would be.
 		status, body = 500, []byte("Internal Server Error\n")
 	} else {
+		h.pool.noteHopByHop(resp)
+		if resp.Close() {
+			w.SetClose()
+		}
 		for i := 0; i < resp.HeaderLen(); i++ {
 			name, value := resp.Header(i)
 			if framingField(name) {

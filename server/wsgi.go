@@ -45,6 +45,10 @@ type wsgiPool struct {
 
 	mu   sync.Mutex
 	free []*wsgiJob
+
+	// warnedHopByHop: the app's dropped hop-by-hop field was logged
+	// (once per app: the app sets it on every response).
+	warnedHopByHop atomic.Bool
 }
 
 func newWSGIPool(queue *loop.JobQueue, app *pybridge.App, accessLog bool, logf func(string, ...any)) *wsgiPool {
@@ -188,6 +192,12 @@ func (w *wsgiJob) WriteHead(resp *pybridge.Response) error {
 			return err
 		}
 	}
+	w.pool.noteHopByHop(resp)
+	if resp.Close() {
+		if err := lj.SetClose(); err != nil {
+			return err
+		}
+	}
 	return lj.WriteHeader(resp.Status(), framedLength(resp, lj.Request.MethodIs("HEAD")))
 }
 
@@ -251,6 +261,18 @@ func (w *wsgiJob) sendFile(fd int, offset, length int64) {
 		lj.Abort()
 	}
 	p.put(w)
+}
+
+// noteHopByHop logs, once, a hop-by-hop field the app set and the bridge
+// dropped: the app is told where its field went without a line per
+// response.
+func (p *wsgiPool) noteHopByHop(resp *pybridge.Response) {
+	name := resp.DroppedField()
+	if name == nil || p.warnedHopByHop.Load() || !p.warnedHopByHop.CompareAndSwap(false, true) || p.logf == nil {
+		return
+	}
+	p.logf("m0serve: the app set the hop-by-hop response field %q: dropped, as are others like it "+
+		"(the server owns the connection; only Connection: close is honoured); said once", name)
 }
 
 // framedLength is the Content-Length to announce: the app's own, or the

@@ -5,9 +5,11 @@ package tests
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // headAfterGet sends GET then HEAD of path on one connection and returns
@@ -60,6 +62,54 @@ func TestHTTPHeadOfStream(t *testing.T) {
 			s.stop()
 			if strings.Contains(s.logs.String(), "Traceback") {
 				t.Fatalf("traceback in the log:\n%s", s.logs)
+			}
+		})
+	}
+}
+
+// The app's own hop-by-hop fields no longer fail the request: its
+// Connection: close closes the connection after the response (as under
+// gunicorn and uvicorn); Keep-Alive, Upgrade and Proxy-Connection are
+// dropped, with one warning, and the connection stays framed.
+func TestHTTPAppHopByHopFields(t *testing.T) {
+	for _, c := range []struct {
+		name, target string
+		args         []string
+	}{
+		{"wsgi", "http_app:app", nil},
+		{"wsgi-threads-0", "http_app:app", []string{"--threads", "0"}},
+		{"asgi", "http_asgi_app:app", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := startWSGI(t, c.target, c.args...)
+			conn := dial(t, s)
+			defer conn.Close()
+			br := bufio.NewReader(conn)
+			for i := 0; i < 2; i++ {
+				fmt.Fprint(conn, "GET /hop HTTP/1.1\r\nHost: x\r\n\r\n")
+				resp, body := readResponseTo(t, br, "GET")
+				if resp.StatusCode != 200 || body != "hop\n" && body != "/hop\n" || resp.Close || resp.Header.Get("X-Kept") != "yes" {
+					t.Fatalf("GET /hop: %d %q close %v %v", resp.StatusCode, body, resp.Close, resp.Header)
+				}
+				for _, name := range []string{"Keep-Alive", "Upgrade", "Proxy-Connection"} {
+					if v := resp.Header.Get(name); v != "" {
+						t.Errorf("GET /hop: the app's %s: %q went out", name, v)
+					}
+				}
+			}
+			fmt.Fprint(conn, "GET /close HTTP/1.1\r\nHost: x\r\n\r\n")
+			resp, _ := readResponseTo(t, br, "GET")
+			if resp.StatusCode != 200 || !resp.Close { // Close: the head said "Connection: close"
+				t.Fatalf("GET /close: %d close %v", resp.StatusCode, resp.Close)
+			}
+			conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+			if n, err := br.Read(make([]byte, 1)); err != io.EOF {
+				t.Errorf("after the app's Connection: close the connection is open: read %d, %v", n, err)
+			}
+			s.stop()
+			logs := s.logs.String()
+			if n := strings.Count(logs, "hop-by-hop response field"); n != 1 || strings.Contains(logs, "Traceback") {
+				t.Errorf("want one hop-by-hop warning (got %d) and no traceback:\n%s", n, logs)
 			}
 		})
 	}
