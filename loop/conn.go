@@ -129,15 +129,16 @@ func (l *Loop) writeResponse(s *slot, req *http1.Request, status int, fields, bo
 		Close:         close,
 		KeepAlive10:   !close && req.Version == http1.Version10,
 		HeadRequest:   req.MethodIs("HEAD"),
-		Server:        l.cfg.Server,
 	}
 	if s.send == nil {
 		s.send = l.buffers.getSend()
 	}
 	s.send = http1.AppendStatusLine(s.send, status)
 	s.send = append(s.send, fields...)
+	var date *http1.DateCache
+	s.send, head.Server, date = l.appendDefaults(s.send, fields)
 	var mode http1.BodyMode
-	s.send, mode = http1.AppendFraming(s.send, &head, &l.date)
+	s.send, mode = http1.AppendFraming(s.send, &head, date)
 	if mode == http1.BodyLength || mode == http1.BodyUntilClose {
 		s.send = append(s.send, body...)
 	}
@@ -163,11 +164,12 @@ func (l *Loop) writeError(s *slot, status int, reason string) {
 		Version:       http1.Version11,
 		ContentLength: int64(len(reason) + 1),
 		Close:         true,
-		Server:        l.cfg.Server,
 	}
 	s.send = http1.AppendStatusLine(s.send, status)
 	s.send, _ = http1.AppendFieldString(s.send, "Content-Type", "text/plain; charset=utf-8")
-	s.send, _ = http1.AppendFraming(s.send, &head, &l.date)
+	var date *http1.DateCache
+	s.send, head.Server, date = l.appendDefaults(s.send, nil)
+	s.send, _ = http1.AppendFraming(s.send, &head, date)
 	s.send = append(s.send, reason...)
 	s.send = append(s.send, '\n')
 	s.closeAfter = true

@@ -56,7 +56,8 @@ func (w *ResponseWriter) reset(s *slot, req *http1.Request) {
 }
 
 // AddHeader adds a response field; an invalid name or value is refused
-// (never written). Framing fields are the loop's: do not set them.
+// (never written). Framing fields are the loop's: do not set them; a Date
+// or Server field replaces the loop's.
 func (w *ResponseWriter) AddHeader(name, value string) error {
 	fields, err := http1.AppendFieldString(w.fields, name, value)
 	if err != nil {

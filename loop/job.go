@@ -194,7 +194,8 @@ func (j *Job) Read(p []byte) (int, error) {
 }
 
 // SetHeader adds a response header field. Framing fields (Content-Length,
-// Transfer-Encoding, Connection, Date) are the loop's: do not set them.
+// Transfer-Encoding, Connection) are the loop's: do not set them. A Date
+// or Server field replaces the loop's.
 func (j *Job) SetHeader(name, value string) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -81,6 +81,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 	}
 
+	server, headers, _ := cfg.responseFields() // checked by Validate
 	url := "http://" + net.JoinHostPort(bound.Addr().String(), strconv.Itoa(int(bound.Port())))
 	l, err := loop.New(loop.Config{
 		NewBackend: func() (loop.Backend, error) {
@@ -95,7 +96,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		BodyTimeout:      cfg.BodyTimeout,
 		MaxBodySize:      cfg.MaxBodySize,
 		Limits:           http1.Limits{MaxHeadBytes: cfg.MaxHeadSize, MaxFields: cfg.MaxFields},
-		Server:           []byte("m0serve"),
+		Server:           server,
+		NoDate:           cfg.NoDateHeader,
+		Headers:          headers,
 		Logf:             logf,
 		OnJobGone:        jobGone,
 		OnExit:           onExit,

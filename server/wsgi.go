@@ -292,8 +292,9 @@ func framedLength(resp *pybridge.Response, head bool) int64 {
 	return length
 }
 
-// framingField: Content-Length, Transfer-Encoding, Connection, Date and
-// Server are written by the loop's framing (http1.AppendFraming).
+// framingField: Content-Length, Transfer-Encoding and Connection are
+// written by the loop's framing (http1.AppendFraming). The app's Date and
+// Server go out in place of the loop's.
 func framingField(name []byte) bool {
 	switch len(name) {
 	case len("content-length"):
@@ -302,10 +303,6 @@ func framingField(name []byte) bool {
 		return equalFold(name, "transfer-encoding")
 	case len("connection"):
 		return equalFold(name, "connection")
-	case len("date"):
-		return equalFold(name, "date")
-	case len("server"):
-		return equalFold(name, "server")
 	}
 	return false
 }

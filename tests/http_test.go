@@ -114,3 +114,80 @@ func TestHTTPAppHopByHopFields(t *testing.T) {
 		})
 	}
 }
+
+// The app's own Server and Date go out instead of the server's (as
+// uvicorn keeps them); --no-server-header and --no-date-header leave the
+// server's out; --header (M0_HEADER, one per line) adds a field to every
+// response that does not set it, the server's own error answers too.
+func TestHTTPServerDateAndDefaultHeaders(t *testing.T) {
+	for _, c := range []struct {
+		name, target string
+		args         []string
+	}{
+		{"wsgi", "http_app:app", nil},
+		{"wsgi-threads-0", "http_app:app", []string{"--threads", "0"}},
+		{"asgi", "http_asgi_app:app", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := startWSGI(t, c.target, c.args...)
+			resp, _ := get(t, s.url("/hello"))
+			if resp.Header.Get("Server") != "m0serve" || resp.Header.Get("Date") == "" {
+				t.Errorf("GET /hello: Server %q Date %q", resp.Header.Get("Server"), resp.Header.Get("Date"))
+			}
+			resp, _ = get(t, s.url("/own-server"))
+			if v := resp.Header.Values("Server"); len(v) != 1 || v[0] != "app-server/1.0" {
+				t.Errorf("GET /own-server: Server %q, want the app's only", v)
+			}
+			if v := resp.Header.Values("Date"); len(v) != 1 || v[0] != "Thu, 01 Jan 2026 00:00:00 GMT" {
+				t.Errorf("GET /own-server: Date %q, want the app's only", v)
+			}
+			s.stop()
+
+			v := wsgiVariant("M0_HEADER=X-Frame-Options: DENY\nX-Extra:1")
+			s = start(t, v, append(append([]string{"--app-dir", appsDir(t), "--no-server-header", "--no-date-header",
+				"--header", "Strict-Transport-Security: max-age=60"}, c.args...), c.target)...)
+			resp, _ = get(t, s.url("/hello"))
+			if resp.Header.Get("Server") != "" || resp.Header.Get("Date") != "" ||
+				resp.Header.Get("X-Frame-Options") != "DENY" || resp.Header.Get("X-Extra") != "1" ||
+				resp.Header.Get("Strict-Transport-Security") != "max-age=60" {
+				t.Errorf("GET /hello with flags: %v", resp.Header)
+			}
+			resp, _ = get(t, s.url("/own-server"))
+			if resp.Header.Get("Server") != "app-server/1.0" || resp.Header.Get("Date") == "" ||
+				len(resp.Header.Values("X-Frame-Options")) != 1 || resp.Header.Get("X-Frame-Options") != "SAMEORIGIN" ||
+				resp.Header.Get("X-Extra") != "1" {
+				t.Errorf("GET /own-server with flags: %v", resp.Header)
+			}
+			out, _ := rawExchange(t, s.addr, "GET / HTTP/1.1\r\n\r\n", 20*time.Second) // no Host: the server's 400
+			if !strings.HasPrefix(out, "HTTP/1.1 400") || !strings.Contains(out, "\r\nX-Extra: 1\r\n") ||
+				strings.Contains(out, "\r\nServer:") || strings.Contains(out, "\r\nDate:") {
+				t.Errorf("the server's 400 with flags: %q", out)
+			}
+			s.stop()
+		})
+	}
+}
+
+// A --header the server cannot send is a configuration mistake.
+func TestHTTPHeaderFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{[]string{"--header", "no-colon"}, "", `--header: "no-colon": want NAME:VALUE`},
+		{[]string{"--header", "Bad Name: x"}, "", "want NAME:VALUE"},
+		{[]string{"--header", "Content-Length: 5"}, "", "the server writes it"},
+		{[]string{"--header", "Date: today"}, "", "--no-date-header"},
+		{nil, "M0_HEADER=X-Ok: 1\nConnection: close", "--header: \"Connection: close\""},
+	} {
+		env := cleanEnv()
+		if c.env != "" {
+			env = append(env, c.env)
+		}
+		status, out := runToExit(t, env, append(c.args, "--port", "0", "--native", "hello")...)
+		if status != 2 || !strings.Contains(out, c.want) || strings.Count(out, "\n") != 1 {
+			t.Errorf("%q %q: exit %d, want 2 and one line with %q:\n%s", c.args, c.env, status, c.want, out)
+		}
+	}
+}
