@@ -62,6 +62,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			handler, onExit = inline, inline.exit
 		}
 		if py.executor != nil {
+			handler = &asgiRequests{accessLog: cfg.AccessLog, logf: logf}
 			jobGone = py.pool.jobGone
 			logf("m0serve: ASGI app %s on the %s event loop", cfg.App, py.executor.LoopName())
 		}

@@ -191,3 +191,47 @@ func TestHTTPHeaderFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// A WebSocket handshake to an ASGI app is answered 501 without calling
+// the app, logged once, and the connection serves on; a WSGI app, which
+// has no WebSocket, gets it as a plain request.
+func TestHTTPWebSocketHandshake(t *testing.T) {
+	const handshake = "GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
+		"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+	s := startWSGI(t, "http_asgi_app:app", "--access-log")
+	conn := dial(t, s)
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	for i := 0; i < 2; i++ {
+		fmt.Fprint(conn, handshake)
+		resp, body := readResponseTo(t, br, "GET")
+		if resp.StatusCode != http.StatusNotImplemented || body != "WebSockets are not supported yet\n" || resp.Close {
+			t.Fatalf("handshake: %d %q close %v", resp.StatusCode, body, resp.Close)
+		}
+	}
+	fmt.Fprint(conn, "GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp, body := readResponseTo(t, br, "GET"); resp.StatusCode != 200 || body != "/after\n" {
+		t.Fatalf("after the handshakes: %d %q", resp.StatusCode, body)
+	}
+	s.stop()
+	logs := s.logs.String()
+	if strings.Count(logs, "WebSocket handshake") != 1 || strings.Count(logs, `"GET /ws HTTP/1.1" 501 33`) != 2 {
+		t.Errorf("want one WebSocket line and two access-log lines:\n%s", logs)
+	}
+
+	w := startWSGI(t, "environ_app:app")
+	resp, body := rawResponse(t, w, handshake)
+	if resp.StatusCode != 200 || !strings.Contains(body, `"HTTP_UPGRADE": "websocket"`) {
+		t.Errorf("WSGI app: %d %q", resp.StatusCode, body)
+	}
+}
+
+// rawResponse sends one raw request on a fresh connection and reads the
+// response.
+func rawResponse(t *testing.T, s *server, request string) (*http.Response, string) {
+	t.Helper()
+	conn := dial(t, s)
+	defer conn.Close()
+	fmt.Fprint(conn, request)
+	return readResponseTo(t, bufio.NewReader(conn), "GET")
+}

@@ -38,8 +38,7 @@ def own_server():
 @app.route("/<path:rest>")
 def where(rest):
     return {"script_name": request.environ["SCRIPT_NAME"],
-            "path_info": request.environ["PATH_INFO"],
-            "upgrade": request.headers.get("Upgrade", "")}
+            "path_info": request.environ["PATH_INFO"]}
 
 
 @app.route("/python")
