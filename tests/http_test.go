@@ -4,6 +4,7 @@ package tests
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -234,4 +235,46 @@ func rawResponse(t *testing.T, s *server, request string) (*http.Response, strin
 	defer conn.Close()
 	fmt.Fprint(conn, request)
 	return readResponseTo(t, bufio.NewReader(conn), "GET")
+}
+
+// --root-path matches whole path segments: /app and /app/... are under
+// /app, /appx/y is not and keeps its whole path; a trailing slash on the
+// flag changes nothing.
+func TestHTTPRootPathSegments(t *testing.T) {
+	for _, root := range []string{"/app", "/app/"} {
+		w := startWSGI(t, "http_app:app", "--root-path", root)
+		for _, c := range []struct{ target, script, path string }{
+			{"/app/x/y", "/app", "/x/y"},
+			{"/appx/y", "/app", "/appx/y"},
+			{"/other", "/app", "/other"},
+		} {
+			resp, body := get(t, w.url(c.target))
+			var got struct {
+				Script string `json:"script_name"`
+				Path   string `json:"path_info"`
+			}
+			if err := json.Unmarshal([]byte(body), &got); resp.StatusCode != 200 || err != nil ||
+				got.Script != c.script || got.Path != c.path {
+				t.Errorf("--root-path %s, WSGI %s: %d %q, want SCRIPT_NAME %q PATH_INFO %q", root, c.target, resp.StatusCode, body, c.script, c.path)
+			}
+		}
+		w.stop()
+
+		a := startWSGI(t, "http_asgi_app:app", "--root-path", root)
+		for _, c := range []struct{ target, path string }{
+			{"/app/x/scope", "/x/scope"},
+			{"/appx/scope", "/appx/scope"},
+		} {
+			resp, body := get(t, a.url(c.target))
+			var got struct {
+				Path     string `json:"path"`
+				RootPath string `json:"root_path"`
+			}
+			if err := json.Unmarshal([]byte(body), &got); resp.StatusCode != 200 || err != nil ||
+				got.Path != c.path || got.RootPath != "/app" {
+				t.Errorf("--root-path %s, ASGI %s: %d %q, want path %q root_path /app", root, c.target, resp.StatusCode, body, c.path)
+			}
+		}
+		a.stop()
+	}
 }

@@ -32,7 +32,7 @@ async def app(scope, receive, send):
         headers += [(b"server", b"app-server/1.0"), (b"date", b"Thu, 01 Jan 2026 00:00:00 GMT"),
                     (b"x-frame-options", b"SAMEORIGIN")]
     body = path.encode() + b"\n"
-    if path == "/scope":
+    if path.endswith("/scope"):
         body = json.dumps({"path": scope["path"], "root_path": scope["root_path"],
                            "type": scope["type"]}).encode()
     await send({"type": "http.response.start", "status": 200, "headers": headers})
