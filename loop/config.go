@@ -35,7 +35,7 @@ type Config struct {
 	// NoDate: no Date field (a handler's own still goes out).
 	NoDate bool
 	// Headers go out on every response whose handler did not set the
-	// same name (--header), after the handler's; at most 64, and no
+	// same name (--header), after the handler's; at most 62, and no
 	// framing, hop-by-hop, Server or Date field.
 	Headers []http1.FieldLine
 

@@ -7,9 +7,9 @@ import (
 	"github.com/m0serve/m0serve/http1"
 )
 
-// maxDefaultHeaders bounds Config.Headers: a response's scan marks the
-// ones its handler set in one word.
-const maxDefaultHeaders = 64
+// maxDefaultHeaders bounds Config.Headers: the names a handler set are
+// one word of bits, with Server and Date (fieldBit).
+const maxDefaultHeaders = 62
 
 // defaultField is one Config.Headers field, encoded once.
 type defaultField struct {
@@ -41,37 +41,47 @@ func encodeDefaults(headers []http1.FieldLine) ([]defaultField, error) {
 	return out, nil
 }
 
-// appendDefaults appends the Config.Headers fields that fields (a
-// handler's, encoded by http1.AppendField) does not name, and returns the
-// Server value and the Date source to frame the head with: nil where the
-// handler set its own (kept, as uvicorn keeps an app's) or the Config
-// sends none. It allocates nothing.
-func (l *Loop) appendDefaults(dst, fields []byte) ([]byte, []byte, *http1.DateCache) {
+// Bits of a response's set of handler field names (fieldBit): bit i <
+// maxDefaultHeaders is Config.Headers[i].
+const (
+	serverBit = 1 << 62
+	dateBit   = 1 << 63
+)
+
+// fieldBit is the bit of a handler field's name in the set appendDefaults
+// reads: Server, Date or a Config.Headers name; 0 for any other. Writers
+// collect it as fields are added, so the head is not scanned again.
+func fieldBit[T string | []byte](l *Loop, name T) uint64 {
+	switch len(name) {
+	case len("date"):
+		if lowerEqual(name, "date") {
+			return dateBit
+		}
+	case len("server"):
+		if lowerEqual(name, "server") {
+			return serverBit
+		}
+	}
+	var bits uint64
+	for i := range l.defaults {
+		if lowerEqual(name, l.defaults[i].name) {
+			bits |= 1 << i
+		}
+	}
+	return bits
+}
+
+// appendDefaults appends the Config.Headers fields not in set (the
+// handler's names, fieldBit) and returns the Server value and the Date
+// source to frame the head with: nil where the handler set its own (kept,
+// as uvicorn keeps an app's) or the Config sends none.
+func (l *Loop) appendDefaults(dst []byte, set uint64) ([]byte, []byte, *http1.DateCache) {
 	server, date := l.cfg.Server, &l.date
-	if l.cfg.NoDate {
+	if l.cfg.NoDate || set&dateBit != 0 {
 		date = nil
 	}
-	var set uint64 // bit i: the handler set defaults[i]
-	for len(fields) > 0 {
-		colon := bytes.IndexByte(fields, ':')
-		end := bytes.IndexByte(fields, '\n')
-		if colon < 0 || end < colon {
-			break
-		}
-		name := fields[:colon]
-		fields = fields[end+1:]
-		switch {
-		case lowerEqual(name, "server"):
-			server = nil
-		case lowerEqual(name, "date"):
-			date = nil
-		default:
-			for i := range l.defaults {
-				if lowerEqual(name, l.defaults[i].name) {
-					set |= 1 << i
-				}
-			}
-		}
+	if set&serverBit != 0 {
+		server = nil
 	}
 	for i := range l.defaults {
 		if set&(1<<i) == 0 {
@@ -82,11 +92,12 @@ func (l *Loop) appendDefaults(dst, fields []byte) ([]byte, []byte, *http1.DateCa
 }
 
 // lowerEqual reports whether b equals lower, ignoring ASCII case in b.
-func lowerEqual(b []byte, lower string) bool {
+func lowerEqual[T string | []byte](b T, lower string) bool {
 	if len(b) != len(lower) {
 		return false
 	}
-	for i, c := range b {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}

@@ -259,7 +259,7 @@ func (l *Loop) writeJobHead(s *slot, j *Job) {
 	s.send = http1.AppendStatusLine(s.send, j.status)
 	s.send = append(s.send, j.fields...)
 	var date *http1.DateCache
-	s.send, head.Server, date = l.appendDefaults(s.send, j.fields)
+	s.send, head.Server, date = l.appendDefaults(s.send, j.fieldsSet)
 	s.send, j.mode = http1.AppendFraming(s.send, &head, date)
 	j.headWritten = true
 }

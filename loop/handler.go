@@ -44,7 +44,8 @@ type ResponseWriter struct {
 	slot      *slot
 	req       *http1.Request
 	fields    []byte
-	close     bool // SetClose
+	fieldsSet uint64 // Loop.fieldBit of each field's name
+	close     bool   // SetClose
 	responded bool
 	deferred  bool
 }
@@ -52,6 +53,7 @@ type ResponseWriter struct {
 func (w *ResponseWriter) reset(s *slot, req *http1.Request) {
 	w.slot, w.req = s, req
 	w.fields = w.fields[:0]
+	w.fieldsSet = 0
 	w.close, w.responded, w.deferred = false, false, false
 }
 
@@ -64,6 +66,7 @@ func (w *ResponseWriter) AddHeader(name, value string) error {
 		return err
 	}
 	w.fields = fields
+	w.fieldsSet |= fieldBit(w.loop, name)
 	return nil
 }
 
@@ -74,6 +77,7 @@ func (w *ResponseWriter) AddHeaderBytes(name, value []byte) error {
 		return err
 	}
 	w.fields = fields
+	w.fieldsSet |= fieldBit(w.loop, name)
 	return nil
 }
 
@@ -88,7 +92,7 @@ func (w *ResponseWriter) Respond(status int, body []byte) {
 		return
 	}
 	w.responded = true
-	w.loop.writeResponse(w.slot, w.req, status, w.fields, body, int64(len(body)), w.close)
+	w.loop.writeResponse(w.slot, w.req, status, w.fields, w.fieldsSet, body, int64(len(body)), w.close)
 }
 
 // RespondHead answers a HEAD request: the status, the fields added so far
@@ -103,7 +107,7 @@ func (w *ResponseWriter) RespondHead(status int, contentLength int64) {
 		return
 	}
 	w.responded = true
-	w.loop.writeResponse(w.slot, w.req, status, w.fields, nil, contentLength, w.close)
+	w.loop.writeResponse(w.slot, w.req, status, w.fields, w.fieldsSet, nil, contentLength, w.close)
 }
 
 // Defer hands the request to the deferred path: a Job on the Config's

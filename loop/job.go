@@ -63,6 +63,7 @@ type Job struct {
 	status        int
 	contentLength int64
 	fields        []byte
+	fieldsSet     uint64 // Loop.fieldBit of each field's name
 	trailers      []byte // encoded trailer fields (SetTrailer)
 	file          fileBody
 	headPosted    bool
@@ -99,6 +100,7 @@ func (j *Job) reset() {
 	j.bodyDone, j.bodyErr, j.wantBody = false, nil, false
 	j.status, j.contentLength = 0, -1
 	j.fields = j.fields[:0]
+	j.fieldsSet = 0
 	j.trailers = j.trailers[:0]
 	j.outbox = j.outbox[:0]
 	j.headPosted, j.finished, j.aborted = false, false, false
@@ -207,6 +209,7 @@ func (j *Job) SetHeader(name, value string) error {
 		return err
 	}
 	j.fields = fields
+	j.fieldsSet |= fieldBit(j.loop, name)
 	return nil
 }
 
@@ -327,5 +330,6 @@ func (j *Job) SetHeaderBytes(name, value []byte) error {
 		return err
 	}
 	j.fields = fields
+	j.fieldsSet |= fieldBit(j.loop, name)
 	return nil
 }
