@@ -209,6 +209,8 @@ out:
 
 int m0_finalize(void)
 {
+	if (main_tstate == NULL)
+		return 0; /* Py_InitializeFromConfig failed: nothing to end */
 	PyEval_RestoreThread(main_tstate);
 	main_tstate = NULL;
 	return Py_FinalizeEx();

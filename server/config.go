@@ -155,6 +155,10 @@ func (c *Config) validatePython() error {
 	return nil
 }
 
+// maxHeaders bounds --header (the loop's limit: a response's field names
+// are marked in one word).
+const maxHeaders = 62
+
 // responseFields is the Server value (nil: none) and the --header fields
 // the loop adds to responses that do not set them.
 func (c *Config) responseFields() (server []byte, headers []http1.FieldLine, err error) {
@@ -183,8 +187,8 @@ func (c *Config) responseFields() (server []byte, headers []http1.FieldLine, err
 		}
 		headers = append(headers, http1.FieldLine{Name: []byte(name), Value: []byte(value)})
 	}
-	if len(headers) > 64 {
-		return nil, nil, &ConfigError{"header", fmt.Sprintf("%d fields: at most 64", len(headers))}
+	if len(headers) > maxHeaders {
+		return nil, nil, &ConfigError{"header", fmt.Sprintf("%d fields: at most %d", len(headers), maxHeaders)}
 	}
 	return server, headers, nil
 }
