@@ -31,8 +31,15 @@ type Config struct {
 	BodyTimeout      time.Duration // longest stall while a request body is read
 	MaxBodySize      int64         // 413 beyond it; 0: DefaultMaxBodySize, <0: no limit
 	Limits           http1.Limits
-	// Server is the Server field value; nil sends none.
+	// Server is the Server field value; nil sends none. A handler's own
+	// Server field goes out instead.
 	Server []byte
+	// NoDate: no Date field (a handler's own still goes out).
+	NoDate bool
+	// Headers go out on every response whose handler did not set the
+	// same name (--header), after the handler's; at most 62, and no
+	// framing, hop-by-hop, Server or Date field.
+	Headers []http1.FieldLine
 
 	// Logf reports conditions worth an operator's attention; nil discards.
 	Logf func(format string, args ...any)

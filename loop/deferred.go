@@ -244,7 +244,7 @@ func (l *Loop) writeJobHead(s *slot, j *Job) {
 	req := &j.Request
 	// A client still waiting to be asked for its body will not get to
 	// send the next request in a way we can frame: close.
-	close := !s.keepAlive || j.expect100 && !j.sent100 && !j.bodyDone
+	close := !s.keepAlive || j.expect100 && !j.sent100 && !j.bodyDone || j.closeAfter
 	if close {
 		s.keepAlive = false
 	}
@@ -255,11 +255,12 @@ func (l *Loop) writeJobHead(s *slot, j *Job) {
 		Close:         close,
 		KeepAlive10:   !close && req.Version == http1.Version10,
 		HeadRequest:   req.MethodIs("HEAD"),
-		Server:        l.cfg.Server,
 	}
 	s.send = http1.AppendStatusLine(s.send, j.status)
 	s.send = append(s.send, j.fields...)
-	s.send, j.mode = http1.AppendFraming(s.send, &head, &l.date)
+	var date *http1.DateCache
+	s.send, head.Server, date = l.appendDefaults(s.send, j.fieldsSet)
+	s.send, j.mode = http1.AppendFraming(s.send, &head, date)
 	j.headWritten = true
 }
 

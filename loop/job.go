@@ -63,9 +63,11 @@ type Job struct {
 	status        int
 	contentLength int64
 	fields        []byte
+	fieldsSet     uint64 // Loop.fieldBit of each field's name
 	trailers      []byte // encoded trailer fields (SetTrailer)
 	file          fileBody
 	headPosted    bool
+	closeAfter    bool // SetClose: the connection ends after this response
 	outbox        []byte
 	finished      bool
 	aborted       bool
@@ -98,9 +100,11 @@ func (j *Job) reset() {
 	j.bodyDone, j.bodyErr, j.wantBody = false, nil, false
 	j.status, j.contentLength = 0, -1
 	j.fields = j.fields[:0]
+	j.fieldsSet = 0
 	j.trailers = j.trailers[:0]
 	j.outbox = j.outbox[:0]
 	j.headPosted, j.finished, j.aborted = false, false, false
+	j.closeAfter = false
 	j.detached, j.headWritten, j.expect100, j.sent100 = false, false, false, false
 	j.mode = http1.BodyNone
 	j.bodySent = 0
@@ -192,7 +196,8 @@ func (j *Job) Read(p []byte) (int, error) {
 }
 
 // SetHeader adds a response header field. Framing fields (Content-Length,
-// Transfer-Encoding, Connection, Date) are the loop's: do not set them.
+// Transfer-Encoding, Connection) are the loop's: do not set them. A Date
+// or Server field replaces the loop's.
 func (j *Job) SetHeader(name, value string) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -204,6 +209,20 @@ func (j *Job) SetHeader(name, value string) error {
 		return err
 	}
 	j.fields = fields
+	j.fieldsSet |= fieldBit(j.loop, name)
+	return nil
+}
+
+// SetClose asks for the connection to close after this response (an
+// application's "Connection: close"); the head then says so. It must come
+// before WriteHeader.
+func (j *Job) SetClose() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.headPosted {
+		return ErrHeadWritten
+	}
+	j.closeAfter = true
 	return nil
 }
 
@@ -311,5 +330,6 @@ func (j *Job) SetHeaderBytes(name, value []byte) error {
 		return err
 	}
 	j.fields = fields
+	j.fieldsSet |= fieldBit(j.loop, name)
 	return nil
 }

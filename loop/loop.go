@@ -48,6 +48,7 @@ type Loop struct {
 	writer  ResponseWriter
 
 	date     http1.DateCache
+	defaults []defaultField // Config.Headers
 	now      int64
 	nextTick int64
 
@@ -75,7 +76,11 @@ func New(cfg Config) (*Loop, error) {
 	if err := cfg.applyDefaults(); err != nil {
 		return nil, err
 	}
-	l := &Loop{cfg: cfg}
+	defaults, err := encodeDefaults(cfg.Headers)
+	if err != nil {
+		return nil, err
+	}
+	l := &Loop{cfg: cfg, defaults: defaults}
 	l.slots = make([]*slot, 1, min(cfg.MaxConnections, 1024)+1)
 	// One note per live job at most (Job.queued), and jobs are bounded by
 	// connections; twice that leaves room for jobs outliving their slot.

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/m0serve/m0serve/http1"
 )
 
 // Config is the whole server configuration, as cmd/m0serve parses it from
@@ -44,6 +46,11 @@ type Config struct {
 	// Worker is set in a worker process a master started (package
 	// supervisor): the listener comes from it, and it hears the master.
 	Worker *Worker
+
+	// Response fields the server adds unless the app sets its own.
+	NoServerHeader bool     // no Server field
+	NoDateHeader   bool     // no Date field
+	Headers        []string // "Name: value" fields (--header); a Server one replaces m0serve's
 }
 
 // Defaults, shared with cmd/m0serve's --help.
@@ -117,6 +124,9 @@ func (c *Config) Validate() error {
 	default:
 		return &ConfigError{"backend", fmt.Sprintf("%q: want auto, uring, epoll or kqueue", c.Backend)}
 	}
+	if _, _, err := c.responseFields(); err != nil {
+		return err
+	}
 	if c.App != "" {
 		return c.validatePython()
 	}
@@ -156,4 +166,42 @@ func (c *Config) validatePython() error {
 		return &ConfigError{"root-path", fmt.Sprintf("%q: want a path starting with / (no query)", c.RootPath)}
 	}
 	return nil
+}
+
+// maxHeaders bounds --header (the loop's limit: a response's field names
+// are marked in one word).
+const maxHeaders = 62
+
+// responseFields is the Server value (nil: none) and the --header fields
+// the loop adds to responses that do not set them.
+func (c *Config) responseFields() (server []byte, headers []http1.FieldLine, err error) {
+	if !c.NoServerHeader {
+		server = []byte("m0serve")
+	}
+	for _, h := range c.Headers {
+		name, value, ok := strings.Cut(h, ":")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		switch {
+		case !ok || !http1.ValidFieldName([]byte(name)):
+			return nil, nil, &ConfigError{"header", fmt.Sprintf("%q: want NAME:VALUE (e.g. X-Frame-Options:DENY)", h)}
+		case !http1.ValidFieldValue([]byte(value)):
+			return nil, nil, &ConfigError{"header", fmt.Sprintf("%q: the value holds a control character", h)}
+		}
+		switch strings.ToLower(name) {
+		case "server":
+			if !c.NoServerHeader {
+				server = []byte(value)
+			}
+			continue
+		case "date":
+			return nil, nil, &ConfigError{"header", fmt.Sprintf("%q: the server writes Date (--no-date-header leaves it out)", h)}
+		case "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "proxy-connection":
+			return nil, nil, &ConfigError{"header", fmt.Sprintf("%q: %s frames the message; the server writes it", h, name)}
+		}
+		headers = append(headers, http1.FieldLine{Name: []byte(name), Value: []byte(value)})
+	}
+	if len(headers) > maxHeaders {
+		return nil, nil, &ConfigError{"header", fmt.Sprintf("%d fields: at most %d", len(headers), maxHeaders)}
+	}
+	return server, headers, nil
 }

@@ -85,6 +85,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			handler, onExit = inline, inline.exit
 		}
 		if py.executor != nil {
+			handler = &asgiRequests{accessLog: cfg.AccessLog, logf: logf}
 			jobGone = py.pool.jobGone
 		}
 	} else {
@@ -107,6 +108,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	if cfg.AccessLog {
 		loopResponses = (&loopAccessLog{}).log
 	}
+	server, headers, _ := cfg.responseFields() // checked by Validate
 	url := "http://" + net.JoinHostPort(bound.Addr().String(), strconv.Itoa(int(bound.Port())))
 	l, err := loop.New(loop.Config{
 		NewBackend: func() (loop.Backend, error) {
@@ -121,7 +123,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		BodyTimeout:      cfg.BodyTimeout,
 		MaxBodySize:      cfg.MaxBodySize,
 		Limits:           http1.Limits{MaxHeadBytes: cfg.MaxHeadSize, MaxFields: cfg.MaxFields},
-		Server:           []byte("m0serve"),
+		Server:           server,
+		NoDate:           cfg.NoDateHeader,
+		Headers:          headers,
 		Logf:             logf,
 		OnJobGone:        jobGone,
 		OnLoopResponse:   loopResponses,

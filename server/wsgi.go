@@ -45,6 +45,10 @@ type wsgiPool struct {
 
 	mu   sync.Mutex
 	free []*wsgiJob
+
+	// warnedHopByHop: the app's dropped hop-by-hop field was logged
+	// (once per app: the app sets it on every response).
+	warnedHopByHop atomic.Bool
 }
 
 func newWSGIPool(queue *loop.JobQueue, app *pybridge.App, accessLog bool, logf func(string, ...any)) *wsgiPool {
@@ -188,11 +192,13 @@ func (w *wsgiJob) WriteHead(resp *pybridge.Response) error {
 			return err
 		}
 	}
-	length := resp.AppContentLength()
-	if length < 0 {
-		length = resp.ContentLength()
+	w.pool.noteHopByHop(resp)
+	if resp.Close() {
+		if err := lj.SetClose(); err != nil {
+			return err
+		}
 	}
-	return lj.WriteHeader(resp.Status(), length)
+	return lj.WriteHeader(resp.Status(), framedLength(resp, lj.Request.MethodIs("HEAD")))
 }
 
 // Write implements pybridge.BodyWriter. It blocks while the client is
@@ -257,8 +263,38 @@ func (w *wsgiJob) sendFile(fd int, offset, length int64) {
 	p.put(w)
 }
 
-// framingField: Content-Length, Transfer-Encoding, Connection, Date and
-// Server are written by the loop's framing (http1.AppendFraming).
+// noteHopByHop logs, once, a hop-by-hop field the app set and the bridge
+// dropped: the app is told where its field went without a line per
+// response.
+func (p *wsgiPool) noteHopByHop(resp *pybridge.Response) {
+	name := resp.DroppedField()
+	if name == nil || p.warnedHopByHop.Load() || !p.warnedHopByHop.CompareAndSwap(false, true) || p.logf == nil {
+		return
+	}
+	p.logf("m0serve: the app set the hop-by-hop response field %q: dropped, as are others like it "+
+		"(the server owns the connection; only Connection: close is honoured); said once", name)
+}
+
+// framedLength is the Content-Length to announce: the app's own, or the
+// bridge's count of the body (-1: unknown). For HEAD an empty count is
+// no length: a framework drops the body of a HEAD response (Werkzeug
+// returns none for a streamed one), so 0 is not what the GET would
+// carry, and RFC 9110 §9.3.2 allows sending no length rather than a
+// wrong one (as gunicorn does).
+func framedLength(resp *pybridge.Response, head bool) int64 {
+	if length := resp.AppContentLength(); length >= 0 {
+		return length
+	}
+	length := resp.ContentLength()
+	if head && length == 0 {
+		return -1
+	}
+	return length
+}
+
+// framingField: Content-Length, Transfer-Encoding and Connection are
+// written by the loop's framing (http1.AppendFraming). The app's Date and
+// Server go out in place of the loop's.
 func framingField(name []byte) bool {
 	switch len(name) {
 	case len("content-length"):
@@ -267,10 +303,6 @@ func framingField(name []byte) bool {
 		return equalFold(name, "transfer-encoding")
 	case len("connection"):
 		return equalFold(name, "connection")
-	case len("date"):
-		return equalFold(name, "date")
-	case len("server"):
-		return equalFold(name, "server")
 	}
 	return false
 }

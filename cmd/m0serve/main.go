@@ -141,6 +141,10 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, threadsUsage)
 	fs.BoolVar(&cfg.AccessLog, "access-log", cfg.AccessLog, "log every response to stderr in the Common Log Format")
 	addWorkerFlags(fs, cfg)
+	fs.BoolVar(&cfg.NoServerHeader, "no-server-header", cfg.NoServerHeader, "send no Server field (an app's own still goes out)")
+	fs.BoolVar(&cfg.NoDateHeader, "no-date-header", cfg.NoDateHeader, "send no Date field (an app's own still goes out)")
+	fs.Var((*headerList)(&cfg.Headers), "header", "NAME:VALUE field added to every response that does not set NAME itself; "+
+		"repeatable; in M0_HEADER one per line (Server:NAME replaces m0serve's)")
 	// Every flag defined here reads M0_ and its name in upper case, dashes
 	// as underscores (--version, added by the caller, has none).
 	var options []option
