@@ -34,6 +34,7 @@ func (r *Request) splitTarget(buf []byte) error {
 			return errAuthority
 		}
 		r.Form = FormAuthority
+		r.Authority = r.Target
 	default:
 		// §3.2.2: absolute-form, scheme "://" authority path-abempty.
 		n := schemeLength(target)
@@ -48,6 +49,7 @@ func (r *Request) splitTarget(buf []byte) error {
 			return errTarget
 		}
 		r.Form = FormAbsolute
+		r.Authority = Span{uint32(start + n + 3), uint32(pathStart)}
 		r.splitPathQuery(pathStart, start+len(target), buf)
 	}
 	return nil
@@ -130,6 +132,17 @@ func isAuthority(b []byte, needPort bool) bool {
 		}
 	}
 	return true
+}
+
+// isHost accepts a Host field value (RFC 9112 §3.2): uri-host [":" port],
+// or nothing when the target has no authority. A comma is refused although
+// reg-name allows it: Host is a singleton field, and a comma is how two
+// values look once a proxy has joined them (RFC 9110 §5.3).
+func isHost(b []byte, targetHasAuthority bool) bool {
+	if len(b) == 0 {
+		return !targetHasAuthority
+	}
+	return bytes.IndexByte(b, ',') < 0 && isAuthority(b, false)
 }
 
 // isRegNameByte: unreserved, pct-encoded's '%', or sub-delims (RFC 3986 §3.2.2).
