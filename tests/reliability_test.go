@@ -46,3 +46,28 @@ func TestHostValidation(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedTargets: an encoded NUL in the path is a 400 before the app
+// runs (as nginx answers), and CONNECT, which no handler tunnels, is a 405
+// that closes the connection instead of reaching the app.
+func TestRefusedTargets(t *testing.T) {
+	for _, attr := range []string{"wsgi", "asgi"} {
+		t.Run(attr, func(t *testing.T) {
+			s := startReliability(t, attr)
+			out, _ := rawExchange(t, s.addr, "GET /host%00.txt HTTP/1.1\r\nHost: h\r\n\r\n", 10*time.Second)
+			if !strings.HasPrefix(out, "HTTP/1.1 400 ") {
+				t.Errorf("%%00 in the path: got %q, want 400", out)
+			}
+			out, _ = rawExchange(t, s.addr, "GET /host?q=%00 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n", 10*time.Second)
+			if !strings.HasPrefix(out, "HTTP/1.1 200 ") {
+				t.Errorf("%%00 in the query: got %q, want 200", out)
+			}
+			// The tunnel's first bytes follow the CONNECT head at once: they
+			// must not be read as a request.
+			out, _ = rawExchange(t, s.addr, "CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\nGET /host HTTP/1.1\r\nHost: h\r\n\r\n", 10*time.Second)
+			if !strings.HasPrefix(out, "HTTP/1.1 405 ") || !strings.Contains(out, "\r\nAllow: \r\n") || strings.Count(out, "HTTP/1.1 ") != 1 {
+				t.Errorf("CONNECT: got %q, want one 405 with Allow", out)
+			}
+		})
+	}
+}
