@@ -47,11 +47,11 @@ type Config struct {
 	// It runs with the job's lock held, so the job cannot finish (and be
 	// reused) under it: it must not block, nor call the job's methods.
 	// An event-loop handler uses it to tell a task waiting on no read or
-	// write that its client left: the connection closing, or the
-	// client's end of input (a receive stays armed while a job runs when
-	// this is set), once the owner is set; what came before, SetOwner
-	// reports.
-	OnJobGone func(owner any)
+	// write that its client left: how is ConnectionClosed, or InputEnded
+	// for the client's end of input (a receive stays armed while a job
+	// runs when this is set), once the owner is set; what came before,
+	// SetOwner reports. A job may hear InputEnded, then ConnectionClosed.
+	OnJobGone func(owner any, how JobGone)
 }
 
 // Defaults.

@@ -66,7 +66,7 @@ func (l *Loop) detachJob(j *Job, err error) {
 			j.bodyErr = err
 		}
 		if j.owner != nil && l.cfg.OnJobGone != nil {
-			l.cfg.OnJobGone(j.owner)
+			l.cfg.OnJobGone(j.owner, ConnectionClosed)
 		}
 	}
 	finished := j.finished
@@ -79,10 +79,10 @@ func (l *Loop) detachJob(j *Job, err error) {
 
 // jobPeerEOF: the client ended its side while a handler holds its job.
 // The loop goes on serving the job (a half-closed client may still read
-// the response), but an event-loop handler hears of it through
-// OnJobGone, as uvicorn treats end of input as a disconnect: a task
-// waiting on receive (a long poll, a stream) would otherwise wait until
-// its next send fails.
+// the response), and an event-loop handler hears of it through
+// OnJobGone (InputEnded): a task waiting for the client to leave (a long
+// poll) cannot tell a close from a half-close, and would otherwise wait
+// until its next send fails.
 func (l *Loop) jobPeerEOF(j *Job) {
 	if l.cfg.OnJobGone == nil {
 		return
@@ -90,7 +90,7 @@ func (l *Loop) jobPeerEOF(j *Job) {
 	j.mu.Lock()
 	j.inputEnded = true
 	if !j.finished && j.owner != nil {
-		l.cfg.OnJobGone(j.owner)
+		l.cfg.OnJobGone(j.owner, InputEnded)
 	}
 	j.mu.Unlock()
 }

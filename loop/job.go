@@ -285,17 +285,33 @@ func (j *Job) Abort() {
 	j.notify()
 }
 
+// JobGone says how a job's client left (Config.OnJobGone, SetOwner).
+type JobGone uint8
+
+const (
+	// InputEnded: the client ended its side (a half-close, or the first
+	// half of a close: the two look the same). It is done sending, not
+	// gone: the connection still takes the response (RFC 9112 §9.6).
+	InputEnded JobGone = iota + 1
+	// ConnectionClosed: the connection is gone; the job's writes fail.
+	ConnectionClosed
+)
+
 // SetOwner records the handler's own state for this job, which
 // Config.OnJobGone receives if the client goes before Finish or Abort.
-// It reports whether the client has gone already (the connection closed,
-// or its input ended, before the handler took the job): OnJobGone will
-// not be called for that.
-func (j *Job) SetOwner(owner any) (gone bool) {
+// It reports how the client had gone already (0 if it had not) before
+// the handler took the job: OnJobGone will not be called for that.
+func (j *Job) SetOwner(owner any) JobGone {
 	j.mu.Lock()
+	defer j.mu.Unlock()
 	j.owner = owner
-	gone = j.inputEnded || j.aborted
-	j.mu.Unlock()
-	return gone
+	switch {
+	case j.aborted:
+		return ConnectionClosed
+	case j.inputEnded:
+		return InputEnded
+	}
+	return 0
 }
 
 // SetHeaderBytes is SetHeader for byte slices: a bridge copying fields out

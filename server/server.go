@@ -48,7 +48,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		handler loop.Handler
 		jobs    *loop.JobQueue
 		py      *python
-		jobGone func(any)
+		jobGone func(any, loop.JobGone)
 		onExit  func()
 	)
 	if cfg.App != "" {

@@ -3,6 +3,9 @@
 package tests
 
 import (
+	"bufio"
+	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +70,56 @@ func TestRefusedTargets(t *testing.T) {
 			out, _ = rawExchange(t, s.addr, "CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\nGET /host HTTP/1.1\r\nHost: h\r\n\r\n", 10*time.Second)
 			if !strings.HasPrefix(out, "HTTP/1.1 405 ") || !strings.Contains(out, "\r\nAllow: \r\n") || strings.Count(out, "HTTP/1.1 ") != 1 {
 				t.Errorf("CONNECT: got %q, want one 405 with Allow", out)
+			}
+		})
+	}
+}
+
+// TestHalfClose: a client that ends its side after complete requests
+// (RFC 9112 §9.6) is answered, every pipelined request in turn, then
+// closed; an ASGI app that never calls receive is not told of a
+// disconnect. A client that really leaves gets nothing and costs no 500.
+func TestHalfClose(t *testing.T) {
+	for _, attr := range []string{"wsgi", "asgi"} {
+		t.Run(attr, func(t *testing.T) {
+			s := startReliability(t, attr, "--access-log")
+			c, err := net.Dial("tcp", s.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(20 * time.Second))
+			io.WriteString(c, "GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\nGET /c HTTP/1.1\r\nHost: h\r\n\r\n")
+			if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(c)
+			for _, path := range []string{"/a", "/b", "/c"} {
+				resp, body := readResponseTo(t, br, "GET")
+				if resp.StatusCode != 200 || !strings.HasSuffix(body, path) && body != "ok" {
+					t.Fatalf("%s after a half-close: %d %q\n%s", path, resp.StatusCode, body, s.logs)
+				}
+			}
+			if rest, err := io.ReadAll(br); err != nil || len(rest) != 0 {
+				t.Fatalf("after the answers: %q, %v; want the close", rest, err)
+			}
+
+			// A client that closes (not half-closes) while the app streams:
+			// the app's send fails and the log shows no 500.
+			c2, err := net.Dial("tcp", s.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(c2, "GET /big?left HTTP/1.1\r\nHost: h\r\n\r\n")
+			c2.Read(make([]byte, 1))
+			c2.Close()
+			s.waitFile(t, "left", map[string]string{"wsgi": "GeneratorExit", "asgi": "ClientDisconnected"}[attr])
+			s.stop()
+			logs := s.logs.String()
+			for _, bad := range []string{"\" 500 ", "\" 0 ", "Traceback"} {
+				if strings.Contains(logs, bad) {
+					t.Fatalf("log shows %q:\n%s", bad, logs)
+				}
 			}
 		})
 	}
