@@ -32,6 +32,10 @@ type Config struct {
 	// Server is the Server field value; nil sends none.
 	Server []byte
 
+	// MaxConnectionsPerIP bounds the connections open from one client
+	// address; the excess is reset as it is accepted. 0: no bound.
+	MaxConnectionsPerIP int
+
 	// Logf reports conditions worth an operator's attention; nil discards.
 	Logf func(format string, args ...any)
 	// OnStart is called on the loop thread once the backend is up, with
@@ -75,6 +79,9 @@ func (c *Config) applyDefaults() error {
 	}
 	if c.MaxConnections < 1 {
 		return fmt.Errorf("loop: MaxConnections %d: must be at least 1", c.MaxConnections)
+	}
+	if c.MaxConnectionsPerIP < 0 {
+		return fmt.Errorf("loop: MaxConnectionsPerIP %d: must not be negative", c.MaxConnectionsPerIP)
 	}
 	if c.HeaderTimeout == 0 {
 		c.HeaderTimeout = DefaultHeaderTimeout

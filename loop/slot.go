@@ -4,7 +4,6 @@ import (
 	"net/netip"
 
 	"github.com/m0serve/m0serve/http1"
-	"golang.org/x/sys/unix"
 )
 
 // connState is where a connection stands in its request cycle.
@@ -80,8 +79,9 @@ type slot struct {
 
 	touched bool // on the loop's list of slots to flush this pass
 
-	remote      netip.AddrPort
-	remoteKnown bool
+	remote       netip.AddrPort
+	remoteKnown  bool
+	countedPerIP bool // counted in Loop.perIP under remote's address
 }
 
 // input returns the bytes received and not yet consumed.
@@ -111,15 +111,6 @@ func (s *slot) remoteAddr() netip.AddrPort {
 		return s.remote
 	}
 	s.remoteKnown = true
-	sa, err := unix.Getpeername(s.fd)
-	if err != nil {
-		return s.remote
-	}
-	switch a := sa.(type) {
-	case *unix.SockaddrInet4:
-		s.remote = netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port))
-	case *unix.SockaddrInet6:
-		s.remote = netip.AddrPortFrom(netip.AddrFrom16(a.Addr).Unmap(), uint16(a.Port))
-	}
+	s.remote, _ = peerAddr(s.fd)
 	return s.remote
 }

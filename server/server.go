@@ -102,6 +102,8 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		OnStart: func(name string) {
 			logf("m0serve: serving on %s (%s)", url, name)
 		},
+
+		MaxConnectionsPerIP: cfg.MaxConnectionsPerIP,
 	})
 	if err != nil {
 		if py != nil {

@@ -4,9 +4,11 @@ package tests
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -123,4 +125,99 @@ func TestHalfClose(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitLog waits for a log line containing want; the limit only bounds a
+// failing test.
+func waitLog(t *testing.T, s *server, want string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(s.logs.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line with %q:\n%s", want, s.logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// keepAliveGet sends a GET on c and reads its response, leaving c open.
+func keepAliveGet(t *testing.T, c net.Conn) {
+	t.Helper()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+	if resp, _ := readResponseTo(t, bufio.NewReader(c), "GET"); resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+// TestConnectionLimits: past --max-connections-per-ip a client's new
+// connections are reset at accept, and served again once it closes one;
+// reaching --max-connections is logged (once per interval, not per
+// connection), and the waiting client is served when a slot frees.
+func TestConnectionLimits(t *testing.T) {
+	forEachVariant(t, true, func(t *testing.T, v variant) {
+		s := start(t, v, "--native", "hello", "--max-connections-per-ip", "2")
+		var held []net.Conn
+		for i := 0; i < 2; i++ {
+			c, err := net.Dial("tcp", s.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			keepAliveGet(t, c)
+			held = append(held, c)
+		}
+		for i := 0; i < 3; i++ {
+			// The reset may come before connect returns, or at the read.
+			c, err := net.DialTimeout("tcp", s.addr, 10*time.Second)
+			if err == nil {
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				io.WriteString(c, "GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+				var out []byte
+				out, err = io.ReadAll(c)
+				c.Close()
+				if len(out) != 0 {
+					t.Fatalf("connection 3 from one address answered %q", out)
+				}
+			}
+			if !errors.Is(err, syscall.ECONNRESET) {
+				t.Fatalf("connection 3 from one address: %v; want a reset", err)
+			}
+		}
+		waitLog(t, s, "127.0.0.1 has 2 connections open, the --max-connections-per-ip limit")
+		if n := strings.Count(s.logs.String(), "--max-connections-per-ip limit"); n != 1 {
+			t.Fatalf("%d log lines for the per-address limit, want 1 per interval:\n%s", n, s.logs)
+		}
+		held[0].Close()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			out, _ := rawExchange(t, s.addr, "GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n", 10*time.Second)
+			if strings.HasPrefix(out, "HTTP/1.1 200 ") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no connection served after one of the two closed: %q", out)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+
+		s = start(t, v, "--native", "hello", "--max-connections", "2")
+		for i := 0; i < 2; i++ {
+			c, err := net.Dial("tcp", s.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			keepAliveGet(t, c)
+			held[i] = c
+		}
+		waiting, err := net.Dial("tcp", s.addr) // completes in the backlog
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer waiting.Close()
+		waitLog(t, s, "2 connections open, the --max-connections limit")
+		held[0].Close()
+		keepAliveGet(t, waiting)
+	})
 }
