@@ -35,6 +35,9 @@ type Config struct {
 	// MaxConnectionsPerIP bounds the connections open from one client
 	// address; the excess is reset as it is accepted. 0: no bound.
 	MaxConnectionsPerIP int
+	// SendTimeout closes a connection whose client reads nothing of a
+	// response for this long; the handler's write fails.
+	SendTimeout time.Duration
 
 	// Logf reports conditions worth an operator's attention; nil discards.
 	Logf func(format string, args ...any)
@@ -64,6 +67,7 @@ const (
 	DefaultHeaderTimeout    = 30 * time.Second
 	DefaultKeepAliveTimeout = 5 * time.Second
 	DefaultBodyTimeout      = 30 * time.Second
+	DefaultSendTimeout      = 60 * time.Second
 	DefaultMaxBodySize      = 1 << 30
 )
 
@@ -91,6 +95,9 @@ func (c *Config) applyDefaults() error {
 	}
 	if c.BodyTimeout == 0 {
 		c.BodyTimeout = DefaultBodyTimeout
+	}
+	if c.SendTimeout == 0 {
+		c.SendTimeout = DefaultSendTimeout
 	}
 	if c.MaxBodySize == 0 {
 		c.MaxBodySize = DefaultMaxBodySize

@@ -32,7 +32,7 @@ type Loop struct {
 	// Config.MaxConnectionsPerIP).
 	perIP map[netip.Addr]int32
 	// atLimit and perIPRefused throttle the log lines of both limits.
-	atLimit, perIPRefused throttledLog
+	atLimit, perIPRefused, sendTimeouts throttledLog
 
 	// completions is the batch Wait fills.
 	completions [256]Completion
@@ -416,6 +416,7 @@ func (l *Loop) flush() {
 		}
 		if len(s.send) > 0 && !s.sending {
 			s.sending = true
+			l.sendQueued(s)
 			l.backend.QueueSend(s.fd, s.index, s.gen, s.send)
 		}
 		if s.closeAfter && !s.sending {
@@ -621,7 +622,10 @@ func (l *Loop) tick() {
 	l.date.Tick(time.Unix(0, l.now))
 	l.nextTick = l.now + int64(time.Second)
 	for _, s := range l.slots[1:] {
-		if s == nil || !s.open || s.closing || s.deadline == 0 || l.now < s.deadline {
+		if s == nil || !s.open || s.closing {
+			continue
+		}
+		if l.checkSend(s); s.closing || s.deadline == 0 || l.now < s.deadline {
 			continue
 		}
 		switch s.deadlineKind {

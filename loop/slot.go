@@ -60,6 +60,11 @@ type slot struct {
 	// sending, the backend owns it.
 	send    []byte
 	sending bool
+	// sendProgress: when the pending send was queued or last seen
+	// advancing (unix ns); sendAcked: the peer's acknowledged bytes then.
+	sendProgress   int64
+	sendAcked      uint64
+	sendAckedKnown bool
 
 	// Body framing of the request being read.
 	bodyChunked   bool

@@ -104,6 +104,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		},
 
 		MaxConnectionsPerIP: cfg.MaxConnectionsPerIP,
+		SendTimeout:         cfg.SendTimeout,
 	})
 	if err != nil {
 		if py != nil {

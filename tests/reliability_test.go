@@ -221,3 +221,38 @@ func TestConnectionLimits(t *testing.T) {
 		keepAliveGet(t, waiting)
 	})
 }
+
+// TestSendTimeout: a client that asks for a large response and reads
+// none of it is cut off after --send-timeout: the WSGI handler thread
+// writing to it is freed for the next request (with --threads 1 every
+// other client waited behind it), and the ASGI app's send raises.
+func TestSendTimeout(t *testing.T) {
+	for _, attr := range []string{"wsgi", "asgi"} {
+		t.Run(attr, func(t *testing.T) {
+			s := startReliability(t, attr, "--threads", "1", "--send-timeout", "2")
+			stalled, err := net.Dial("tcp", s.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stalled.Close()
+			// A small receive buffer: the server's writes stall sooner.
+			stalled.(*net.TCPConn).SetReadBuffer(4096)
+			io.WriteString(stalled, "GET /big?stalled HTTP/1.1\r\nHost: h\r\n\r\n")
+			// Served only once the stalled response's thread is free
+			// (WSGI); the bound only ends a failing test.
+			c, err := net.Dial("tcp", s.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(30 * time.Second))
+			io.WriteString(c, "GET /host HTTP/1.1\r\nHost: h\r\n\r\n")
+			resp, body := readResponseTo(t, bufio.NewReader(c), "GET")
+			if resp.StatusCode != 200 || body != "h|/host" {
+				t.Fatalf("the other client: %d %q", resp.StatusCode, body)
+			}
+			s.waitFile(t, "stalled", map[string]string{"wsgi": "GeneratorExit", "asgi": "ClientDisconnected"}[attr])
+			waitLog(t, s.server, "--send-timeout (2s): connection closed")
+		})
+	}
+}
