@@ -38,6 +38,14 @@ type Config struct {
 	// SendTimeout closes a connection whose client reads nothing of a
 	// response for this long; the handler's write fails.
 	SendTimeout time.Duration
+	// BufferBodies: a deferred request whose body fits the job's inbox
+	// (64 KiB) is queued only once the body is in, so a handler thread
+	// never waits on a slow client for it.
+	BufferBodies bool
+	// BodyMinRate is the rate in bytes per second a request body must
+	// keep up, measured over bodyRateWindow while the loop waits for it;
+	// below it the request gets 408 and the connection closes. 0: none.
+	BodyMinRate int64
 
 	// Logf reports conditions worth an operator's attention; nil discards.
 	Logf func(format string, args ...any)
@@ -83,6 +91,9 @@ func (c *Config) applyDefaults() error {
 	}
 	if c.MaxConnections < 1 {
 		return fmt.Errorf("loop: MaxConnections %d: must be at least 1", c.MaxConnections)
+	}
+	if c.BodyMinRate < 0 {
+		return fmt.Errorf("loop: BodyMinRate %d: must not be negative", c.BodyMinRate)
 	}
 	if c.MaxConnectionsPerIP < 0 {
 		return fmt.Errorf("loop: MaxConnectionsPerIP %d: must not be negative", c.MaxConnectionsPerIP)

@@ -19,6 +19,18 @@ func (l *Loop) startJob(s *slot, head []byte) {
 	s.consume(len(head))
 	s.job = j
 	s.state = stateJob
+	if l.cfg.BufferBodies && !j.bodyDone && !j.expect100 &&
+		(j.Request.Chunked || j.Request.ContentLength <= inboxLimit) {
+		// serviceJob queues it once the body is in the inbox (or, chunked,
+		// once the inbox is full).
+		j.buffering = true
+		return
+	}
+	l.queueJob(j)
+}
+
+// queueJob hands a job to the JobQueue, behind any held back.
+func (l *Loop) queueJob(j *Job) {
 	if len(l.heldJobs) > 0 || !l.cfg.Jobs.push(j) {
 		l.heldJobs = append(l.heldJobs, j)
 	}
@@ -60,6 +72,10 @@ func (l *Loop) releaseJob(j *Job) {
 func (l *Loop) detachJob(j *Job, err error) {
 	j.mu.Lock()
 	j.detached = true
+	if j.buffering {
+		// Never queued: no handler will finish it.
+		j.buffering, j.finished = false, true
+	}
 	if !j.finished {
 		j.aborted = true
 		if j.bodyErr == nil && err != ErrAborted {
@@ -212,7 +228,14 @@ func (l *Loop) serviceJob(s *slot) bool {
 		s.recvWanted = true
 	}
 	if !j.finished {
+		queue := j.buffering && (j.bodyDone || len(j.inbox) >= inboxLimit)
+		if queue {
+			j.buffering = false
+		}
 		j.mu.Unlock()
+		if queue {
+			l.queueJob(j)
+		}
 		return false
 	}
 	if j.mode == http1.BodyChunked {

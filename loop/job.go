@@ -17,6 +17,10 @@ var (
 	// ErrBodyTooLarge: the request body passed --max-body-size. The loop
 	// has answered 413 itself when no response had started.
 	ErrBodyTooLarge = errors.New("loop: request body too large")
+	// ErrBodyTooSlow: the request body arrived slower than
+	// Config.BodyMinRate. The loop has answered 408 itself when no
+	// response had started.
+	ErrBodyTooSlow = errors.New("loop: request body slower than the minimum rate")
 	// ErrHeadWritten: a header change after the response head was posted.
 	ErrHeadWritten = errors.New("loop: response head already written")
 )
@@ -85,6 +89,7 @@ type Job struct {
 	slot        uint32
 	gen         uint32
 	detached    bool // the connection is gone; release once finished
+	buffering   bool // held by the loop until its body is in (Config.BufferBodies)
 	headWritten bool
 	mode        http1.BodyMode
 	bodySent    int64 // body bytes sent of a BodyLength response
@@ -102,6 +107,7 @@ func (j *Job) reset() {
 	j.outbox = j.outbox[:0]
 	j.headPosted, j.finished, j.aborted = false, false, false
 	j.detached, j.headWritten, j.expect100, j.sent100 = false, false, false, false
+	j.buffering = false
 	j.mode = http1.BodyNone
 	j.bodySent = 0
 	j.RemoteAddr = netip.AddrPort{}

@@ -32,7 +32,7 @@ type Loop struct {
 	// Config.MaxConnectionsPerIP).
 	perIP map[netip.Addr]int32
 	// atLimit and perIPRefused throttle the log lines of both limits.
-	atLimit, perIPRefused, sendTimeouts throttledLog
+	atLimit, perIPRefused, sendTimeouts, slowBodies throttledLog
 
 	// completions is the batch Wait fills.
 	completions [256]Completion
@@ -625,7 +625,10 @@ func (l *Loop) tick() {
 		if s == nil || !s.open || s.closing {
 			continue
 		}
-		if l.checkSend(s); s.closing || s.deadline == 0 || l.now < s.deadline {
+		if l.checkSend(s); !s.closing && l.cfg.BodyMinRate > 0 {
+			l.checkBodyRate(s)
+		}
+		if s.closing || s.deadline == 0 || l.now < s.deadline {
 			continue
 		}
 		switch s.deadlineKind {

@@ -71,6 +71,10 @@ type slot struct {
 	bodyRemaining int64 // Content-Length bytes still to come
 	bodyRead      int64
 	chunked       http1.ChunkedDecoder
+	// The body rate window (Config.BodyMinRate): since when (unix ns; 0
+	// while the loop is not waiting on the body) and bodyRead then.
+	rateSince int64
+	rateFrom  int64
 
 	keepAlive  bool
 	closeAfter bool // close once everything queued is sent

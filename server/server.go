@@ -50,6 +50,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		py      *python
 		jobGone func(any, loop.JobGone)
 		onExit  func()
+		// wsgi: handler threads wait on request bodies (ASGI tasks
+		// do not), so the loop gathers small bodies and times large ones.
+		wsgi bool
 	)
 	if cfg.App != "" {
 		py, err = startPython(&cfg, bound, logf)
@@ -57,6 +60,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			return err
 		}
 		handler, jobs = deferAll, py.queue
+		wsgi = py.executor == nil
 		if cfg.Threads == 0 && py.executor == nil {
 			inline := newInlineWSGI(py.pool, py.interp)
 			handler, onExit = inline, inline.exit
@@ -105,6 +109,8 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 
 		MaxConnectionsPerIP: cfg.MaxConnectionsPerIP,
 		SendTimeout:         cfg.SendTimeout,
+		BufferBodies:        wsgi,
+		BodyMinRate:         bodyMinRate(wsgi, cfg.BodyMinRate),
 	})
 	if err != nil {
 		if py != nil {

@@ -295,3 +295,12 @@ func equalFold(b []byte, lower string) bool {
 	}
 	return true
 }
+
+// bodyMinRate is --body-min-rate where it applies: to WSGI, whose
+// handler threads wait on the body (an ASGI task waiting costs no thread).
+func bodyMinRate(wsgi bool, rate int64) int64 {
+	if !wsgi {
+		return 0
+	}
+	return rate
+}

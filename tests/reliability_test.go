@@ -256,3 +256,68 @@ func TestSendTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowBodies: with --threads 1, a client trickling a small body does
+// not hold the handler thread (the loop gathers the body before the
+// request is queued), and one trickling a large body gets 408 once it
+// falls below --body-min-rate, freeing the thread; --body-timeout, a
+// stall between bytes, never trips on either.
+func TestSlowBodies(t *testing.T) {
+	s := startReliability(t, "wsgi", "--threads", "1", "--body-timeout", "120", "--body-min-rate", "1000")
+	get := func() {
+		t.Helper()
+		c, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		// Bounds a failing test only: answered at once when the thread
+		// is free.
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		io.WriteString(c, "GET /host HTTP/1.1\r\nHost: h\r\n\r\n")
+		if resp, body := readResponseTo(t, bufio.NewReader(c), "GET"); resp.StatusCode != 200 || body != "h|/host" {
+			t.Fatalf("the other client: %d %q", resp.StatusCode, body)
+		}
+	}
+
+	small, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	io.WriteString(small, "POST /body HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n0123456789")
+	get()
+	io.WriteString(small, strings.Repeat("x", 90))
+	small.SetDeadline(time.Now().Add(30 * time.Second))
+	if resp, body := readResponseTo(t, bufio.NewReader(small), "POST"); resp.StatusCode != 200 || body != "100" {
+		t.Fatalf("the small body: %d %q", resp.StatusCode, body)
+	}
+
+	large, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer large.Close()
+	io.WriteString(large, "POST /body HTTP/1.1\r\nHost: h\r\nContent-Length: 200000\r\n\r\n"+strings.Repeat("x", 70000))
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Second):
+				if _, err := large.Write([]byte("x")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	large.SetReadDeadline(time.Now().Add(60 * time.Second))
+	resp, _ := readResponseTo(t, bufio.NewReader(large), "POST")
+	if resp.StatusCode != 408 {
+		t.Fatalf("the trickled large body: %d, want 408", resp.StatusCode)
+	}
+	get()
+	waitLog(t, s.server, "slower than --body-min-rate (1000 bytes/s): 408")
+}
