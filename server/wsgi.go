@@ -129,6 +129,9 @@ func (p *wsgiPool) Take(dst []*pybridge.Job) int {
 	return 1 + p.TryTake(dst[1:])
 }
 
+// Wait implements pybridge.WaitSource.
+func (p *wsgiPool) Wait() bool { return p.queue.Wait() }
+
 // SetNotify implements pybridge.NotifySource (the ASGI executor's).
 func (p *wsgiPool) SetNotify(notify func()) { p.queue.SetNotify(notify) }
 

@@ -7,6 +7,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -320,4 +323,64 @@ func TestSlowBodies(t *testing.T) {
 	}
 	get()
 	waitLog(t, s.server, "slower than --body-min-rate (1000 bytes/s): 408")
+}
+
+// TestNoHeadOfLineBlocking: with --threads 2, requests that reach the
+// loop together with one that blocks in the app are served by the other
+// thread while it blocks. Each thread used to take a batch (8 jobs with
+// two threads), so a request in the blocked thread's batch waited for it
+// with the other thread idle.
+func TestNoHeadOfLineBlocking(t *testing.T) {
+	s := startReliability(t, "wsgi", "--threads", "2")
+	const fast = 7
+	requests := []string{"GET /block?held HTTP/1.1\r\nHost: h\r\n\r\n"}
+	for i := 0; i < fast; i++ {
+		requests = append(requests, "GET /host HTTP/1.1\r\nHost: h\r\n\r\n")
+	}
+	conns := make([]net.Conn, len(requests))
+	for i := range conns {
+		c, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+		// All but the last byte now: the last bytes then arrive together
+		// and the loop queues the requests in one pass, the blocking one
+		// first.
+		io.WriteString(c, requests[i][:len(requests[i])-1])
+	}
+	time.Sleep(100 * time.Millisecond) // let the partial heads be read: not an assertion
+	for _, c := range conns {
+		c.Write([]byte{'\n'})
+	}
+	answered := make(chan error, fast)
+	for _, c := range conns[1:] {
+		go func(c net.Conn) {
+			c.SetDeadline(time.Now().Add(60 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err == nil {
+				resp.Body.Close()
+			}
+			answered <- err
+		}(c)
+	}
+	s.waitFile(t, "held.entered", "1")
+	// Bounds a failing test only: the other thread answers at once.
+	limit := time.After(15 * time.Second)
+	for i := 0; i < fast; i++ {
+		select {
+		case err := <-answered:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-limit:
+			t.Fatalf("%d of %d requests still wait behind the blocked one", fast-i, fast)
+		}
+	}
+	os.WriteFile(filepath.Join(s.dir, "held.release"), nil, 0o644)
+	conns[0].SetDeadline(time.Now().Add(30 * time.Second))
+	if resp, body := readResponseTo(t, bufio.NewReader(conns[0]), "GET"); resp.StatusCode != 200 || body != "released" {
+		t.Fatalf("the blocked request: %d %q", resp.StatusCode, body)
+	}
 }

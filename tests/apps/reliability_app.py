@@ -31,6 +31,16 @@ def wsgi(environ, start_response):
         n = len(environ["wsgi.input"].read())
         start_response("200 OK", [("Content-Type", "text/plain")])
         return [b"%d" % n]
+    if path == "/block":
+        # Holds its handler thread until the test writes <query>.release.
+        record(query + ".entered", "1")
+        release = os.path.join(OUT, query + ".release")
+        for _ in range(6000):
+            if os.path.exists(release):
+                break
+            time.sleep(0.01)
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [b"released"]
     if path == "/sleep":
         time.sleep(int(query or "0") / 1000)
         start_response("200 OK", [("Content-Type", "text/plain")])
