@@ -230,34 +230,38 @@ func TestConnectionLimits(t *testing.T) {
 // writing to it is freed for the next request (with --threads 1 every
 // other client waited behind it), and the ASGI app's send raises.
 func TestSendTimeout(t *testing.T) {
-	for _, attr := range []string{"wsgi", "asgi"} {
-		t.Run(attr, func(t *testing.T) {
-			s := startReliability(t, attr, "--threads", "1", "--send-timeout", "2")
-			stalled, err := net.Dial("tcp", s.addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stalled.Close()
-			// A small receive buffer: the server's writes stall sooner.
-			stalled.(*net.TCPConn).SetReadBuffer(4096)
-			io.WriteString(stalled, "GET /big?stalled HTTP/1.1\r\nHost: h\r\n\r\n")
-			// Served only once the stalled response's thread is free
-			// (WSGI); the bound only ends a failing test.
-			c, err := net.Dial("tcp", s.addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			c.SetDeadline(time.Now().Add(30 * time.Second))
-			io.WriteString(c, "GET /host HTTP/1.1\r\nHost: h\r\n\r\n")
-			resp, body := readResponseTo(t, bufio.NewReader(c), "GET")
-			if resp.StatusCode != 200 || body != "h|/host" {
-				t.Fatalf("the other client: %d %q", resp.StatusCode, body)
-			}
-			s.waitFile(t, "stalled", map[string]string{"wsgi": "GeneratorExit", "asgi": "ClientDisconnected"}[attr])
-			waitLog(t, s.server, "--send-timeout (2s): connection closed")
-		})
+	forEachVariant(t, true, func(t *testing.T, v variant) {
+		for _, attr := range []string{"wsgi", "asgi"} {
+			t.Run(attr, func(t *testing.T) { testSendTimeout(t, v, attr) })
+		}
+	})
+}
+
+func testSendTimeout(t *testing.T, v variant, attr string) {
+	s := startASGI(t, v, "reliability_app:"+attr, "--threads", "1", "--send-timeout", "2")
+	stalled, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer stalled.Close()
+	// A small receive buffer: the server's writes stall sooner.
+	stalled.(*net.TCPConn).SetReadBuffer(4096)
+	io.WriteString(stalled, "GET /big?stalled HTTP/1.1\r\nHost: h\r\n\r\n")
+	// Served only once the stalled response's thread is free
+	// (WSGI); the bound only ends a failing test.
+	c, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	io.WriteString(c, "GET /host HTTP/1.1\r\nHost: h\r\n\r\n")
+	resp, body := readResponseTo(t, bufio.NewReader(c), "GET")
+	if resp.StatusCode != 200 || body != "h|/host" {
+		t.Fatalf("the other client: %d %q", resp.StatusCode, body)
+	}
+	s.waitFile(t, "stalled", map[string]string{"wsgi": "GeneratorExit", "asgi": "ClientDisconnected"}[attr])
+	waitLog(t, s.server, "--send-timeout (2s): connection closed")
 }
 
 // TestSlowBodies: with --threads 1, a client trickling a small body does
@@ -266,7 +270,11 @@ func TestSendTimeout(t *testing.T) {
 // falls below --body-min-rate, freeing the thread; --body-timeout, a
 // stall between bytes, never trips on either.
 func TestSlowBodies(t *testing.T) {
-	s := startReliability(t, "wsgi", "--threads", "1", "--body-timeout", "120", "--body-min-rate", "1000")
+	forEachVariant(t, true, testSlowBodies)
+}
+
+func testSlowBodies(t *testing.T, v variant) {
+	s := startASGI(t, v, "reliability_app:wsgi", "--threads", "1", "--body-timeout", "120", "--body-min-rate", "1000")
 	get := func() {
 		t.Helper()
 		c, err := net.Dial("tcp", s.addr)
