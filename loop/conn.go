@@ -92,6 +92,12 @@ func (l *Loop) dispatch(s *slot, head []byte) {
 		l.answerError(s, req, 413, "request body too large")
 		return
 	}
+	if req.Form == http1.FormAuthority {
+		// CONNECT asks for a tunnel, and no handler opens one: answering
+		// it 2xx would leave HTTP parsing running on the tunnel's bytes.
+		l.writeError(s, 405, "CONNECT is not supported")
+		return
+	}
 	l.request.Request, l.request.slot, l.request.head = req, s, head
 	l.writer.reset(s, req)
 	l.cfg.Handler.ServeInline(&l.request, &l.writer)
@@ -177,6 +183,11 @@ func (l *Loop) writeError(s *slot, status int, reason string) {
 		Close:         true,
 	}
 	s.send = http1.AppendStatusLine(s.send, status)
+	if status == 405 {
+		// RFC 9110 §15.5.6: a 405 lists the methods the target allows;
+		// a tunnel's authority allows none.
+		s.send, _ = http1.AppendFieldString(s.send, "Allow", "")
+	}
 	s.send, _ = http1.AppendFieldString(s.send, "Content-Type", "text/plain; charset=utf-8")
 	var date *http1.DateCache
 	s.send, head.Server, date = l.appendDefaults(s.send, 0)

@@ -17,6 +17,10 @@ var (
 	// ErrBodyTooLarge: the request body passed --max-body-size. The loop
 	// has answered 413 itself when no response had started.
 	ErrBodyTooLarge = errors.New("loop: request body too large")
+	// ErrBodyTooSlow: the request body arrived slower than
+	// Config.BodyMinRate. The loop has answered 408 itself when no
+	// response had started.
+	ErrBodyTooSlow = errors.New("loop: request body slower than the minimum rate")
 	// ErrHeadWritten: a header change after the response head was posted.
 	ErrHeadWritten = errors.New("loop: response head already written")
 )
@@ -87,6 +91,7 @@ type Job struct {
 	slot        uint32
 	gen         uint32
 	detached    bool // the connection is gone; release once finished
+	buffering   bool // held by the loop until its body is in (Config.BufferBodies)
 	headWritten bool
 	mode        http1.BodyMode
 	bodySent    int64 // body bytes sent of a BodyLength response
@@ -106,6 +111,7 @@ func (j *Job) reset() {
 	j.headPosted, j.finished, j.aborted = false, false, false
 	j.closeAfter = false
 	j.detached, j.headWritten, j.expect100, j.sent100 = false, false, false, false
+	j.buffering = false
 	j.mode = http1.BodyNone
 	j.bodySent = 0
 	j.RemoteAddr = netip.AddrPort{}
@@ -304,17 +310,33 @@ func (j *Job) Abort() {
 	j.notify()
 }
 
+// JobGone says how a job's client left (Config.OnJobGone, SetOwner).
+type JobGone uint8
+
+const (
+	// InputEnded: the client ended its side (a half-close, or the first
+	// half of a close: the two look the same). It is done sending, not
+	// gone: the connection still takes the response (RFC 9112 §9.6).
+	InputEnded JobGone = iota + 1
+	// ConnectionClosed: the connection is gone; the job's writes fail.
+	ConnectionClosed
+)
+
 // SetOwner records the handler's own state for this job, which
 // Config.OnJobGone receives if the client goes before Finish or Abort.
-// It reports whether the client has gone already (the connection closed,
-// or its input ended, before the handler took the job): OnJobGone will
-// not be called for that.
-func (j *Job) SetOwner(owner any) (gone bool) {
+// It reports how the client had gone already (0 if it had not) before
+// the handler took the job: OnJobGone will not be called for that.
+func (j *Job) SetOwner(owner any) JobGone {
 	j.mu.Lock()
+	defer j.mu.Unlock()
 	j.owner = owner
-	gone = j.inputEnded || j.aborted
-	j.mu.Unlock()
-	return gone
+	switch {
+	case j.aborted:
+		return ConnectionClosed
+	case j.inputEnded:
+		return InputEnded
+	}
+	return 0
 }
 
 // SetHeaderBytes is SetHeader for byte slices: a bridge copying fields out

@@ -3,6 +3,7 @@ package loop
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,12 @@ type Loop struct {
 
 	accepting     bool // accept is armed (or being re-armed)
 	acceptStopped bool // stopped at --max-connections or on accept errors
+
+	// perIP counts open connections by client address (only with
+	// Config.MaxConnectionsPerIP).
+	perIP map[netip.Addr]int32
+	// atLimit and perIPRefused throttle the log lines of both limits.
+	atLimit, perIPRefused, sendTimeouts, slowBodies throttledLog
 
 	// completions is the batch Wait fills.
 	completions [256]Completion
@@ -333,16 +340,39 @@ func (l *Loop) onAccept(c *Completion) {
 		unix.Close(fd)
 		return
 	}
+	var peer netip.AddrPort
+	var counted bool
+	if l.cfg.MaxConnectionsPerIP > 0 {
+		var admitted bool
+		if peer, counted, admitted = l.admitPerIP(fd); !admitted {
+			l.rearmAccept()
+			return
+		}
+	}
 	// Responses leave in one send each; Nagle would only hold one back
 	// behind the previous one's ACK (measured: +5% and a lower p50).
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	s := l.newSlot(fd)
+	if counted {
+		s.remote, s.remoteKnown, s.countedPerIP = peer, true, true
+	}
 	s.deadline, s.deadlineKind = l.now+int64(l.cfg.HeaderTimeout), deadlineHeader
 	s.recvWanted = true
 	l.touch(s)
 	if l.active >= l.cfg.MaxConnections {
+		if n, ok := l.atLimit.allow(l.now); ok {
+			l.cfg.Logf("m0serve: %d connections open, the --max-connections limit: new connections wait in the listen backlog (hit %d times since the last report)", l.active, n)
+		}
 		l.stopAccept()
-	} else if !l.accepting && !l.acceptStopped {
+	} else {
+		l.rearmAccept()
+	}
+}
+
+// rearmAccept queues the next accept unless one is armed or accepting is
+// stopped.
+func (l *Loop) rearmAccept() {
+	if !l.accepting && !l.acceptStopped {
 		l.backend.QueueAccept(l.cfg.ListenFD)
 		l.accepting = true
 	}
@@ -391,6 +421,9 @@ func (l *Loop) maybeFree(s *slot) {
 	}
 	l.buffers.putRecv(s.recv)
 	l.buffers.putSend(s.send)
+	if s.countedPerIP {
+		l.releasePerIP(s.remote.Addr())
+	}
 	gen := s.gen + 1
 	index := s.index
 	limits := s.parser.Limits
@@ -423,6 +456,7 @@ func (l *Loop) flush() {
 		}
 		if len(s.send) > 0 && !s.sending {
 			s.sending = true
+			l.sendQueued(s)
 			l.backend.QueueSend(s.fd, s.index, s.gen, s.send)
 		}
 		if s.closeAfter && !s.sending {
@@ -629,7 +663,13 @@ func (l *Loop) tick() {
 	l.nextTick = l.now + int64(time.Second)
 	l.stampHeartbeat()
 	for _, s := range l.slots[1:] {
-		if s == nil || !s.open || s.closing || s.deadline == 0 || l.now < s.deadline {
+		if s == nil || !s.open || s.closing {
+			continue
+		}
+		if l.checkSend(s); !s.closing && l.cfg.BodyMinRate > 0 {
+			l.checkBodyRate(s)
+		}
+		if s.closing || s.deadline == 0 || l.now < s.deadline {
 			continue
 		}
 		switch s.deadlineKind {

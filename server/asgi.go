@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"net/netip"
-	"os"
 
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
@@ -63,22 +62,31 @@ func (py *python) startASGI(cfg *Config, app *pybridge.App, bound netip.AddrPort
 }
 
 // jobGone is the loop's word (Config.OnJobGone) that the client of a job
-// still in the app has gone (the connection closed, or its input ended,
-// as uvicorn takes it): a task awaiting receive learns of it now rather
-// than at its next send. It runs on the loop thread with the loop job
+// still in the app has gone (the connection closed) or ended its input (a
+// half-close, which still takes the response): a task awaiting receive
+// learns of it now rather than at its next send. It runs on the loop thread with the loop job
 // locked, so the job cannot complete and be handed out again meanwhile
 // (the executor delivers such notes before it starts new jobs). The flag
 // covers a job the executor has not started yet, whose ClientGone note
 // would be ignored: the executor reads it as it starts the job.
-func (p *wsgiPool) jobGone(owner any) {
-	if w, ok := owner.(*wsgiJob); ok && p.executor != nil {
-		w.gone.Store(true)
-		p.executor.ClientGone(&w.job)
+func (p *wsgiPool) jobGone(owner any, how loop.JobGone) {
+	w, ok := owner.(*wsgiJob)
+	if !ok || p.executor == nil {
+		return
 	}
+	if how == loop.InputEnded {
+		w.inputEnded.Store(true)
+		p.executor.ClientInputEnded(&w.job)
+		return
+	}
+	w.gone.Store(true)
+	p.executor.ClientGone(&w.job)
 }
 
 // ClientGoneAtStart implements pybridge.GoneAtStart.
-func (w *wsgiJob) ClientGoneAtStart() bool { return w.gone.Load() }
+func (w *wsgiJob) ClientGoneAtStart() (closed, inputEnded bool) {
+	return w.gone.Load(), w.inputEnded.Load()
+}
 
 // asgiRequests hands every request to the ASGI executor but a WebSocket
 // handshake, which it answers itself: the bridge speaks no WebSocket
@@ -113,7 +121,7 @@ func (h *asgiRequests) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 	if h.accessLog {
 		h.remote = req.RemoteAddr().Addr().AppendTo(h.remote[:0])
 		h.logLine = appendAccessLine(h.logLine[:0], h.remote, req.Request, 501, int64(len(webSocketRefusal)))
-		unix.Write(int(os.Stderr.Fd()), h.logLine)
+		unix.Write(int(accessLogFD.Load()), h.logLine)
 	}
 	w.AddHeader("Content-Type", "text/plain; charset=utf-8")
 	w.Respond(501, webSocketRefusal)

@@ -28,6 +28,11 @@ type Config struct {
 	Backend          string // auto, uring, epoll, kqueue
 	Native           string // a native Go handler's name
 
+	// What one client may hold of a worker.
+	MaxConnectionsPerIP int           // open connections from one address; 0: no limit
+	SendTimeout         time.Duration // longest stall while a response is sent
+	BodyMinRate         int64         // bytes/s a request body handed to a handler thread must keep up (408 below); 0: none
+
 	// The Python application (package pybridge).
 	App       string // "module:attr", the app to serve
 	Interface string // auto, wsgi or asgi
@@ -67,6 +72,8 @@ var Defaults = Config{
 	MaxHeadSize:      8 << 10,
 	MaxFields:        100,
 	Backend:          "auto",
+	SendTimeout:      60 * time.Second,
+	BodyMinRate:      500,
 	Interface:        "auto",
 	Loop:             "auto",
 	Lifespan:         "auto",
@@ -110,6 +117,12 @@ func (c *Config) Validate() error {
 		return &ConfigError{"max-head-size", "must be at least 256 bytes"}
 	case c.MaxFields < 1:
 		return &ConfigError{"max-fields", "must be at least 1"}
+	case c.MaxConnectionsPerIP < 0:
+		return &ConfigError{"max-connections-per-ip", "must not be negative"}
+	case c.SendTimeout <= 0:
+		return &ConfigError{"send-timeout", "must be positive"}
+	case c.BodyMinRate < 0:
+		return &ConfigError{"body-min-rate", "must not be negative"}
 	}
 	switch c.Backend {
 	case "auto":

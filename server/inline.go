@@ -1,8 +1,6 @@
 package server
 
 import (
-	"os"
-
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
 	"golang.org/x/sys/unix"
@@ -101,7 +99,7 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 			sent = 0
 		}
 		h.logLine = appendAccessLine(h.logLine[:0], h.remote, req.Request, status, sent)
-		unix.Write(int(os.Stderr.Fd()), h.logLine)
+		unix.Write(int(accessLogFD.Load()), h.logLine)
 	}
 	if req.MethodIs("HEAD") {
 		length := int64(len(body))

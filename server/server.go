@@ -71,8 +71,11 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		handler loop.Handler
 		jobs    *loop.JobQueue
 		py      *python
-		jobGone func(any)
+		jobGone func(any, loop.JobGone)
 		onExit  func()
+		// wsgi: handler threads wait on request bodies (ASGI tasks
+		// do not), so the loop gathers small bodies and times large ones.
+		wsgi bool
 	)
 	if cfg.App != "" {
 		py, err = startPython(&cfg, bound, logf)
@@ -80,6 +83,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			return err
 		}
 		handler, jobs = deferAll, py.queue
+		wsgi = py.executor == nil
 		if cfg.Threads == 0 && py.executor == nil {
 			inline := newInlineWSGI(py.pool, py.interp)
 			handler, onExit = inline, inline.exit
@@ -135,6 +139,11 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			cfg.Worker.started()
 		},
 		Heartbeat: cfg.Worker.heartbeatStamp(),
+
+		MaxConnectionsPerIP: cfg.MaxConnectionsPerIP,
+		SendTimeout:         cfg.SendTimeout,
+		BufferBodies:        wsgi,
+		BodyMinRate:         bodyMinRate(wsgi, cfg.BodyMinRate),
 	})
 	if err != nil {
 		if py != nil {

@@ -21,9 +21,10 @@ type wsgiJob struct {
 	remote  []byte // RemoteAddr's text, reused
 	sent    int64  // body bytes written, for the access log
 	logLine []byte // the access-log line, reused
-	// gone: the client left (ASGI only; see jobGone), set by the loop
-	// thread and read as the executor starts the job.
-	gone atomic.Bool
+	// gone: the client left; inputEnded: it ended its side (ASGI only;
+	// see jobGone), set by the loop thread and read as the executor
+	// starts the job.
+	gone, inputEnded atomic.Bool
 }
 
 // wsgiPool is the bridge's JobSource over the loop's JobQueue and its
@@ -97,10 +98,9 @@ func (p *wsgiPool) wrap(lj *loop.Job) *pybridge.Job {
 		w.job.Body = lj
 	}
 	if p.asgi {
-		w.gone.Store(false)
-		if lj.SetOwner(w) {
-			w.gone.Store(true)
-		}
+		how := lj.SetOwner(w)
+		w.gone.Store(how == loop.ConnectionClosed)
+		w.inputEnded.Store(how == loop.InputEnded)
 	}
 	return &w.job
 }
@@ -132,6 +132,9 @@ func (p *wsgiPool) Take(dst []*pybridge.Job) int {
 	dst[0] = p.wrap(lj)
 	return 1 + p.TryTake(dst[1:])
 }
+
+// Wait implements pybridge.WaitSource.
+func (p *wsgiPool) Wait() bool { return p.queue.Wait() }
 
 // SetNotify implements pybridge.NotifySource (the ASGI executor's).
 func (p *wsgiPool) SetNotify(notify func()) { p.queue.SetNotify(notify) }
@@ -171,7 +174,13 @@ func (p *wsgiPool) Complete(j *pybridge.Job) {
 		lj.Finish()
 	default:
 		// The head went out (or the client left): no valid end.
-		w.logAccess(resp.Status())
+		status := resp.Status()
+		if status == 0 {
+			// The client left before the head: nginx's 499 ("client
+			// closed request"), not a 500 nobody was sent.
+			status = 499
+		}
+		w.logAccess(status)
 		lj.Abort()
 	}
 	p.put(w)
@@ -320,4 +329,13 @@ func equalFold(b []byte, lower string) bool {
 		}
 	}
 	return true
+}
+
+// bodyMinRate is --body-min-rate where it applies: to WSGI, whose
+// handler threads wait on the body (an ASGI task waiting costs no thread).
+func bodyMinRate(wsgi bool, rate int64) int64 {
+	if !wsgi {
+		return 0
+	}
+	return rate
 }
