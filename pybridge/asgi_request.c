@@ -158,7 +158,9 @@ static PyObject *took(m0_asgi_http *h, PyObject *message, int last, int disconne
 {
 	if (last) {
 		h->body_done = 1;
-		if (disconnect && close_request(h) < 0) {
+		/* Receives queued behind this one wait for the disconnect: it
+		 * has come already when the response is final. */
+		if ((disconnect || h->conn.closed) && close_request(h) < 0) {
 			Py_DECREF(message);
 			return NULL;
 		}
@@ -202,8 +204,11 @@ static void read_back(m0_asgi_conn *c, const char *p, long n)
 	m0_asgi_http *h = (m0_asgi_http *)c;
 	PyObject *m;
 	int last = 1, disconnect = 0;
-	if (n < 0) {
+	if (n < 0)
 		c->read_failed = 1;
+	if (h->body_done)
+		return; /* a receive took the body's end meanwhile */
+	if (n < 0) {
 		disconnect = 1;
 		m = disconnect_message();
 	} else if (n == 0) {
@@ -236,7 +241,7 @@ static void read_back(m0_asgi_conn *c, const char *p, long n)
 		return;
 	if (last) {
 		h->body_done = 1;
-		if (disconnect)
+		if (disconnect || c->closed)
 			close_request(h);
 		return;
 	}
