@@ -15,7 +15,7 @@ GOBIN       := $(shell $(GO) env GOPATH)/bin
 # benchmarks their load generator and peers.
 RUN_PACKAGES          := pkg-config python3-dev
 TEST_PACKAGES         := $(RUN_PACKAGES) curl chromium gunicorn python3-flask python3-django \
-	python3-uvloop python3-starlette python3-fastapi python3-multipart
+	python3-uvloop python3-starlette python3-fastapi python3-multipart python3-pyflakes
 BENCH_PACKAGES        := $(RUN_PACKAGES) wrk strace
 BENCH_PYTHON_PACKAGES := $(BENCH_PACKAGES) gunicorn python3-flask python3-uvloop python3-starlette \
 	python3-fastapi uwsgi uwsgi-plugin-python3 python3-uvicorn python3-httptools
@@ -65,9 +65,13 @@ fmt-check:
 vet:
 	$(GO) vet $(LDFLAGS) ./...
 
+# staticcheck for Go; go.mod must say what the code imports (go mod tidy);
+# pyflakes for the Python files (the bridge's executor, the test apps).
 lint: vet
 	@test -x $(GOBIN)/staticcheck || GOFLAGS= $(GO) install $(STATICCHECK)
 	$(GOBIN)/staticcheck ./...
+	$(GO) mod tidy -diff
+	/usr/bin/python3 -m pyflakes $$(git ls-files '*.py')
 
 # The kqueue backend and every pure-Go package must build and vet for the
 # BSDs and macOS (cgo off: the Python bridge is Linux-built here).

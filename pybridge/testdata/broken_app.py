@@ -1,2 +1,4 @@
 """Fails to import: the loader must say why."""
-import no_such_module_m0serve  # noqa: F401
+import importlib
+
+importlib.import_module("no_such_module_m0serve")

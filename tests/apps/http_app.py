@@ -2,6 +2,7 @@
 response fields the server used to own (Connection, hop-by-hop fields,
 Server, Date) and stream a body of unknown length, and which reports
 the mount (SCRIPT_NAME, PATH_INFO) and the interpreter it runs under."""
+import importlib.util
 import os
 import sys
 
@@ -43,11 +44,7 @@ def where(rest):
 
 @app.route("/python")
 def python():
-    try:
-        import uvloop  # noqa: F401
-        has_uvloop = True
-    except ImportError:
-        has_uvloop = False
+    has_uvloop = importlib.util.find_spec("uvloop") is not None
     try:
         import flask as f
         flask_file = f.__file__

@@ -48,9 +48,9 @@ def app(environ, start_response):
         _kept.append(b"x" * int(_number(environ, "mb", 1) * (1 << 20)))
         body = "grown"
     elif path == "/spike":
-        held = b"x" * int(_number(environ, "mb", 1) * (1 << 20))
+        held = [b"x" * int(_number(environ, "mb", 1) * (1 << 20))]
         time.sleep(_number(environ, "s", 0.2))
-        del held
+        held.clear()
         body = "spiked"
     else:
         body = str(os.getpid())
