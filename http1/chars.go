@@ -173,9 +173,10 @@ func ValidFieldValue(value []byte) bool {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' }
 
-// equalFold reports whether b equals lower, ignoring ASCII case in b;
-// lower must already be lower case.
-func equalFold[T string | []byte](b T, lower string) bool {
+// EqualFold reports whether b equals lower, ignoring ASCII case in b;
+// lower must already be lower case. The one case-insensitive compare of
+// field names and tokens for every package of the server.
+func EqualFold[T string | []byte](b T, lower string) bool {
 	if len(b) != len(lower) {
 		return false
 	}

@@ -37,7 +37,7 @@ func (r *Request) finish() error {
 				if len(coding) == 0 {
 					continue
 				}
-				if equalFold(coding, "chunked") {
+				if EqualFold(coding, "chunked") {
 					// RFC 9112 §6.1: chunked must not be applied twice.
 					if chunkedSeen {
 						return errTEChunkedTwice
@@ -57,16 +57,16 @@ func (r *Request) finish() error {
 				var option []byte
 				option, rest = nextListElement(rest)
 				switch {
-				case equalFold(option, "close"):
+				case EqualFold(option, "close"):
 					optClose = true
-				case equalFold(option, "keep-alive"):
+				case EqualFold(option, "keep-alive"):
 					optKeepAlive = true
-				case equalFold(option, "upgrade"):
+				case EqualFold(option, "upgrade"):
 					optUpgrade = true
 				}
 			}
 		case HeaderExpect:
-			if !equalFold(value, "100-continue") {
+			if !EqualFold(value, "100-continue") {
 				return errExpectation
 			}
 			// RFC 9110 §10.1.1: a 100-continue expectation in an HTTP/1.0

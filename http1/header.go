@@ -49,6 +49,18 @@ func (k KnownHeader) String() string {
 // It dispatches on length and first byte before one full compare.
 func ClassifyHeader(name []byte) KnownHeader { return classify(name) }
 
+// FramingField reports a field the server's framing writes itself
+// (AppendFraming): Content-Length, Transfer-Encoding, Connection. An
+// app's own is taken as a wish (Connection: close) or checked against
+// the body, never copied out as it is.
+func FramingField(name []byte) bool {
+	switch classify(name) {
+	case HeaderContentLength, HeaderTransferEncoding, HeaderConnection:
+		return true
+	}
+	return false
+}
+
 func classify[T string | []byte](name T) KnownHeader {
 	if len(name) < 2 {
 		return HeaderOther
@@ -99,7 +111,7 @@ func classify[T string | []byte](name T) KnownHeader {
 			k = HeaderTransferEncoding
 		}
 	}
-	if k != HeaderOther && equalFold(name, knownHeaderNames[k]) {
+	if k != HeaderOther && EqualFold(name, knownHeaderNames[k]) {
 		return k
 	}
 	return HeaderOther

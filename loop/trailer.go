@@ -45,26 +45,11 @@ var refusedTrailers = [...]string{
 // compares.
 func trailerRefused[T string | []byte](name T) bool {
 	for _, refused := range refusedTrailers {
-		if len(refused) == len(name) && equalFoldLower(name, refused) {
+		if http1.EqualFold(name, refused) {
 			return true
 		}
 	}
 	return false
-}
-
-// equalFoldLower reports whether name equals lower, which is lower case
-// and as long as name, ignoring ASCII case in name.
-func equalFoldLower[T string | []byte](name T, lower string) bool {
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // SetTrailer adds a trailer field, sent after a chunked body's last chunk

@@ -5,7 +5,11 @@ package pybridge
 */
 import "C"
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/m0serve/m0serve/http1"
+)
 
 // Outcome is what became of a response.
 type Outcome uint8
@@ -126,7 +130,7 @@ func (r *Response) TakeFile() (fd int, offset, length int64, ok bool) {
 func (r *Response) AppContentLength() int64 {
 	for i := 0; i < r.HeaderLen(); i++ {
 		name, value := r.Header(i)
-		if len(name) != len("content-length") || !equalFoldASCII(name, "content-length") {
+		if !http1.EqualFold(name, "content-length") {
 			continue
 		}
 		if len(value) == 0 || len(value) > 18 {
@@ -142,19 +146,6 @@ func (r *Response) AppContentLength() int64 {
 		return n
 	}
 	return -1
-}
-
-func equalFoldASCII(b []byte, lower string) bool {
-	for i := range b {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // capacity is the arena's buffer size, for tests.

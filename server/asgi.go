@@ -139,7 +139,7 @@ func upgradesToWebSocket(value []byte) bool {
 		if slash := bytes.IndexByte(protocol, '/'); slash >= 0 {
 			protocol = protocol[:slash] // websocket/13
 		}
-		if equalFold(protocol, "websocket") {
+		if http1.EqualFold(protocol, "websocket") {
 			return true
 		}
 		value = value[min(end+1, len(value)):]

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
 	"golang.org/x/sys/unix"
@@ -77,7 +78,7 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 		}
 		for i := 0; i < resp.HeaderLen(); i++ {
 			name, value := resp.Header(i)
-			if framingField(name) {
+			if http1.FramingField(name) {
 				continue
 			}
 			if err := w.AddHeaderBytes(name, value); err != nil {

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
 	"golang.org/x/sys/unix"
@@ -194,7 +195,7 @@ func (w *wsgiJob) WriteHead(resp *pybridge.Response) error {
 	lj := w.loopJob
 	for i := 0; i < resp.HeaderLen(); i++ {
 		name, value := resp.Header(i)
-		if framingField(name) {
+		if http1.FramingField(name) {
 			continue
 		}
 		if err := lj.SetHeaderBytes(name, value); err != nil {
@@ -299,36 +300,6 @@ func framedLength(resp *pybridge.Response, head bool) int64 {
 		return -1
 	}
 	return length
-}
-
-// framingField: Content-Length, Transfer-Encoding and Connection are
-// written by the loop's framing (http1.AppendFraming). The app's Date and
-// Server go out in place of the loop's.
-func framingField(name []byte) bool {
-	switch len(name) {
-	case len("content-length"):
-		return equalFold(name, "content-length")
-	case len("transfer-encoding"):
-		return equalFold(name, "transfer-encoding")
-	case len("connection"):
-		return equalFold(name, "connection")
-	}
-	return false
-}
-
-func equalFold(b []byte, lower string) bool {
-	if len(b) != len(lower) {
-		return false
-	}
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // bodyMinRate is --body-min-rate where it applies: to WSGI, whose
