@@ -32,13 +32,13 @@ const eventBatch = 256
 // Backend is loop.Backend on epoll. All methods but Wake belong to the
 // loop thread.
 type Backend struct {
-	epollFD  int
-	wakeFD   int // eventfd
-	table    *readiness.Table
-	events   []unix.EpollEvent
-	polls    uint64  // epoll_wait calls, for tests and benchmarks
-	wakeWord [8]byte // read buffer for the eventfd counter
-	one      [8]byte // the eventfd increment Wake writes; never modified
+	epollFD          int
+	wakeFD           int // eventfd
+	*readiness.Table     // QueueAccept, StopAccept, QueueRecv, QueueSend, QueueSendFile, QueueClose
+	events           []unix.EpollEvent
+	polls            uint64  // epoll_wait calls, for tests and benchmarks
+	wakeWord         [8]byte // read buffer for the eventfd counter
+	one              [8]byte // the eventfd increment Wake writes; never modified
 }
 
 var _ loop.Backend = (*Backend)(nil)
@@ -68,39 +68,12 @@ func New() (*Backend, error) {
 		events:  make([]unix.EpollEvent, eventBatch),
 	}
 	*(*uint64)(unsafe.Pointer(&b.one)) = 1
-	b.table = readiness.NewTable(poller{epollFD: epollFD})
+	b.Table = readiness.NewTable(poller{epollFD: epollFD})
 	return b, nil
 }
 
 // Name implements loop.Backend.
 func (b *Backend) Name() string { return "epoll (edge-triggered, persistent interest)" }
-
-// QueueAccept implements loop.Backend. Accepting stays armed (completions
-// carry More) until StopAccept or an accept error.
-func (b *Backend) QueueAccept(listenFD int) { b.table.QueueAccept(listenFD) }
-
-// StopAccept implements loop.Backend.
-func (b *Backend) StopAccept() { b.table.StopAccept() }
-
-// QueueRecv implements loop.Backend; data lands in buf (never Provided).
-func (b *Backend) QueueRecv(fd int, slot, gen uint32, buf []byte) {
-	b.table.QueueRecv(fd, slot, gen, buf)
-}
-
-// QueueSend implements loop.Backend.
-func (b *Backend) QueueSend(fd int, slot, gen uint32, data []byte) {
-	b.table.QueueSend(fd, slot, gen, data)
-}
-
-// QueueSendFile implements loop.Backend with sendfile(2) once the socket
-// is writable, resuming from the offset reached after each EAGAIN.
-func (b *Backend) QueueSendFile(fd int, slot, gen uint32, file int, offset, length int64) {
-	b.table.QueueSendFile(fd, slot, gen, file, offset, length)
-}
-
-// QueueClose implements loop.Backend. The socket is closed at once;
-// pending operations complete with -ECANCELED before the OpClose.
-func (b *Backend) QueueClose(fd int, slot, gen uint32) { b.table.QueueClose(fd, slot, gen) }
 
 // Wake implements loop.Backend.
 func (b *Backend) Wake() error {
@@ -113,7 +86,7 @@ func (b *Backend) Wake() error {
 // Wait implements loop.Backend: epoll_wait only when nothing queued is
 // completable from readiness already known (readiness.Table.Wait).
 func (b *Backend) Wait(out []loop.Completion, timeout time.Duration) (int, error) {
-	return b.table.Wait(out, timeout, b.poll)
+	return b.Table.Wait(out, timeout, b.poll)
 }
 
 // poll runs one epoll_wait (negative wait: no limit) and records what it
@@ -141,17 +114,17 @@ func (b *Backend) poll(wait time.Duration) error {
 			continue
 		}
 		if event.Events&(unix.EPOLLERR|unix.EPOLLHUP) != 0 {
-			b.table.Failed(fd)
+			b.Table.Failed(fd)
 			continue
 		}
 		if event.Events&unix.EPOLLRDHUP != 0 {
-			b.table.PeerClosed(fd)
+			b.Table.PeerClosed(fd)
 		}
 		if event.Events&unix.EPOLLIN != 0 {
-			b.table.Readable(fd)
+			b.Table.Readable(fd)
 		}
 		if event.Events&unix.EPOLLOUT != 0 {
-			b.table.Writable(fd)
+			b.Table.Writable(fd)
 		}
 	}
 	return nil
@@ -168,7 +141,7 @@ func (b *Backend) drainWake() {
 			continue
 		}
 		if err == nil {
-			b.table.Finish(loop.Completion{Op: loop.OpWake})
+			b.Table.Finish(loop.Completion{Op: loop.OpWake})
 		}
 		return
 	}

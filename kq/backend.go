@@ -31,14 +31,14 @@ type Backend struct {
 	kqueueFD int
 	// The wake pipe: EVFILT_USER would save the pipe, but OpenBSD lacks
 	// it, and a pipe behaves the same on every kqueue system.
-	wakeRead  int
-	wakeWrite int
-	table     *readiness.Table
-	poller    *poller
-	events    []unix.Kevent_t
-	timeout   unix.Timespec
-	drain     [64]byte
-	one       [1]byte // what Wake writes; never modified
+	wakeRead         int
+	wakeWrite        int
+	*readiness.Table // QueueAccept, StopAccept, QueueRecv, QueueSend, QueueSendFile, QueueClose
+	poller           *poller
+	events           []unix.Kevent_t
+	timeout          unix.Timespec
+	drain            [64]byte
+	one              [1]byte // what Wake writes; never modified
 }
 
 var _ loop.Backend = (*Backend)(nil)
@@ -76,40 +76,12 @@ func New() (*Backend, error) {
 		b.Close()
 		return nil, fmt.Errorf("kq: register wake pipe: %w", err)
 	}
-	b.table = readiness.NewTable(b.poller)
+	b.Table = readiness.NewTable(b.poller)
 	return b, nil
 }
 
 // Name implements loop.Backend.
 func (b *Backend) Name() string { return "kqueue (EV_CLEAR, persistent filters)" }
-
-// QueueAccept implements loop.Backend. Accepting stays armed (completions
-// carry More) until StopAccept or an accept error.
-func (b *Backend) QueueAccept(listenFD int) { b.table.QueueAccept(listenFD) }
-
-// StopAccept implements loop.Backend.
-func (b *Backend) StopAccept() { b.table.StopAccept() }
-
-// QueueRecv implements loop.Backend; data lands in buf (never Provided).
-func (b *Backend) QueueRecv(fd int, slot, gen uint32, buf []byte) {
-	b.table.QueueRecv(fd, slot, gen, buf)
-}
-
-// QueueSend implements loop.Backend.
-func (b *Backend) QueueSend(fd int, slot, gen uint32, data []byte) {
-	b.table.QueueSend(fd, slot, gen, data)
-}
-
-// QueueSendFile implements loop.Backend. Here the file is read into a
-// buffer and written (readiness/sendfile_bsd.go): a copy, but one that never
-// passes through Python or the handler's thread.
-func (b *Backend) QueueSendFile(fd int, slot, gen uint32, file int, offset, length int64) {
-	b.table.QueueSendFile(fd, slot, gen, file, offset, length)
-}
-
-// QueueClose implements loop.Backend. The socket is closed at once;
-// pending operations complete with -ECANCELED before the OpClose.
-func (b *Backend) QueueClose(fd int, slot, gen uint32) { b.table.QueueClose(fd, slot, gen) }
 
 // Wake implements loop.Backend.
 func (b *Backend) Wake() error {
@@ -122,7 +94,7 @@ func (b *Backend) Wake() error {
 // Wait implements loop.Backend: kevent only when nothing queued is
 // completable from readiness already known (readiness.Table.Wait).
 func (b *Backend) Wait(out []loop.Completion, timeout time.Duration) (int, error) {
-	return b.table.Wait(out, timeout, b.poll)
+	return b.Table.Wait(out, timeout, b.poll)
 }
 
 // poll runs one kevent wait (negative: no limit) and records what it
@@ -147,15 +119,15 @@ func (b *Backend) poll(wait time.Duration) error {
 		case fd == b.wakeRead:
 			b.drainWake()
 		case event.Flags&unix.EV_ERROR != 0:
-			b.table.Failed(fd)
+			b.Table.Failed(fd)
 		case event.Filter == unix.EVFILT_READ && event.Flags&unix.EV_EOF != 0:
 			// The peer shut down writing (bytes may still be waiting).
-			b.table.PeerClosed(fd)
+			b.Table.PeerClosed(fd)
 		case event.Filter == unix.EVFILT_READ:
-			b.table.Readable(fd)
+			b.Table.Readable(fd)
 		case event.Filter == unix.EVFILT_WRITE:
 			// With EV_EOF the send reports the error itself.
-			b.table.Writable(fd)
+			b.Table.Writable(fd)
 		}
 	}
 	return nil
@@ -178,7 +150,7 @@ func (b *Backend) drainWake() {
 		drained = true
 	}
 	if drained {
-		b.table.Finish(loop.Completion{Op: loop.OpWake})
+		b.Table.Finish(loop.Completion{Op: loop.OpWake})
 	}
 }
 

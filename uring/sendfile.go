@@ -4,6 +4,7 @@ package uring
 
 import (
 	"github.com/m0serve/m0serve/loop"
+	"github.com/m0serve/m0serve/loop/readiness"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,7 +43,7 @@ func (b *Backend) QueueSendFile(fd int, slot, gen uint32, file int, offset, leng
 		unix.Close(file)
 		state.pending--
 		b.held = append(b.held, heldCompletion{
-			completion: loop.Completion{Op: loop.OpSend, Slot: slot, Gen: gen, Res: -int32(errnoOf(err))},
+			completion: loop.Completion{Op: loop.OpSend, Slot: slot, Gen: gen, Res: -int32(readiness.Errno(err))},
 			bufferID:   -1,
 		})
 		return
@@ -202,11 +203,4 @@ func (b *Backend) closeFiles() {
 		b.closePipe(p)
 	}
 	b.pipes = nil
-}
-
-func errnoOf(err error) unix.Errno {
-	if errno, ok := err.(unix.Errno); ok {
-		return errno
-	}
-	return unix.EIO
 }

@@ -3,15 +3,18 @@
 package uring
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unsafe"
 
 	"github.com/m0serve/m0serve/loop"
+	"github.com/m0serve/m0serve/loop/readiness"
 	"golang.org/x/sys/unix"
 )
 
-// wakeValue is what Wake writes: an eventfd adds 8-byte counters.
-var wakeValue = [8]byte{1}
+// wakeValue is what Wake writes: an eventfd adds 8-byte counters in the
+// host's byte order.
+var wakeValue = binary.NativeEndian.AppendUint64(nil, 1)
 
 // startWake creates the eventfd and arms a read on it.
 func (b *Backend) startWake() error {
@@ -39,8 +42,7 @@ func (b *Backend) armWake() {
 // Wake makes the loop's Wait return with OpWake. Safe from any thread: it
 // is one write(2) on the eventfd.
 func (b *Backend) Wake() error {
-	if _, err := unix.Write(b.wakeFD, wakeValue[:]); err != nil && err != unix.EAGAIN {
-		// EAGAIN: the counter is at its maximum, so a wake is pending anyway.
+	if err := readiness.SignalWake(b.wakeFD, wakeValue); err != nil {
 		return fmt.Errorf("uring: wake eventfd write: %w", err)
 	}
 	return nil

@@ -26,10 +26,10 @@ func (s *fileSender) send(socket, file int, offset, count int64) (int, unix.Errn
 	for {
 		n, err := unix.Pread(file, s.buf[:min(count, fileChunk)], offset)
 		if err != nil {
-			if errnoOf(err) == unix.EINTR {
+			if Errno(err) == unix.EINTR {
 				continue
 			}
-			return 0, errnoOf(err)
+			return 0, Errno(err)
 		}
 		if n == 0 {
 			return 0, 0

@@ -22,11 +22,11 @@ func acceptSocket(listenFD int) (int, unix.Errno) {
 	}
 	syscall.ForkLock.RUnlock()
 	if err != nil {
-		return -1, errnoOf(err)
+		return -1, Errno(err)
 	}
 	if err := unix.SetNonblock(fd, true); err != nil {
 		unix.Close(fd)
-		return -1, errnoOf(err)
+		return -1, Errno(err)
 	}
 	return fd, 0
 }
@@ -37,7 +37,7 @@ func recvBytes(fd int, buf []byte) (int, unix.Errno) {
 	}
 	n, err := unix.Read(fd, buf)
 	if err != nil {
-		return 0, errnoOf(err)
+		return 0, Errno(err)
 	}
 	return n, 0
 }
@@ -48,7 +48,7 @@ func recvBytes(fd int, buf []byte) (int, unix.Errno) {
 func sendBytes(fd int, data []byte) (int, unix.Errno) {
 	n, err := unix.Write(fd, data)
 	if err != nil {
-		return 0, errnoOf(err)
+		return 0, Errno(err)
 	}
 	return n, 0
 }

@@ -4,7 +4,8 @@
 // and does the accept, recv or send itself once the socket is ready.
 //
 // The epoll and kqueue backends share it; each brings only its poller (the
-// Poller interface and the event translation in its Wait).
+// Poller interface and the event translation in its Wait). The io_uring
+// backend borrows only its wake write (SignalWake) and Errno.
 package readiness
 
 import (
@@ -133,7 +134,7 @@ func (t *Table) register(fd int) unix.Errno {
 		return 0
 	}
 	if err := t.poller.Register(fd); err != nil {
-		return errnoOf(err)
+		return Errno(err)
 	}
 	st.registered = true
 	st.writable = true
@@ -148,7 +149,7 @@ func (t *Table) QueueAccept(listenFD int) {
 	}
 	if !t.listenRegistry {
 		if err := t.poller.RegisterListener(listenFD); err != nil {
-			t.Finish(loop.Completion{Op: loop.OpAccept, Res: -int32(errnoOf(err))})
+			t.Finish(loop.Completion{Op: loop.OpAccept, Res: -int32(Errno(err))})
 			return
 		}
 		t.listenRegistry = true
@@ -208,7 +209,7 @@ func (t *Table) QueueClose(fd int, slot, gen uint32) {
 	*st = socketState{inReady: st.inReady}
 	res := int32(0)
 	if err := unix.Close(fd); err != nil {
-		res = -int32(errnoOf(err))
+		res = -int32(Errno(err))
 	}
 	t.Finish(loop.Completion{Op: loop.OpClose, Slot: slot, Gen: gen, Res: res})
 }
@@ -264,7 +265,9 @@ func (t *Table) Completable() bool {
 		(t.acceptArmed && t.listenReadable)
 }
 
-func errnoOf(err error) unix.Errno {
+// Errno is err's errno for a completion's Res: the syscall's own, EIO for
+// an error that carries none. Every backend's completions use it.
+func Errno(err error) unix.Errno {
 	if errno, ok := err.(unix.Errno); ok {
 		return errno
 	}
