@@ -61,6 +61,9 @@ type Config struct {
 	// during the call. body is the response body's length. An access log
 	// records these with the handlers' own responses.
 	OnLoopResponse func(remote netip.AddrPort, req *http1.Request, status int, body int)
+
+	// WebSocket is the policy for upgraded connections (websocket.go).
+	WebSocket WebSocketConfig
 }
 
 // Defaults.
@@ -103,6 +106,7 @@ func (c *Config) applyDefaults() error {
 	if c.Limits.MaxFields <= 0 {
 		c.Limits.MaxFields = http1.DefaultLimits.MaxFields
 	}
+	c.WebSocket.applyDefaults()
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/internal/threadsched"
+	"github.com/m0serve/m0serve/ws"
 	"golang.org/x/sys/unix"
 )
 
@@ -47,6 +48,11 @@ type Loop struct {
 	request Request
 	writer  ResponseWriter
 
+	// WebSocket state shared by the loop's connections (websocket.go).
+	wsRequest  ws.Request
+	wsInflater *ws.Inflater
+	wsDeflater *ws.Deflater
+
 	date     http1.DateCache
 	now      int64
 	nextTick int64
@@ -76,6 +82,7 @@ func New(cfg Config) (*Loop, error) {
 	l.notes.init(2*cfg.MaxConnections + 64)
 	l.buffers.init(recvBufferSize(cfg.Limits.MaxHeadBytes))
 	l.writer.loop = l
+	l.request.loop = l
 	return l, nil
 }
 
@@ -542,6 +549,9 @@ func (l *Loop) onSend(s *slot, c *Completion) {
 		return
 	}
 	s.send = s.send[:0]
+	if s.ws != nil {
+		l.wsSent(s)
+	}
 	if s.closeAfter {
 		l.touch(s)
 		return
@@ -584,6 +594,9 @@ func (l *Loop) closeSlot(s *slot) {
 	}
 	s.closing = true
 	s.deadline, s.deadlineKind = 0, deadlineNone
+	if s.ws != nil {
+		l.wsEnd(s, ws.CloseAbnormal, nil)
+	}
 	if j := s.job; j != nil {
 		s.job = nil
 		l.detachJob(j, ErrAborted)
@@ -598,7 +611,13 @@ func (l *Loop) tick() {
 	l.date.Tick(time.Unix(0, l.now))
 	l.nextTick = l.now + int64(time.Second)
 	for _, s := range l.slots[1:] {
-		if s == nil || !s.open || s.closing || s.deadline == 0 || l.now < s.deadline {
+		if s == nil || !s.open || s.closing {
+			continue
+		}
+		if s.ws != nil {
+			l.wsTick(s)
+		}
+		if s.deadline == 0 || l.now < s.deadline {
 			continue
 		}
 		switch s.deadlineKind {
@@ -630,6 +649,10 @@ func (l *Loop) drain(deadline int64) {
 	force := l.now >= l.drainByNanos
 	for _, s := range l.slots[1:] {
 		if s == nil || !s.open || s.closing {
+			continue
+		}
+		if s.ws != nil && !force {
+			l.wsGoingAway(s)
 			continue
 		}
 		idle := s.state == stateHead && s.job == nil && !s.sending && len(s.send) == 0 && len(s.input()) == 0

@@ -37,6 +37,14 @@ type Config struct {
 	RootPath  string // SCRIPT_NAME: the prefix the app is mounted under
 	Threads   int    // handler threads calling the app
 	AccessLog bool   // one common-log-format line per response on stderr
+
+	// WebSockets (websocket.go); names follow uvicorn's flags.
+	WS                  string // auto or none
+	WSMaxSize           int64
+	WSMaxQueue          int
+	WSPingInterval      time.Duration // 0: no pings
+	WSPingTimeout       time.Duration
+	WSPerMessageDeflate bool
 }
 
 // Defaults, shared with cmd/m0serve's --help.
@@ -57,6 +65,13 @@ var Defaults = Config{
 	Loop:             "auto",
 	Lifespan:         "auto",
 	Threads:          DefaultThreads,
+
+	WS:                  "auto",
+	WSMaxSize:           16 << 20,
+	WSMaxQueue:          32,
+	WSPingInterval:      20 * time.Second,
+	WSPingTimeout:       20 * time.Second,
+	WSPerMessageDeflate: true,
 }
 
 // ConfigError is a configuration mistake: the command line reports it in
@@ -96,6 +111,9 @@ func (c *Config) Validate() error {
 		return &ConfigError{"max-head-size", "must be at least 256 bytes"}
 	case c.MaxFields < 1:
 		return &ConfigError{"max-fields", "must be at least 1"}
+	}
+	if err := c.validateWebSocket(); err != nil {
+		return err
 	}
 	switch c.Backend {
 	case "auto":

@@ -135,6 +135,12 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.StringVar(&cfg.RootPath, "root-path", cfg.RootPath, "prefix the app is mounted under: SCRIPT_NAME, stripped from PATH_INFO")
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, threadsUsage)
 	fs.BoolVar(&cfg.AccessLog, "access-log", cfg.AccessLog, "log every response to stderr in the Common Log Format")
+	fs.StringVar(&cfg.WS, "ws", cfg.WS, "WebSocket support: auto or none (none: upgrade requests reach the app as plain HTTP)")
+	fs.Var((*size)(&cfg.WSMaxSize), "ws-max-size", "largest WebSocket message in bytes (K, M, G suffixes); closed with 1009 beyond")
+	fs.IntVar(&cfg.WSMaxQueue, "ws-max-queue", cfg.WSMaxQueue, "WebSocket messages the app may leave untaken before the connection stops being read")
+	fs.Var((*duration)(&cfg.WSPingInterval), "ws-ping-interval", "time between the server's WebSocket pings (0: no pings)")
+	fs.Var((*duration)(&cfg.WSPingTimeout), "ws-ping-timeout", "time a WebSocket ping may go unanswered before closing with 1011")
+	fs.BoolVar(&cfg.WSPerMessageDeflate, "ws-per-message-deflate", cfg.WSPerMessageDeflate, "accept permessage-deflate compression of WebSocket messages")
 	// Every flag defined here reads M0_ and its name in upper case, dashes
 	// as underscores (--version, added by the caller, has none).
 	var options []option
