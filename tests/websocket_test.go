@@ -252,7 +252,9 @@ func rawDial(t *testing.T, addr, extra string) *rawClient {
 }
 
 // send writes a masked frame.
-func (r *rawClient) send(op byte, payload []byte) {
+func (r *rawClient) send(op byte, payload []byte) { r.sendErr(op, payload) }
+
+func (r *rawClient) sendErr(op byte, payload []byte) error {
 	frame := []byte{0x80 | op}
 	if len(payload) <= 125 {
 		frame = append(frame, 0x80|byte(len(payload)))
@@ -264,7 +266,8 @@ func (r *rawClient) send(op byte, payload []byte) {
 	for i, b := range payload {
 		frame = append(frame, b^key[i%4])
 	}
-	r.conn.Write(frame)
+	_, err := r.conn.Write(frame)
+	return err
 }
 
 // read returns the next frame's first byte and payload.
@@ -364,4 +367,67 @@ func testPingsAnswered(t *testing.T, url string) {
 	if s := <-got; s != "still here" {
 		t.Fatalf("after answered pings: %s", s)
 	}
+}
+
+// TestWebSocketFlagMistakes: each --ws flag mistake is one line naming the
+// flag, exit 2; and M0_WS_* reach the flags.
+func TestWebSocketFlagMistakes(t *testing.T) {
+	cases := []struct {
+		args []string
+		env  []string
+		want string
+	}{
+		{[]string{"--ws", "wsproto"}, nil, `--ws: "wsproto": want auto or none`},
+		{[]string{"--ws-max-size", "0"}, nil, "--ws-max-size: must be at least 1 byte"},
+		{[]string{"--ws-max-queue", "0"}, nil, "--ws-max-queue: must be at least 1"},
+		{[]string{"--ws-ping-interval", "-1s"}, nil, "--ws-ping-interval: must not be negative"},
+		{nil, []string{"M0_WS_PING_TIMEOUT=0"}, "--ws-ping-timeout: must be positive"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.want, func(t *testing.T) {
+			args := append([]string{"--port", "0", "--native", "ws-echo"}, tc.args...)
+			status, out := runToExit(t, append(cleanEnv(), tc.env...), args...)
+			if status != 2 || strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.Contains(out, tc.want) {
+				t.Fatalf("status %d, output %q; want 2 and one line with %q", status, out, tc.want)
+			}
+		})
+	}
+}
+
+// TestWebSocketNone: with --ws none an upgrade request is a plain request.
+func TestWebSocketNone(t *testing.T) {
+	s := start(t, variants[1], "--native", "ws-echo", "--ws", "none")
+	_, _, err := websocket.DefaultDialer.Dial("ws://"+s.addr+"/", nil)
+	if !errors.Is(err, websocket.ErrBadHandshake) {
+		t.Fatalf("dial with --ws none: %v, want a refused handshake", err)
+	}
+}
+
+// TestWebSocketClientNotReading: a client that sends and never reads its
+// echoes stops being read once the server's output backs up, so its own
+// writes stall instead of the server's memory growing.
+func TestWebSocketClientNotReading(t *testing.T) {
+	forEachVariant(t, true, func(t *testing.T, v variant) {
+		s := start(t, v, "--native", "ws-echo", "--ws-per-message-deflate=false")
+		r := rawDial(t, s.addr, "")
+		before := processRSS(t, s.cmd.Process.Pid)
+		message := bytes.Repeat([]byte{'x'}, 60<<10)
+		sent := 0
+		// 256 MB if nothing pushed back; the kernel's socket buffers hold a
+		// few MB each way, so the writes stall long before.
+		r.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		for sent < 256<<20 {
+			if err := r.sendErr(0x2, message); err != nil {
+				break
+			}
+			sent += len(message)
+		}
+		if sent >= 256<<20 {
+			t.Fatal("the server read 256 MB from a client that never read its echoes")
+		}
+		if grown := processRSS(t, s.cmd.Process.Pid) - before; grown > 64<<20 {
+			t.Fatalf("server RSS grew %d MB for one stalled client", grown>>20)
+		}
+		t.Logf("writes stalled after %d MB", sent>>20)
+	})
 }
