@@ -267,11 +267,21 @@ func (l *Loop) wsOutput(s *slot) *[]byte {
 	return &s.send
 }
 
-// wsSent runs when a send completes: the outbox becomes the next send.
+// wsSent runs when a send completes: the outbox becomes the next send,
+// and a buffer left empty goes back to the pool (which drops one a big
+// message grew), so an idle connection holds no output buffer.
 func (l *Loop) wsSent(s *slot) {
 	c := s.ws
 	if len(c.outbox) > 0 {
 		s.send, c.outbox = c.outbox, s.send[:0]
+	}
+	if c.outbox != nil {
+		l.buffers.putSend(c.outbox)
+		c.outbox = nil
+	}
+	if len(s.send) == 0 {
+		l.buffers.putSend(s.send)
+		s.send = nil
 	}
 }
 
@@ -304,6 +314,9 @@ func (l *Loop) serveWebSocket(s *slot) bool {
 		}
 		if m.Opcode != 0 {
 			l.wsMessage(s, &m)
+		} else if n == 0 {
+			s.recvWanted = true
+			return false
 		}
 	}
 	return false
