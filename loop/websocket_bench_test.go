@@ -80,7 +80,8 @@ func TestWebSocketEchoAllocatesNothing(t *testing.T) {
 		for _, tc := range wsBenchCases {
 			t.Run(mode.name+"/"+tc.name, func(t *testing.T) {
 				r := newWSRig(t, mode.provided, mode.multishot, tc.extra, tc.message)
-				if allocs := testing.AllocsPerRun(500, r.round); allocs != 0 {
+				// Under -race, deflate's pooled state is dropped at random.
+				if allocs := testing.AllocsPerRun(500, r.round); allocs != 0 && !(raceEnabled && tc.extra != "") {
 					t.Fatalf("%v allocations per echoed message, want 0", allocs)
 				}
 				out := r.hs.fb.output(r.c)

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,13 @@ func (r *wsRecorder) OnMessage(c *WebSocket, op ws.Opcode, payload []byte) bool 
 	r.messages = append(r.messages, op.String()+":"+string(payload))
 	if r.queue {
 		return true
+	}
+	if string(payload) == "close please" {
+		c.Close(4002, "as asked")
+		if err := c.Send(op, payload); err != ErrWebSocketClosed {
+			panic("Send after Close: " + fmt.Sprint(err))
+		}
+		return false
 	}
 	c.Send(op, payload)
 	return false
@@ -348,5 +356,23 @@ func TestWebSocketShutdownGoingAway(t *testing.T) {
 	h.until("stopped", func() bool { return h.l.stopped })
 	if rec.code != ws.CloseGoingAway {
 		t.Fatalf("handler saw %d, want the client's 1001", rec.code)
+	}
+}
+
+// TestWebSocketHandlerCloses: the handler's Close sends its code, drops
+// what the client sends until its Close, and ends when that comes.
+func TestWebSocketHandlerCloses(t *testing.T) {
+	rec := &wsRecorder{}
+	h := newHarness(t, rec, nil)
+	c := h.wsOpen("")
+	h.fb.write(c, clientFrame(ws.OpText, true, "close please"))
+	frames := h.framesUntil(c, 1)
+	if closeCode(frames[0]) != 4002 || frames[0].payload[2:] != "as asked" {
+		t.Fatalf("handler's close: %+v", frames[0])
+	}
+	h.fb.write(c, clientFrame(ws.OpText, true, "in flight")+clientClose(4002, ""))
+	h.until("closed", func() bool { return h.fb.isClosed(c) })
+	if n := len(serverFrames(t, h.fb.output(c))); n != 1 || len(rec.messages) != 1 || rec.code != 4002 {
+		t.Fatalf("%d frames sent, messages %q, close %d; want 1, the first only, 4002", n, rec.messages, rec.code)
 	}
 }
