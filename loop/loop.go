@@ -36,6 +36,8 @@ type Loop struct {
 
 	// notes carries jobs with news from handler threads to the loop.
 	notes ring[*Job]
+	// wsNotes does the same for WebSocket connections (websocket_remote.go).
+	wsNotes ring[*WebSocketRemote]
 	// parked is set while the loop is about to wait or waiting: only then
 	// does a handler thread pay for a Wake.
 	parked atomic.Bool
@@ -80,6 +82,7 @@ func New(cfg Config) (*Loop, error) {
 	// One note per live job at most (Job.queued), and jobs are bounded by
 	// connections; twice that leaves room for jobs outliving their slot.
 	l.notes.init(2*cfg.MaxConnections + 64)
+	l.wsNotes.init(cfg.MaxConnections + 64)
 	l.buffers.init(recvBufferSize(cfg.Limits.MaxHeadBytes))
 	l.writer.loop = l
 	l.request.loop = l
@@ -223,7 +226,7 @@ func (l *Loop) pass() error {
 		l.parked.Store(true)
 		// A note posted before the flag was up found it down and did not
 		// wake us: look once more now that it is up.
-		if !l.notes.empty() || l.shutdown.Load() != 0 && !l.draining {
+		if !l.notes.empty() || !l.wsNotes.empty() || l.shutdown.Load() != 0 && !l.draining {
 			timeout = 0
 		}
 	}
@@ -239,6 +242,7 @@ func (l *Loop) pass() error {
 		l.completions[i].Data = nil
 	}
 	l.drainNotes()
+	l.drainWebSocketNotes()
 	l.pushHeldJobs()
 	if l.now >= l.nextTick {
 		l.tick()

@@ -120,6 +120,8 @@ type WebSocket struct {
 
 	nextPing int64 // unix ns: when to send the next ping
 	pingSent int64 // unix ns: the unanswered ping's time; 0: none
+
+	remote *WebSocketRemote // set once Remote was called
 }
 
 // Writable reports whether the connection's unsent output is below the
@@ -283,6 +285,7 @@ func (l *Loop) wsSent(s *slot) {
 		l.buffers.putSend(s.send)
 		s.send = nil
 	}
+	l.wsBuffered(c)
 }
 
 // serveWebSocket reads frames from an upgraded connection's input and acts
@@ -387,6 +390,7 @@ func (l *Loop) wsStartClose(s *slot, code ws.CloseCode, reason string) {
 	*out = ws.AppendClose(*out, code, reason)
 	c.state = wsClosing
 	c.pingSent = 0
+	l.wsRemoteClosed(c)
 	s.deadline, s.deadlineKind = l.now+int64(l.cfg.WebSocket.CloseTimeout), deadlineWSClose
 	l.touch(s)
 	if !s.recvPending {
@@ -402,6 +406,7 @@ func (l *Loop) wsEnd(s *slot, code ws.CloseCode, reason []byte) {
 	}
 	c.notified = true
 	c.state = wsClosed
+	l.wsRemoteClosed(c)
 	c.delivering = true
 	c.handler.OnClose(c, code, reason)
 	c.delivering = false
