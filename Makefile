@@ -148,3 +148,18 @@ fuzz:
 
 clean:
 	rm -rf bin
+
+# --workers measured (bench/README.md, Workers section): server CPU per
+# request of one process, a master with 1 worker and with 2, all pinned to
+# the same core(s) (SERVER_CPU, default 0; wrk on LOAD_CPU, default 1),
+# alternated; then wrk -c64 for 30 s while SIGHUP is sent every 5 s, to
+# m0serve --workers 2 and gunicorn -w 2, counting non-2xx and socket
+# errors. QUICK=1 shortens the first part.
+.PHONY: bench-workers
+bench-workers: setup build
+	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms workers-arms.json \
+		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) \
+		-arms m0serve-1proc,m0serve-w1,m0serve-w2 -scenarios c16,c64 $(if $(QUICK),-quick)
+	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms workers-arms.json \
+		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) \
+		-arms m0serve-w2,gunicorn-w2 -scenarios c64 -rounds 1 -warmup 1s -duration 30s -reload-every 5s

@@ -152,7 +152,8 @@ func (h *ResponseHead) Closes() bool {
 // invalid.
 //
 // It assumes the caller has written, or dropped, any Content-Length,
-// Transfer-Encoding, Connection, Date or Server field the application set:
+// Transfer-Encoding or Connection field the application set, and passes
+// a nil date and Server for an application's own Date and Server:
 // AppendFraming does not know what was written before it, and a response
 // with two framings is a smuggling vector (RFC 9112 §6.3). A 101 response
 // needs the caller's own "Connection: upgrade" and "Upgrade" fields.

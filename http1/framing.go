@@ -49,6 +49,9 @@ func (r *Request) finish() error {
 			}
 		case HeaderHost:
 			hosts++
+			if !isHost(value, r.Form == FormAbsolute || r.Form == FormAuthority) {
+				return errHost
+			}
 		case HeaderConnection:
 			for rest := value; len(rest) > 0; {
 				var option []byte
@@ -103,6 +106,12 @@ func (r *Request) finish() error {
 	}
 	if hosts == 0 && r.Version == Version11 {
 		return errNoHost
+	}
+	if r.Form == FormAbsolute && hosts == 1 {
+		// RFC 9112 §3.2.2: the target's authority wins over Host. The
+		// field is pointed at it, so whoever reads Host (the environ's
+		// HTTP_HOST, the ASGI headers) sees the host the request is for.
+		h.fields[h.known[HeaderHost]-1].Value = r.Authority
 	}
 
 	// RFC 9112 §9.3: HTTP/1.1 persists unless "close"; HTTP/1.0 persists

@@ -33,6 +33,7 @@ var (
 	errTEUnsupported     = &Error{501, "unsupported transfer coding"}
 	errNoHost            = &Error{400, "missing Host header field"}
 	errManyHosts         = &Error{400, "more than one Host header field"}
+	errHost              = &Error{400, "invalid Host header field"}
 	errExpectation       = &Error{417, "unsupported expectation"}
 )
 

@@ -91,6 +91,10 @@ func TestRules(t *testing.T) {
 		{"target: relative", "GET a/b HTTP/1.1\r\n" + host + "\r\n", 400},
 		{"target: asterisk with OPTIONS", "OPTIONS * HTTP/1.1\r\n" + host + "\r\n", 0},
 		{"target: asterisk with GET", "GET * HTTP/1.1\r\n" + host + "\r\n", 400},
+		{"target: encoded NUL in path", "GET /a%00b HTTP/1.1\r\n" + host + "\r\n", 400},
+		{"target: encoded NUL in absolute-form path", "GET http://h/a%00 HTTP/1.1\r\n" + host + "\r\n", 400},
+		{"target: encoded NUL in query", "GET /a?b=%00 HTTP/1.1\r\n" + host + "\r\n", 0},
+		{"target: other escapes in path", "GET /a%01%20%2F HTTP/1.1\r\n" + host + "\r\n", 0},
 		{"target: CONNECT authority", "CONNECT h:443 HTTP/1.1\r\n" + host + "\r\n", 0},
 		{"target: CONNECT origin", "CONNECT /x HTTP/1.1\r\n" + host + "\r\n", 400},
 		{"target: CONNECT without port", "CONNECT h HTTP/1.1\r\n" + host + "\r\n", 400},
@@ -142,6 +146,22 @@ func TestRules(t *testing.T) {
 		{"host: missing on 1.0", "GET / HTTP/1.0\r\n\r\n", 0},
 		{"host: empty value", "GET / HTTP/1.1\r\nHost:\r\n\r\n", 0},
 		{"host: twice", "GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", 400},
+		{"host: name and port", "GET / HTTP/1.1\r\nHost: example.com:8080\r\n\r\n", 0},
+		{"host: IPv4", "GET / HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n", 0},
+		{"host: IPv6 literal", "GET / HTTP/1.1\r\nHost: [::1]:80\r\n\r\n", 0},
+		{"host: space inside", "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400},
+		{"host: tab inside", "GET / HTTP/1.1\r\nHost: a\tb\r\n\r\n", 400},
+		{"host: slash", "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400},
+		{"host: userinfo", "GET / HTTP/1.1\r\nHost: user@a\r\n\r\n", 400},
+		{"host: comma", "GET / HTTP/1.1\r\nHost: a, b\r\n\r\n", 400},
+		{"host: markup", "GET / HTTP/1.1\r\nHost: <script>\r\n\r\n", 400},
+		{"host: non-digit port", "GET / HTTP/1.1\r\nHost: a:8o\r\n\r\n", 400},
+		{"host: unclosed IPv6 literal", "GET / HTTP/1.1\r\nHost: [::1\r\n\r\n", 400},
+		{"host: on 1.0, invalid", "GET / HTTP/1.0\r\nHost: a/b\r\n\r\n", 400},
+		{"host: absolute-form, other host", "GET http://a:1/x HTTP/1.1\r\nHost: b\r\n\r\n", 0},
+		{"host: absolute-form, empty", "GET http://a/x HTTP/1.1\r\nHost:\r\n\r\n", 400},
+		{"host: absolute-form, invalid", "GET http://a/x HTTP/1.1\r\nHost: a b\r\n\r\n", 400},
+		{"host: absolute-form on 1.0 without Host", "GET http://a/x HTTP/1.0\r\n\r\n", 0},
 		{"expect: 100-continue", "POST / HTTP/1.1\r\n" + host + "Expect: 100-continue\r\n\r\n", 0},
 		{"expect: other", "POST / HTTP/1.1\r\n" + host + "Expect: 200-ok\r\n\r\n", 417},
 	}
@@ -149,6 +169,29 @@ func TestRules(t *testing.T) {
 		got, reason := statusOf(c.head)
 		if got != c.status {
 			t.Errorf("%s: status %d (%s), want %d\n%q", c.rule, got, reason, c.status, c.head)
+		}
+	}
+}
+
+// TestAbsoluteFormHost: the target's authority replaces the Host value
+// (RFC 9112 §3.2.2); an origin-form target leaves Host as sent.
+func TestAbsoluteFormHost(t *testing.T) {
+	cases := []struct{ head, host, authority string }{
+		{"GET http://a.example:8080/x?y HTTP/1.1\r\nHost: b.example\r\n\r\n", "a.example:8080", "a.example:8080"},
+		{"GET http://a.example?y HTTP/1.1\r\nHost: a.example\r\n\r\n", "a.example", "a.example"},
+		{"GET /x HTTP/1.1\r\nHost: b.example\r\n\r\n", "b.example", ""},
+		{"GET /x HTTP/1.1\r\nHost:\r\n\r\n", "", ""},
+	}
+	for _, c := range cases {
+		r := parseAll(t, c.head)
+		if got := string(r.Header.Known(HeaderHost)); got != c.host {
+			t.Errorf("%q: Host %q, want %q", c.head, got, c.host)
+		}
+		if got := string(r.Header.Get("host")); got != c.host {
+			t.Errorf("%q: Get(host) %q, want %q", c.head, got, c.host)
+		}
+		if got := string(r.Bytes(r.Authority)); got != c.authority {
+			t.Errorf("%q: Authority %q, want %q", c.head, got, c.authority)
 		}
 	}
 }

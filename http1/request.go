@@ -34,6 +34,9 @@ type Request struct {
 	Path   Span // the path part of Target, still percent-encoded; empty for authority and asterisk forms
 	Query  Span // after '?', without it; empty if there is none
 	Form   TargetForm
+	// Authority is the target's host [":" port] in absolute and authority
+	// forms; empty otherwise.
+	Authority Span
 
 	Version Version
 	Header  Header

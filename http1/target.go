@@ -5,7 +5,10 @@ import (
 	"strings"
 )
 
-var errPercent = &Error{400, "invalid percent-encoding in request-target"}
+var (
+	errPercent   = &Error{400, "invalid percent-encoding in request-target"}
+	errNULInPath = &Error{400, "encoded NUL (%00) in the path"}
+)
 
 // splitTarget classifies the request-target (RFC 9112 §3.2) and splits its
 // path from its query. The target's bytes are already known to be VCHARs.
@@ -21,7 +24,7 @@ func (r *Request) splitTarget(buf []byte) error {
 	switch {
 	case target[0] == '/' && !connect:
 		r.Form = FormOrigin
-		r.splitPathQuery(start, start+len(target), buf)
+		return r.splitPathQuery(start, start+len(target), buf)
 	case len(target) == 1 && target[0] == '*':
 		// §3.2.4: asterisk-form is only for a server-wide OPTIONS.
 		if !r.MethodIs("OPTIONS") {
@@ -34,6 +37,7 @@ func (r *Request) splitTarget(buf []byte) error {
 			return errAuthority
 		}
 		r.Form = FormAuthority
+		r.Authority = r.Target
 	default:
 		// §3.2.2: absolute-form, scheme "://" authority path-abempty.
 		n := schemeLength(target)
@@ -48,15 +52,21 @@ func (r *Request) splitTarget(buf []byte) error {
 			return errTarget
 		}
 		r.Form = FormAbsolute
-		r.splitPathQuery(pathStart, start+len(target), buf)
+		r.Authority = Span{uint32(start + n + 3), uint32(pathStart)}
+		return r.splitPathQuery(pathStart, start+len(target), buf)
 	}
 	return nil
 }
 
-func (r *Request) splitPathQuery(start, end int, buf []byte) {
+func (r *Request) splitPathQuery(start, end int, buf []byte) error {
 	q := end
 	if i := bytes.IndexByte(buf[start:end], '?'); i >= 0 {
 		q = start + i
+	}
+	if bytes.Contains(buf[start:q], nulEscape) {
+		// A decoded NUL ends a C string early in whatever reads the path
+		// next (a file name, a legacy app); nginx refuses it the same way.
+		return errNULInPath
 	}
 	r.Path = Span{uint32(start), uint32(q)}
 	if q < end {
@@ -64,7 +74,10 @@ func (r *Request) splitPathQuery(start, end int, buf []byte) {
 	} else {
 		r.Query = Span{uint32(end), uint32(end)}
 	}
+	return nil
 }
+
+var nulEscape = []byte("%00")
 
 // schemeLength returns the length of a leading URI scheme,
 // ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986 §3.1), or 0.
@@ -130,6 +143,17 @@ func isAuthority(b []byte, needPort bool) bool {
 		}
 	}
 	return true
+}
+
+// isHost accepts a Host field value (RFC 9112 §3.2): uri-host [":" port],
+// or nothing when the target has no authority. A comma is refused although
+// reg-name allows it: Host is a singleton field, and a comma is how two
+// values look once a proxy has joined them (RFC 9110 §5.3).
+func isHost(b []byte, targetHasAuthority bool) bool {
+	if len(b) == 0 {
+		return !targetHasAuthority
+	}
+	return bytes.IndexByte(b, ',') < 0 && isAuthority(b, false)
 }
 
 // isRegNameByte: unreserved, pct-encoded's '%', or sub-delims (RFC 3986 §3.2.2).

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/m0serve/m0serve/http1"
@@ -30,8 +31,30 @@ type Config struct {
 	BodyTimeout      time.Duration // longest stall while a request body is read
 	MaxBodySize      int64         // 413 beyond it; 0: DefaultMaxBodySize, <0: no limit
 	Limits           http1.Limits
-	// Server is the Server field value; nil sends none.
+	// Server is the Server field value; nil sends none. A handler's own
+	// Server field goes out instead.
 	Server []byte
+	// NoDate: no Date field (a handler's own still goes out).
+	NoDate bool
+	// Headers go out on every response whose handler did not set the
+	// same name (--header), after the handler's; at most 62, and no
+	// framing, hop-by-hop, Server or Date field.
+	Headers []http1.FieldLine
+
+	// MaxConnectionsPerIP bounds the connections open from one client
+	// address; the excess is reset as it is accepted. 0: no bound.
+	MaxConnectionsPerIP int
+	// SendTimeout closes a connection whose client reads nothing of a
+	// response for this long; the handler's write fails.
+	SendTimeout time.Duration
+	// BufferBodies: a deferred request whose body fits the job's inbox
+	// (64 KiB) is queued only once the body is in, so a handler thread
+	// never waits on a slow client for it.
+	BufferBodies bool
+	// BodyMinRate is the rate in bytes per second a request body must
+	// keep up, measured over bodyRateWindow while the loop waits for it;
+	// below it the request gets 408 and the connection closes. 0: none.
+	BodyMinRate int64
 
 	// Logf reports conditions worth an operator's attention; nil discards.
 	Logf func(format string, args ...any)
@@ -48,11 +71,11 @@ type Config struct {
 	// It runs with the job's lock held, so the job cannot finish (and be
 	// reused) under it: it must not block, nor call the job's methods.
 	// An event-loop handler uses it to tell a task waiting on no read or
-	// write that its client left: the connection closing, or the
-	// client's end of input (a receive stays armed while a job runs when
-	// this is set), once the owner is set; what came before, SetOwner
-	// reports.
-	OnJobGone func(owner any)
+	// write that its client left: how is ConnectionClosed, or InputEnded
+	// for the client's end of input (a receive stays armed while a job
+	// runs when this is set), once the owner is set; what came before,
+	// SetOwner reports. A job may hear InputEnded, then ConnectionClosed.
+	OnJobGone func(owner any, how JobGone)
 	// OnLoopResponse, when set, is called on the loop thread for each
 	// response the loop answers itself rather than a handler: a malformed
 	// or oversized request (400, 413, 414, 431, ...), a head that timed
@@ -61,6 +84,11 @@ type Config struct {
 	// during the call. body is the response body's length. An access log
 	// records these with the handlers' own responses.
 	OnLoopResponse func(remote netip.AddrPort, req *http1.Request, status int, body int)
+	// Heartbeat, when set, is stamped with the wall clock (unix
+	// nanoseconds) by the loop thread when it starts and at least once a
+	// second while it runs: a supervisor reading it sees a loop that
+	// stopped turning.
+	Heartbeat *atomic.Int64
 
 	// WebSocket is the policy for upgraded connections (websocket.go).
 	WebSocket WebSocketConfig
@@ -72,6 +100,7 @@ const (
 	DefaultHeaderTimeout    = 30 * time.Second
 	DefaultKeepAliveTimeout = 5 * time.Second
 	DefaultBodyTimeout      = 30 * time.Second
+	DefaultSendTimeout      = 60 * time.Second
 	DefaultMaxBodySize      = 1 << 30
 )
 
@@ -88,6 +117,12 @@ func (c *Config) applyDefaults() error {
 	if c.MaxConnections < 1 {
 		return fmt.Errorf("loop: MaxConnections %d: must be at least 1", c.MaxConnections)
 	}
+	if c.BodyMinRate < 0 {
+		return fmt.Errorf("loop: BodyMinRate %d: must not be negative", c.BodyMinRate)
+	}
+	if c.MaxConnectionsPerIP < 0 {
+		return fmt.Errorf("loop: MaxConnectionsPerIP %d: must not be negative", c.MaxConnectionsPerIP)
+	}
 	if c.HeaderTimeout == 0 {
 		c.HeaderTimeout = DefaultHeaderTimeout
 	}
@@ -96,6 +131,9 @@ func (c *Config) applyDefaults() error {
 	}
 	if c.BodyTimeout == 0 {
 		c.BodyTimeout = DefaultBodyTimeout
+	}
+	if c.SendTimeout == 0 {
+		c.SendTimeout = DefaultSendTimeout
 	}
 	if c.MaxBodySize == 0 {
 		c.MaxBodySize = DefaultMaxBodySize

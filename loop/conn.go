@@ -39,7 +39,7 @@ func (l *Loop) advance(s *slot) {
 func (l *Loop) readHead(s *slot) bool {
 	in := s.input()
 	if len(in) == 0 {
-		if s.peerEOF || l.draining || !s.keepAlive {
+		if s.peerEOF || !s.keepAlive || l.draining && !l.gentleDrain {
 			s.closeAfter = true
 			return false
 		}
@@ -94,6 +94,12 @@ func (l *Loop) dispatch(s *slot, head []byte) {
 		l.answerError(s, req, 413, "request body too large")
 		return
 	}
+	if req.Form == http1.FormAuthority {
+		// CONNECT asks for a tunnel, and no handler opens one: answering
+		// it 2xx would leave HTTP parsing running on the tunnel's bytes.
+		l.writeError(s, 405, "CONNECT is not supported")
+		return
+	}
 	l.request.Request, l.request.slot, l.request.head = req, s, head
 	l.writer.reset(s, req)
 	l.cfg.Handler.ServeInline(&l.request, &l.writer)
@@ -117,27 +123,32 @@ func (l *Loop) dispatch(s *slot, head []byte) {
 }
 
 // writeResponse encodes an inline handler's whole response.
-func (l *Loop) writeResponse(s *slot, req *http1.Request, status int, fields, body []byte) {
+// contentLength is what the framing announces: len(body), or for HEAD
+// the GET's length (-1: unknown); fieldsSet: fieldBit of the fields'
+// names; closeAfter: the handler asked to close.
+func (l *Loop) writeResponse(s *slot, req *http1.Request, status int, fields []byte, fieldsSet uint64,
+	body []byte, contentLength int64, closeAfter bool) {
 	// An inline handler never reads the body; a client waiting for 100
 	// (Continue) may or may not send it, so the connection cannot be
 	// reused (RFC 9110 §10.1.1).
-	close := !s.keepAlive || req.Expect100 && req.HasBody()
+	close := !s.keepAlive || req.Expect100 && req.HasBody() || closeAfter
 	head := http1.ResponseHead{
 		Status:        status,
 		Version:       req.Version,
-		ContentLength: int64(len(body)),
+		ContentLength: contentLength,
 		Close:         close,
 		KeepAlive10:   !close && req.Version == http1.Version10,
 		HeadRequest:   req.MethodIs("HEAD"),
-		Server:        l.cfg.Server,
 	}
 	if s.send == nil {
 		s.send = l.buffers.getSend()
 	}
 	s.send = http1.AppendStatusLine(s.send, status)
 	s.send = append(s.send, fields...)
+	var date *http1.DateCache
+	s.send, head.Server, date = l.appendDefaults(s.send, fieldsSet)
 	var mode http1.BodyMode
-	s.send, mode = http1.AppendFraming(s.send, &head, &l.date)
+	s.send, mode = http1.AppendFraming(s.send, &head, date)
 	if mode == http1.BodyLength || mode == http1.BodyUntilClose {
 		s.send = append(s.send, body...)
 	}
@@ -172,11 +183,17 @@ func (l *Loop) writeError(s *slot, status int, reason string) {
 		Version:       http1.Version11,
 		ContentLength: int64(len(reason) + 1),
 		Close:         true,
-		Server:        l.cfg.Server,
 	}
 	s.send = http1.AppendStatusLine(s.send, status)
+	if status == 405 {
+		// RFC 9110 §15.5.6: a 405 lists the methods the target allows;
+		// a tunnel's authority allows none.
+		s.send, _ = http1.AppendFieldString(s.send, "Allow", "")
+	}
 	s.send, _ = http1.AppendFieldString(s.send, "Content-Type", "text/plain; charset=utf-8")
-	s.send, _ = http1.AppendFraming(s.send, &head, &l.date)
+	var date *http1.DateCache
+	s.send, head.Server, date = l.appendDefaults(s.send, 0)
+	s.send, _ = http1.AppendFraming(s.send, &head, date)
 	s.send = append(s.send, reason...)
 	s.send = append(s.send, '\n')
 	s.closeAfter = true

@@ -19,6 +19,18 @@ func (l *Loop) startJob(s *slot, head []byte) {
 	s.consume(len(head))
 	s.job = j
 	s.state = stateJob
+	if l.cfg.BufferBodies && !j.bodyDone && !j.expect100 &&
+		(j.Request.Chunked || j.Request.ContentLength <= inboxLimit) {
+		// serviceJob queues it once the body is in the inbox (or, chunked,
+		// once the inbox is full).
+		j.buffering = true
+		return
+	}
+	l.queueJob(j)
+}
+
+// queueJob hands a job to the JobQueue, behind any held back.
+func (l *Loop) queueJob(j *Job) {
 	if len(l.heldJobs) > 0 || !l.cfg.Jobs.push(j) {
 		l.heldJobs = append(l.heldJobs, j)
 	}
@@ -60,13 +72,17 @@ func (l *Loop) releaseJob(j *Job) {
 func (l *Loop) detachJob(j *Job, err error) {
 	j.mu.Lock()
 	j.detached = true
+	if j.buffering {
+		// Never queued: no handler will finish it.
+		j.buffering, j.finished = false, true
+	}
 	if !j.finished {
 		j.aborted = true
 		if j.bodyErr == nil && err != ErrAborted {
 			j.bodyErr = err
 		}
 		if j.owner != nil && l.cfg.OnJobGone != nil {
-			l.cfg.OnJobGone(j.owner)
+			l.cfg.OnJobGone(j.owner, ConnectionClosed)
 		}
 	}
 	finished := j.finished
@@ -79,10 +95,10 @@ func (l *Loop) detachJob(j *Job, err error) {
 
 // jobPeerEOF: the client ended its side while a handler holds its job.
 // The loop goes on serving the job (a half-closed client may still read
-// the response), but an event-loop handler hears of it through
-// OnJobGone, as uvicorn treats end of input as a disconnect: a task
-// waiting on receive (a long poll, a stream) would otherwise wait until
-// its next send fails.
+// the response), and an event-loop handler hears of it through
+// OnJobGone (InputEnded): a task waiting for the client to leave (a long
+// poll) cannot tell a close from a half-close, and would otherwise wait
+// until its next send fails.
 func (l *Loop) jobPeerEOF(j *Job) {
 	if l.cfg.OnJobGone == nil {
 		return
@@ -90,7 +106,7 @@ func (l *Loop) jobPeerEOF(j *Job) {
 	j.mu.Lock()
 	j.inputEnded = true
 	if !j.finished && j.owner != nil {
-		l.cfg.OnJobGone(j.owner)
+		l.cfg.OnJobGone(j.owner, InputEnded)
 	}
 	j.mu.Unlock()
 }
@@ -212,7 +228,14 @@ func (l *Loop) serviceJob(s *slot) bool {
 		s.recvWanted = true
 	}
 	if !j.finished {
+		queue := j.buffering && (j.bodyDone || len(j.inbox) >= inboxLimit)
+		if queue {
+			j.buffering = false
+		}
 		j.mu.Unlock()
+		if queue {
+			l.queueJob(j)
+		}
 		return false
 	}
 	if j.mode == http1.BodyChunked {
@@ -244,7 +267,7 @@ func (l *Loop) writeJobHead(s *slot, j *Job) {
 	req := &j.Request
 	// A client still waiting to be asked for its body will not get to
 	// send the next request in a way we can frame: close.
-	close := !s.keepAlive || j.expect100 && !j.sent100 && !j.bodyDone
+	close := !s.keepAlive || j.expect100 && !j.sent100 && !j.bodyDone || j.closeAfter
 	if close {
 		s.keepAlive = false
 	}
@@ -255,11 +278,12 @@ func (l *Loop) writeJobHead(s *slot, j *Job) {
 		Close:         close,
 		KeepAlive10:   !close && req.Version == http1.Version10,
 		HeadRequest:   req.MethodIs("HEAD"),
-		Server:        l.cfg.Server,
 	}
 	s.send = http1.AppendStatusLine(s.send, j.status)
 	s.send = append(s.send, j.fields...)
-	s.send, j.mode = http1.AppendFraming(s.send, &head, &l.date)
+	var date *http1.DateCache
+	s.send, head.Server, date = l.appendDefaults(s.send, j.fieldsSet)
+	s.send, j.mode = http1.AppendFraming(s.send, &head, date)
 	j.headWritten = true
 }
 

@@ -45,6 +45,8 @@ type ResponseWriter struct {
 	slot      *slot
 	req       *http1.Request
 	fields    []byte
+	fieldsSet uint64 // Loop.fieldBit of each field's name
+	close     bool   // SetClose
 	responded bool
 	deferred  bool
 }
@@ -52,17 +54,20 @@ type ResponseWriter struct {
 func (w *ResponseWriter) reset(s *slot, req *http1.Request) {
 	w.slot, w.req = s, req
 	w.fields = w.fields[:0]
-	w.responded, w.deferred = false, false
+	w.fieldsSet = 0
+	w.close, w.responded, w.deferred = false, false, false
 }
 
 // AddHeader adds a response field; an invalid name or value is refused
-// (never written). Framing fields are the loop's: do not set them.
+// (never written). Framing fields are the loop's: do not set them; a Date
+// or Server field replaces the loop's.
 func (w *ResponseWriter) AddHeader(name, value string) error {
 	fields, err := http1.AppendFieldString(w.fields, name, value)
 	if err != nil {
 		return err
 	}
 	w.fields = fields
+	w.fieldsSet |= fieldBit(w.loop, name)
 	return nil
 }
 
@@ -73,8 +78,13 @@ func (w *ResponseWriter) AddHeaderBytes(name, value []byte) error {
 		return err
 	}
 	w.fields = fields
+	w.fieldsSet |= fieldBit(w.loop, name)
 	return nil
 }
+
+// SetClose asks for the connection to close after this response (an
+// application's "Connection: close"); call it before Respond.
+func (w *ResponseWriter) SetClose() { w.close = true }
 
 // Respond writes the whole response: status, the fields added so far, the
 // framing, and body (left out for HEAD and for statuses without a body).
@@ -83,7 +93,22 @@ func (w *ResponseWriter) Respond(status int, body []byte) {
 		return
 	}
 	w.responded = true
-	w.loop.writeResponse(w.slot, w.req, status, w.fields, body)
+	w.loop.writeResponse(w.slot, w.req, status, w.fields, w.fieldsSet, body, int64(len(body)), w.close)
+}
+
+// RespondHead answers a HEAD request: the status, the fields added so far
+// and framing that announces contentLength, the length a GET would carry
+// (-1: not known, and no Content-Length is sent, RFC 9110 §9.3.2). For
+// any other method it is Respond(status, nil).
+func (w *ResponseWriter) RespondHead(status int, contentLength int64) {
+	if !w.req.MethodIs("HEAD") {
+		contentLength = 0
+	}
+	if w.responded || w.deferred {
+		return
+	}
+	w.responded = true
+	w.loop.writeResponse(w.slot, w.req, status, w.fields, w.fieldsSet, nil, contentLength, w.close)
 }
 
 // Defer hands the request to the deferred path: a Job on the Config's

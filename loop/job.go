@@ -17,6 +17,10 @@ var (
 	// ErrBodyTooLarge: the request body passed --max-body-size. The loop
 	// has answered 413 itself when no response had started.
 	ErrBodyTooLarge = errors.New("loop: request body too large")
+	// ErrBodyTooSlow: the request body arrived slower than
+	// Config.BodyMinRate. The loop has answered 408 itself when no
+	// response had started.
+	ErrBodyTooSlow = errors.New("loop: request body slower than the minimum rate")
 	// ErrHeadWritten: a header change after the response head was posted.
 	ErrHeadWritten = errors.New("loop: response head already written")
 )
@@ -63,9 +67,11 @@ type Job struct {
 	status        int
 	contentLength int64
 	fields        []byte
+	fieldsSet     uint64 // Loop.fieldBit of each field's name
 	trailers      []byte // encoded trailer fields (SetTrailer)
 	file          fileBody
 	headPosted    bool
+	closeAfter    bool // SetClose: the connection ends after this response
 	outbox        []byte
 	finished      bool
 	aborted       bool
@@ -85,6 +91,7 @@ type Job struct {
 	slot        uint32
 	gen         uint32
 	detached    bool // the connection is gone; release once finished
+	buffering   bool // held by the loop until its body is in (Config.BufferBodies)
 	headWritten bool
 	mode        http1.BodyMode
 	bodySent    int64 // body bytes sent of a BodyLength response
@@ -98,10 +105,13 @@ func (j *Job) reset() {
 	j.bodyDone, j.bodyErr, j.wantBody = false, nil, false
 	j.status, j.contentLength = 0, -1
 	j.fields = j.fields[:0]
+	j.fieldsSet = 0
 	j.trailers = j.trailers[:0]
 	j.outbox = j.outbox[:0]
 	j.headPosted, j.finished, j.aborted = false, false, false
+	j.closeAfter = false
 	j.detached, j.headWritten, j.expect100, j.sent100 = false, false, false, false
+	j.buffering = false
 	j.mode = http1.BodyNone
 	j.bodySent = 0
 	j.RemoteAddr = netip.AddrPort{}
@@ -192,7 +202,8 @@ func (j *Job) Read(p []byte) (int, error) {
 }
 
 // SetHeader adds a response header field. Framing fields (Content-Length,
-// Transfer-Encoding, Connection, Date) are the loop's: do not set them.
+// Transfer-Encoding, Connection) are the loop's: do not set them. A Date
+// or Server field replaces the loop's.
 func (j *Job) SetHeader(name, value string) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -204,6 +215,20 @@ func (j *Job) SetHeader(name, value string) error {
 		return err
 	}
 	j.fields = fields
+	j.fieldsSet |= fieldBit(j.loop, name)
+	return nil
+}
+
+// SetClose asks for the connection to close after this response (an
+// application's "Connection: close"); the head then says so. It must come
+// before WriteHeader.
+func (j *Job) SetClose() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.headPosted {
+		return ErrHeadWritten
+	}
+	j.closeAfter = true
 	return nil
 }
 
@@ -285,17 +310,33 @@ func (j *Job) Abort() {
 	j.notify()
 }
 
+// JobGone says how a job's client left (Config.OnJobGone, SetOwner).
+type JobGone uint8
+
+const (
+	// InputEnded: the client ended its side (a half-close, or the first
+	// half of a close: the two look the same). It is done sending, not
+	// gone: the connection still takes the response (RFC 9112 §9.6).
+	InputEnded JobGone = iota + 1
+	// ConnectionClosed: the connection is gone; the job's writes fail.
+	ConnectionClosed
+)
+
 // SetOwner records the handler's own state for this job, which
 // Config.OnJobGone receives if the client goes before Finish or Abort.
-// It reports whether the client has gone already (the connection closed,
-// or its input ended, before the handler took the job): OnJobGone will
-// not be called for that.
-func (j *Job) SetOwner(owner any) (gone bool) {
+// It reports how the client had gone already (0 if it had not) before
+// the handler took the job: OnJobGone will not be called for that.
+func (j *Job) SetOwner(owner any) JobGone {
 	j.mu.Lock()
+	defer j.mu.Unlock()
 	j.owner = owner
-	gone = j.inputEnded || j.aborted
-	j.mu.Unlock()
-	return gone
+	switch {
+	case j.aborted:
+		return ConnectionClosed
+	case j.inputEnded:
+		return InputEnded
+	}
+	return 0
 }
 
 // SetHeaderBytes is SetHeader for byte slices: a bridge copying fields out
@@ -311,5 +352,6 @@ func (j *Job) SetHeaderBytes(name, value []byte) error {
 		return err
 	}
 	j.fields = fields
+	j.fieldsSet |= fieldBit(j.loop, name)
 	return nil
 }

@@ -32,7 +32,7 @@ func TestOnJobGoneAtEndOfInput(t *testing.T) {
 	var rec *jobGoneRecorder
 	work := func(j *Job) {
 		owner := "owner of " + string(j.Request.Bytes(j.Request.Target))
-		if j.SetOwner(owner) {
+		if j.SetOwner(owner) != 0 {
 			rec.hook("gone at SetOwner: " + owner)
 		}
 		if strings.HasSuffix(owner, "/wait") {
@@ -43,7 +43,14 @@ func TestOnJobGoneAtEndOfInput(t *testing.T) {
 		j.Write([]byte("answered"))
 		j.Finish()
 	}
-	configure := func(c *Config) { c.OnJobGone = func(owner any) { rec.hook(owner) } }
+	configure := func(c *Config) {
+		c.OnJobGone = func(owner any, how JobGone) {
+			if how != InputEnded {
+				owner = "closed: " + owner.(string)
+			}
+			rec.hook(owner)
+		}
+	}
 	deferredHarness(t, deferEverything, work, configure)(func(t *testing.T, hs *harness) {
 		rec = &jobGoneRecorder{owned: make(chan struct{}), gone: make(chan struct{})}
 		c := hs.connect()
@@ -86,7 +93,7 @@ func TestSetOwnerReportsEarlyEndOfInput(t *testing.T) {
 		j.Finish()
 	}
 	var hooked []any
-	configure := func(c *Config) { c.OnJobGone = func(owner any) { hooked = append(hooked, owner) } }
+	configure := func(c *Config) { c.OnJobGone = func(owner any, _ JobGone) { hooked = append(hooked, owner) } }
 	deferredHarness(t, deferEverything, work, configure)(func(t *testing.T, hs *harness) {
 		hooked = nil
 		c := hs.connect()
@@ -106,7 +113,7 @@ func TestSetOwnerReportsEarlyEndOfInput(t *testing.T) {
 			defer j.mu.Unlock()
 			return j.inputEnded
 		})
-		if !j.SetOwner("late owner") {
+		if j.SetOwner("late owner") != InputEnded {
 			t.Fatal("SetOwner after the end of input did not report it")
 		}
 		release <- struct{}{}

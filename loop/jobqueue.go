@@ -106,6 +106,32 @@ func (q *JobQueue) Take() *Job {
 	}
 }
 
+// Wait blocks until a job is queued, without taking it, and reports
+// false once the queue is closed and empty. A taker that must first get
+// something else to run the job (a Python thread, the interpreter lock)
+// waits here, gets it, then TryTakes: a job is never held by a taker
+// that cannot run it yet while another could.
+func (q *JobQueue) Wait() bool {
+	for {
+		if !q.jobs.empty() {
+			return true
+		}
+		if q.closed.Load() {
+			return false
+		}
+		seen := q.parking.prepare()
+		if !q.jobs.empty() {
+			q.parking.cancel()
+			return true
+		}
+		if q.closed.Load() {
+			q.parking.cancel()
+			return false
+		}
+		q.parking.sleep(seen)
+	}
+}
+
 // TryTake returns the next job without waiting, or nil when none is
 // queued: a handler thread that holds its interpreter lock can take every
 // ready job before it parks, so one wake carries a batch (measured: the

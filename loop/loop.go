@@ -3,6 +3,7 @@ package loop
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,12 @@ type Loop struct {
 
 	accepting     bool // accept is armed (or being re-armed)
 	acceptStopped bool // stopped at --max-connections or on accept errors
+
+	// perIP counts open connections by client address (only with
+	// Config.MaxConnectionsPerIP).
+	perIP map[netip.Addr]int32
+	// atLimit and perIPRefused throttle the log lines of both limits.
+	atLimit, perIPRefused, sendTimeouts, slowBodies throttledLog
 
 	// completions is the batch Wait fills.
 	completions [256]Completion
@@ -56,6 +63,7 @@ type Loop struct {
 	wsDeflater *ws.Deflater
 
 	date     http1.DateCache
+	defaults []defaultField // Config.Headers
 	now      int64
 	nextTick int64
 
@@ -67,6 +75,12 @@ type Loop struct {
 	drainByNanos int64
 	stopped      bool
 
+	// gentle is set by Drain: keep-alive connections are kept until
+	// their next request, which is answered with Connection: close.
+	gentle atomic.Bool
+	// gentleDrain is gentle as the loop thread saw it when draining began.
+	gentleDrain bool
+
 	yielder threadsched.Yielder
 	// timeNow replaces the clock in tests (unix nanoseconds).
 	timeNow func() int64
@@ -77,7 +91,11 @@ func New(cfg Config) (*Loop, error) {
 	if err := cfg.applyDefaults(); err != nil {
 		return nil, err
 	}
-	l := &Loop{cfg: cfg}
+	defaults, err := encodeDefaults(cfg.Headers)
+	if err != nil {
+		return nil, err
+	}
+	l := &Loop{cfg: cfg, defaults: defaults}
 	l.slots = make([]*slot, 1, min(cfg.MaxConnections, 1024)+1)
 	// One note per live job at most (Job.queued), and jobs are bounded by
 	// connections; twice that leaves room for jobs outliving their slot.
@@ -139,6 +157,7 @@ func (l *Loop) start() {
 	l.clock()
 	l.date.Tick(time.Unix(0, l.now))
 	l.nextTick = l.now + int64(time.Second)
+	l.stampHeartbeat()
 	l.backend.QueueAccept(l.cfg.ListenFD)
 	l.accepting = true
 }
@@ -165,6 +184,24 @@ func (l *Loop) Shutdown(grace time.Duration) {
 	}
 	if l.started.Load() {
 		l.wake()
+	}
+}
+
+// Drain is Shutdown for a worker being replaced while its listening
+// socket lives on in another process: stop accepting (what is queued in
+// the socket stays there for the replacement), answer each keep-alive
+// connection's next request with Connection: close instead of closing it
+// idle (its client may be sending that request right now), accept what
+// was already accepted, and return from Run once every connection is
+// closed or grace has passed.
+func (l *Loop) Drain(grace time.Duration) {
+	l.gentle.Store(true)
+	l.Shutdown(grace)
+}
+
+func (l *Loop) stampHeartbeat() {
+	if l.cfg.Heartbeat != nil {
+		l.cfg.Heartbeat.Store(l.now)
 	}
 }
 
@@ -310,20 +347,43 @@ func (l *Loop) onAccept(c *Completion) {
 		return
 	}
 	fd := int(c.Res)
-	if l.draining {
+	if l.draining && !l.gentleDrain {
 		unix.Close(fd)
 		return
+	}
+	var peer netip.AddrPort
+	var counted bool
+	if l.cfg.MaxConnectionsPerIP > 0 {
+		var admitted bool
+		if peer, counted, admitted = l.admitPerIP(fd); !admitted {
+			l.rearmAccept()
+			return
+		}
 	}
 	// Responses leave in one send each; Nagle would only hold one back
 	// behind the previous one's ACK (measured: +5% and a lower p50).
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	s := l.newSlot(fd)
+	if counted {
+		s.remote, s.remoteKnown, s.countedPerIP = peer, true, true
+	}
 	s.deadline, s.deadlineKind = l.now+int64(l.cfg.HeaderTimeout), deadlineHeader
 	s.recvWanted = true
 	l.touch(s)
 	if l.active >= l.cfg.MaxConnections {
+		if n, ok := l.atLimit.allow(l.now); ok {
+			l.cfg.Logf("m0serve: %d connections open, the --max-connections limit: new connections wait in the listen backlog (hit %d times since the last report)", l.active, n)
+		}
 		l.stopAccept()
-	} else if !l.accepting && !l.acceptStopped {
+	} else {
+		l.rearmAccept()
+	}
+}
+
+// rearmAccept queues the next accept unless one is armed or accepting is
+// stopped.
+func (l *Loop) rearmAccept() {
+	if !l.accepting && !l.acceptStopped {
 		l.backend.QueueAccept(l.cfg.ListenFD)
 		l.accepting = true
 	}
@@ -372,6 +432,9 @@ func (l *Loop) maybeFree(s *slot) {
 	}
 	l.buffers.putRecv(s.recv)
 	l.buffers.putSend(s.send)
+	if s.countedPerIP {
+		l.releasePerIP(s.remote.Addr())
+	}
 	gen := s.gen + 1
 	index := s.index
 	limits := s.parser.Limits
@@ -404,6 +467,7 @@ func (l *Loop) flush() {
 		}
 		if len(s.send) > 0 && !s.sending {
 			s.sending = true
+			l.sendQueued(s)
 			l.backend.QueueSend(s.fd, s.index, s.gen, s.send)
 		}
 		if s.closeAfter && !s.sending {
@@ -614,6 +678,7 @@ func (l *Loop) closeSlot(s *slot) {
 func (l *Loop) tick() {
 	l.date.Tick(time.Unix(0, l.now))
 	l.nextTick = l.now + int64(time.Second)
+	l.stampHeartbeat()
 	for _, s := range l.slots[1:] {
 		if s == nil || !s.open || s.closing {
 			continue
@@ -621,7 +686,10 @@ func (l *Loop) tick() {
 		if s.ws != nil {
 			l.wsTick(s)
 		}
-		if s.deadline == 0 || l.now < s.deadline {
+		if l.checkSend(s); !s.closing && l.cfg.BodyMinRate > 0 {
+			l.checkBodyRate(s)
+		}
+		if s.closing || s.deadline == 0 || l.now < s.deadline {
 			continue
 		}
 		switch s.deadlineKind {
@@ -647,6 +715,7 @@ const closeGiveUp = time.Second
 func (l *Loop) drain(deadline int64) {
 	if !l.draining {
 		l.draining = true
+		l.gentleDrain = l.gentle.Load()
 		l.stopAccept()
 	}
 	l.drainByNanos = deadline
@@ -660,12 +729,16 @@ func (l *Loop) drain(deadline int64) {
 			continue
 		}
 		idle := s.state == stateHead && s.job == nil && !s.sending && len(s.send) == 0 && len(s.input()) == 0
-		if idle || force {
+		// Drain (gentle) closes nothing early: a response already on its
+		// way may have said keep-alive, so a connection waits for its next
+		// request (answered with Connection: close) or its idle timeout.
+		switch {
+		case force || idle && !l.gentleDrain:
 			if !idle && s.job != nil {
 				l.logCutOff(s.job)
 			}
 			l.closeSlot(s)
-		} else {
+		case !l.gentleDrain:
 			s.keepAlive = false
 		}
 	}

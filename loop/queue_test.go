@@ -167,3 +167,25 @@ func TestJobQueueArmNotifiesOncePerArm(t *testing.T) {
 		t.Fatal("Arm armed on a closed queue")
 	}
 }
+
+// TestJobQueueWait: Wait returns when a job is queued, leaving it to be
+// taken, and false once the queue is closed and empty.
+func TestJobQueueWait(t *testing.T) {
+	q := NewJobQueue(4)
+	waited := make(chan bool)
+	go func() { waited <- q.Wait() }()
+	j := &Job{}
+	q.push(j)
+	q.signal()
+	if !<-waited {
+		t.Fatal("Wait reported a closed queue")
+	}
+	if got := q.TryTake(); got != j {
+		t.Fatalf("TryTake after Wait: %p, want the queued job %p", got, j)
+	}
+	go func() { waited <- q.Wait() }()
+	q.Close()
+	if <-waited {
+		t.Fatal("Wait on a closed, empty queue reported a job")
+	}
+}

@@ -107,6 +107,7 @@ func (l *Loop) serviceFile(s *slot, j *Job) bool {
 	f.length = length
 	f.queued = true
 	s.sending = true
+	l.sendQueued(s)
 	l.backend.QueueSendFile(s.fd, s.index, s.gen, f.fd, f.offset, length)
 	return false
 }

@@ -4,7 +4,6 @@ import (
 	"net/netip"
 
 	"github.com/m0serve/m0serve/http1"
-	"golang.org/x/sys/unix"
 )
 
 // connState is where a connection stands in its request cycle.
@@ -65,12 +64,21 @@ type slot struct {
 	// sending, the backend owns it.
 	send    []byte
 	sending bool
+	// sendProgress: when the pending send was queued or last seen
+	// advancing (unix ns); sendAcked: the peer's acknowledged bytes then.
+	sendProgress   int64
+	sendAcked      uint64
+	sendAckedKnown bool
 
 	// Body framing of the request being read.
 	bodyChunked   bool
 	bodyRemaining int64 // Content-Length bytes still to come
 	bodyRead      int64
 	chunked       http1.ChunkedDecoder
+	// The body rate window (Config.BodyMinRate): since when (unix ns; 0
+	// while the loop is not waiting on the body) and bodyRead then.
+	rateSince int64
+	rateFrom  int64
 
 	keepAlive  bool
 	closeAfter bool // close once everything queued is sent
@@ -84,8 +92,9 @@ type slot struct {
 
 	touched bool // on the loop's list of slots to flush this pass
 
-	remote      netip.AddrPort
-	remoteKnown bool
+	remote       netip.AddrPort
+	remoteKnown  bool
+	countedPerIP bool // counted in Loop.perIP under remote's address
 }
 
 // input returns the bytes received and not yet consumed.
@@ -115,15 +124,6 @@ func (s *slot) remoteAddr() netip.AddrPort {
 		return s.remote
 	}
 	s.remoteKnown = true
-	sa, err := unix.Getpeername(s.fd)
-	if err != nil {
-		return s.remote
-	}
-	switch a := sa.(type) {
-	case *unix.SockaddrInet4:
-		s.remote = netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port))
-	case *unix.SockaddrInet6:
-		s.remote = netip.AddrPortFrom(netip.AddrFrom16(a.Addr).Unmap(), uint16(a.Port))
-	}
+	s.remote, _ = peerAddr(s.fd)
 	return s.remote
 }

@@ -9,6 +9,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 )
 
@@ -40,8 +41,9 @@ type AppSpec struct {
 	// Factory calls the attribute with no arguments to get the app, as a
 	// trailing "()" does.
 	Factory bool
-	// RootPath is SCRIPT_NAME: the prefix the app is mounted under, with
-	// no trailing slash ("" for the root). It is stripped from PATH_INFO.
+	// RootPath is SCRIPT_NAME: the prefix the app is mounted under ("" for
+	// the root; a trailing slash is dropped). It is stripped from a path
+	// under it by whole segments: /app/x and /app, not /appx.
 	RootPath string
 	// ServerName and ServerPort fill SERVER_NAME and SERVER_PORT.
 	ServerName string
@@ -74,9 +76,9 @@ func (ip *Interpreter) LoadApp(spec AppSpec) (*App, error) {
 	if spec.URLScheme == "" {
 		spec.URLScheme = "http"
 	}
-	if spec.RootPath == "/" {
-		spec.RootPath = ""
-	}
+	// "/app/" mounts at /app: with the slash kept, /app/x would not match
+	// it segment by segment, and /app would not be under it.
+	spec.RootPath = strings.TrimRight(spec.RootPath, "/")
 	if spec.RootPath != "" && spec.RootPath[0] != '/' {
 		return nil, fmt.Errorf("pybridge: root path %q must start with /", spec.RootPath)
 	}

@@ -45,6 +45,8 @@ void m0_response_reset(m0_response *r)
 		close(r->file_fd);
 	r->file_fd = -1;
 	r->file_offset = r->file_length = 0;
+	r->close = 0;
+	r->dropped.start = r->dropped.end = 0;
 }
 
 /* m0_response_trim gives back a buffer one large response grew, so a pooled

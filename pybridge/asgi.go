@@ -486,8 +486,13 @@ func (ex *ASGIExecutor) spawn(j *Job) {
 	if j.slot != s {
 		return
 	}
-	if g, ok := j.Writer.(GoneAtStart); ok && g.ClientGoneAtStart() {
-		C.m0_asgi_client_gone(C.int(s.id))
+	if g, ok := j.Writer.(GoneAtStart); ok {
+		switch closed, inputEnded := g.ClientGoneAtStart(); {
+		case closed:
+			C.m0_asgi_client_gone(C.int(s.id))
+		case inputEnded:
+			C.m0_asgi_input_ended(C.int(s.id))
+		}
 	}
 }
 
@@ -500,7 +505,9 @@ func (ex *ASGIExecutor) spawn(j *Job) {
 // departure: one recorded after the start is ClientGone's, delivered
 // after the start.
 type GoneAtStart interface {
-	ClientGoneAtStart() bool
+	// ClientGoneAtStart: closed as for ClientGone, inputEnded as for
+	// ClientInputEnded.
+	ClientGoneAtStart() (closed, inputEnded bool)
 }
 
 // Stop ends the executor: jobs it has not started end with a 503, the

@@ -94,6 +94,7 @@ void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
 void m0_asgi_resume_read(int slot, const char *p, long n);
 void m0_asgi_resume_write(int slot, int rc);
 void m0_asgi_client_gone(int slot);
+void m0_asgi_input_ended(int slot);
 void m0_asgi_unavailable(m0_response *r);
 
 /* The wake descriptor: an eventfd where there is one, else a pipe. */

@@ -141,6 +141,15 @@ class Request(_m0asgi.Request):
         else:
             self.stash = message
 
+    def resume_input_ended(self):
+        # The client sends no more: a receive after the body says
+        # http.disconnect, but the response still goes out (not _close).
+        gone = self.gone
+        if gone is None:
+            gone = self.gone = self.executor.loop.create_future()
+        if not gone.done():
+            gone.set_result(None)
+
     def resume_gone(self):
         self._close()
         fut = self.reading

@@ -3,9 +3,8 @@
  * arena: the status int and the (bytes, bytes) pairs never become str
  * (measured: decoding the head to str per request was a fifth of the
  * executor's task run). Field checks are the WSGI head's
- * (m0_field_check); a hop-by-hop field is dropped rather than refused,
- * since ASGI, unlike PEP 3333, does not forbid it and the server owns the
- * connection's framing.
+ * (m0_field_check); a hop-by-hop field is taken as the WSGI head takes
+ * it (m0_hop_by_hop_field): Connection: close honoured, others dropped.
  */
 #include "asgi.h"
 
@@ -59,8 +58,13 @@ int m0_asgi_read_fields(m0_response *r, PyObject *headers, const char *what)
 			             "%s %R: bad name or a control character (CR, LF, NUL) in it", what, pair);
 			goto fail;
 		}
-		if (rc == 1)
+		if (rc == 1) {
+			if (m0_hop_by_hop_field(r, name, nn, value, vn) < 0) {
+				PyErr_NoMemory();
+				goto fail;
+			}
 			continue;
+		}
 		if (m0_arena_add_header(r, (const char *)name, (size_t)nn, (const char *)value,
 		                        (size_t)vn) < 0) {
 			PyErr_NoMemory();

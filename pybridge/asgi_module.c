@@ -164,6 +164,20 @@ void m0_asgi_client_gone(int id)
 	Py_XDECREF(r);
 }
 
+/* m0_asgi_input_ended: the client ended its side of the connection. It
+ * may still read, so sends go on; a receive waiting after the body hears
+ * http.disconnect (a close starts the same way). */
+void m0_asgi_input_ended(int id)
+{
+	m0_asgi_slot *s = slots[id];
+	if (s->request == NULL)
+		return;
+	PyObject *r = PyObject_CallMethod(s->request, "resume_input_ended", NULL);
+	if (r == NULL)
+		m0_log_exception("m0serve: telling an ASGI request its client ended its input failed:");
+	Py_XDECREF(r);
+}
+
 /* head(slot, status, headers, trailers): http.response.start into the
  * arena. */
 static PyObject *mod_head(PyObject *self, PyObject *const *args, Py_ssize_t nargs)

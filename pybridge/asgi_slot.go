@@ -50,12 +50,13 @@ type asgiEventKind uint8
 const (
 	eventRead asgiEventKind = iota + 1
 	eventWrite
-	eventGone // the server says the client left (ClientGone)
+	eventGone       // the server says the client left (ClientGone)
+	eventInputEnded // the client ended its side (ClientInputEnded)
 )
 
 type asgiEvent struct {
 	slot *asgiSlot
-	job  *Job // eventGone: the slot is looked up on the executor's thread
+	job  *Job // eventGone, eventInputEnded: the slot is looked up on the executor's thread
 	kind asgiEventKind
 	n    int   // read: bytes in readBuf; 0 end of body
 	err  error // read: the reader failed; write: the client is gone
@@ -226,13 +227,17 @@ func writePiece(w asgiWrite) error {
 func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 	s := e.slot
 	switch e.kind {
-	case eventGone:
+	case eventGone, eventInputEnded:
 		// Only while the job is still in flight here: a job completed
 		// (and perhaps handed over again) since has nothing to tell.
 		if s = e.job.slot; s == nil || s.job != e.job || s.completed {
 			return
 		}
-		C.m0_asgi_client_gone(C.int(s.id))
+		if e.kind == eventGone {
+			C.m0_asgi_client_gone(C.int(s.id))
+		} else {
+			C.m0_asgi_input_ended(C.int(s.id))
+		}
 	case eventRead:
 		s.reading = false
 		n := C.long(e.n)
@@ -264,6 +269,16 @@ func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 // completed is ignored.
 func (ex *ASGIExecutor) ClientGone(j *Job) {
 	ex.post(asgiEvent{job: j, kind: eventGone})
+}
+
+// ClientInputEnded tells the executor that the client of j ended its
+// side of the connection (a half-close, or a close not yet known as
+// one): it sends no more, and may still read. A receive waiting after
+// the body returns http.disconnect, as it would for a close; sends go on
+// and the response goes out (RFC 9112 §9.6). Should the connection then
+// close, ClientGone follows. Safe from any goroutine.
+func (ex *ASGIExecutor) ClientInputEnded(j *Job) {
+	ex.post(asgiEvent{job: j, kind: eventInputEnded})
 }
 
 // lendReadBuffer lends a read its buffer for the read's duration only,

@@ -92,6 +92,8 @@
 //     Write still under way: a Read blocked on a silent client delays it.
 //   - ClientGone(j) when the connection of a job in flight closes:
 //     receive returns http.disconnect and send raises.
+//     ClientInputEnded(j) when its client ends its side (a half-close):
+//     receive after the body returns http.disconnect, send goes on.
 //
 // Stop: close src, then Stop; jobs not yet started and jobs taken after
 // get 503, running tasks are cancelled (their finally runs, for up to

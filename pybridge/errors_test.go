@@ -11,7 +11,7 @@ import (
 func TestAppErrorsBeforeHead(t *testing.T) {
 	for _, path := range []string{
 		"/raise-before", "/raise-after-start", "/bad-status", "/bad-status-type",
-		"/bad-header-crlf", "/bad-header-nul", "/bad-header-name", "/bad-header-hop",
+		"/bad-header-crlf", "/bad-header-nul", "/bad-header-name",
 		"/bad-header-type", "/bad-header-latin1", "/non-bytes", "/non-bytes-list",
 		"/no-start", "/no-start-empty", "/twice", "/exc-info-after-body", "/bad-keyword",
 	} {
@@ -30,6 +30,21 @@ func TestAppErrorsBeforeHead(t *testing.T) {
 				t.Errorf("next request: %d %q", next.Response.Status(), next.Response.Body())
 			}
 		})
+	}
+}
+
+// Hop-by-hop fields are not the app's error: Connection: close is kept
+// as a wish to close, the others are dropped, the first one named.
+func TestHopByHopFields(t *testing.T) {
+	r := get(t, "errors_app:app", "/hop-by-hop").Response
+	if r.Status() != 200 || r.AppError() || !r.Close() || string(r.DroppedField()) != "Keep-Alive" || r.HeaderLen() != 1 {
+		t.Errorf("status %d app error %v close %v dropped %q headers %d", r.Status(), r.AppError(), r.Close(), r.DroppedField(), r.HeaderLen())
+	}
+	if v, _ := header(r, "X-Ok"); v != "y" {
+		t.Errorf("X-Ok %q", v)
+	}
+	if r := get(t, "errors_app:app", "/ok").Response; r.Close() || r.DroppedField() != nil {
+		t.Errorf("the next response: close %v dropped %q", r.Close(), r.DroppedField())
 	}
 }
 

@@ -183,6 +183,14 @@ func (h *Handlers) run(batch int, src JobSource, done Completer, started chan<- 
 		if n == 0 {
 			// Park without the GIL, so the other handlers run Python.
 			t.release()
+			if ws, ok := src.(WaitSource); ok {
+				open := ws.Wait()
+				t.acquire()
+				if !open {
+					break
+				}
+				continue // the job may have gone to a thread already running
+			}
 			n = src.Take(jobs)
 			t.acquire()
 			if n == 0 {

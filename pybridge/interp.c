@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,14 +139,58 @@ static int add_site_dir(const char *dir)
 	return 0;
 }
 
-char *m0_init(const char *app_dir, const char *site_dirs)
+/* m0_library_path is the file the Python C API was loaded from: the
+ * libpython this process runs, or the program itself when Python is
+ * linked in statically; NULL if the loader cannot tell. */
+const char *m0_library_path(void)
+{
+	Dl_info info;
+	if (dladdr((void *)&Py_InitializeFromConfig, &info) == 0)
+		return NULL;
+	return info.dli_fname;
+}
+
+/* status_text is a failed PyStatus as malloc'd text. */
+static char *status_text(PyStatus status)
+{
+	const char *func = status.func ? status.func : "Py_InitializeFromConfig";
+	const char *msg = status.err_msg ? status.err_msg : "failed";
+	size_t n = strlen(func) + strlen(msg) + 3;
+	char *text = malloc(n);
+	if (text != NULL)
+		snprintf(text, n, "%s: %s", func, msg);
+	return text;
+}
+
+/* m0_init starts the interpreter with home as its prefix (its standard
+ * library and lib-dynload) and executable as sys.executable, so neither
+ * comes from whichever python3 is first on PATH, which is where CPython
+ * looks without them. A venv's bin/python as executable makes site.py
+ * set sys.prefix to the venv from its pyvenv.cfg, as under the venv's own
+ * python. Either may be empty: CPython's own search then. */
+char *m0_init(const char *app_dir, const char *site_dirs, const char *home,
+              const char *executable)
 {
 	if (Py_IsInitialized())
 		return copy_text("the Python interpreter is already initialised");
-	/* 0: no Python signal handlers; signals stay the Go runtime's. */
-	Py_InitializeEx(0);
-	if (!Py_IsInitialized())
-		return copy_text("Py_InitializeEx failed");
+	PyConfig config;
+	PyConfig_InitPythonConfig(&config);
+	/* No Python signal handlers: signals stay the Go runtime's. */
+	config.install_signal_handlers = 0;
+	config.parse_argv = 0;
+	PyStatus status = PyStatus_Ok();
+	if (home != NULL && *home != '\0')
+		status = PyConfig_SetBytesString(&config, &config.home, home);
+	if (!PyStatus_Exception(status) && executable != NULL && *executable != '\0') {
+		status = PyConfig_SetBytesString(&config, &config.program_name, executable);
+		if (!PyStatus_Exception(status))
+			status = PyConfig_SetBytesString(&config, &config.executable, executable);
+	}
+	if (!PyStatus_Exception(status))
+		status = Py_InitializeFromConfig(&config);
+	PyConfig_Clear(&config);
+	if (PyStatus_Exception(status))
+		return status_text(status);
 	char *err = NULL;
 	/* Site dirs go in first, the app dir last at sys.path[0], so the app's
 	 * own modules shadow installed ones as they do under `python app.py`. */
@@ -184,6 +229,8 @@ out:
 
 int m0_finalize(void)
 {
+	if (main_tstate == NULL)
+		return 0; /* Py_InitializeFromConfig failed: nothing to end */
 	PyEval_RestoreThread(main_tstate);
 	main_tstate = NULL;
 	return Py_FinalizeEx();

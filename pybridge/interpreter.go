@@ -30,8 +30,9 @@ type Config struct {
 	// AppDir goes first on sys.path (the directory the app module is
 	// imported from); empty means the current directory.
 	AppDir string
-	// VirtualEnv is a venv whose site-packages is added (with its .pth
-	// files); empty means $VIRTUAL_ENV, if set. The venv must have been
+	// VirtualEnv is a venv to run in, as its own python would: it is
+	// sys.prefix, and its site-packages (with its .pth files) are on
+	// sys.path. Empty means $VIRTUAL_ENV, if set. The venv must have been
 	// made for the Python this binary embeds.
 	VirtualEnv string
 	// SitePackages are further site directories, added the same way.
@@ -76,9 +77,20 @@ func Start(cfg Config) (*Interpreter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pybridge: app dir: %w", err)
 	}
-	sites, err := siteDirs(cfg)
+	venv, err := virtualEnv(cfg)
 	if err != nil {
 		return nil, err
+	}
+	home := findHome()
+	executable := home.executable
+	if venv != "" {
+		// site.py finds pyvenv.cfg beside sys.executable and makes the
+		// venv sys.prefix, with its site-packages (and the system's when
+		// the venv includes them), as activation does.
+		executable = filepath.Join(venv, "bin", "python")
+	}
+	if os.Getenv("PYTHONHOME") != "" {
+		home.prefix = "" // the user's choice, which CPython reads
 	}
 	if !started.CompareAndSwap(false, true) {
 		return nil, errors.New("pybridge: the interpreter was already started in this process")
@@ -92,10 +104,13 @@ func Start(cfg Config) (*Interpreter, error) {
 		// the interpreter ends.
 		runtime.LockOSThread()
 		cdir := C.CString(appDir)
-		csites := C.CString(strings.Join(sites, "\n"))
-		cerr := C.m0_init(cdir, csites)
-		C.free(unsafe.Pointer(cdir))
-		C.free(unsafe.Pointer(csites))
+		csites := C.CString(strings.Join(cfg.SitePackages, "\n"))
+		chome := C.CString(home.prefix)
+		cexecutable := C.CString(executable)
+		cerr := C.m0_init(cdir, csites, chome, cexecutable)
+		for _, p := range []*C.char{cdir, csites, chome, cexecutable} {
+			C.free(unsafe.Pointer(p))
+		}
 		if cerr != nil {
 			initErr <- fmt.Errorf("pybridge: starting Python %s:\n%s", Version(), takeText(cerr))
 			C.m0_finalize()
@@ -109,25 +124,6 @@ func Start(cfg Config) (*Interpreter, error) {
 		return nil, err
 	}
 	return ip, nil
-}
-
-// siteDirs lists the site directories to add: the venv's, then the
-// explicit ones.
-func siteDirs(cfg Config) ([]string, error) {
-	venv := cfg.VirtualEnv
-	if venv == "" {
-		venv = os.Getenv("VIRTUAL_ENV")
-	}
-	var dirs []string
-	if venv != "" {
-		dir := filepath.Join(venv, "lib", "python"+Version(), "site-packages")
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return nil, fmt.Errorf("pybridge: virtualenv %s has no %s: was it made for another Python than the embedded %s?",
-				venv, dir, Version())
-		}
-		dirs = append(dirs, dir)
-	}
-	return append(dirs, cfg.SitePackages...), nil
 }
 
 // checkLayout: the request's fields cross to C as the http1 slice itself,

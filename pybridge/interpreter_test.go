@@ -20,25 +20,67 @@ func TestSitePackagesAndAppDir(t *testing.T) {
 	}
 }
 
-func TestVirtualEnvSiteDir(t *testing.T) {
+// A venv is taken from Config, else $VIRTUAL_ENV; one that is not there,
+// or not a venv for the embedded Python, is refused with where it came
+// from and what to do.
+func TestVirtualEnv(t *testing.T) {
 	venv := t.TempDir()
 	site := filepath.Join(venv, "lib", "python"+Version(), "site-packages")
 	if err := os.MkdirAll(site, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	dirs, err := siteDirs(Config{VirtualEnv: venv, SitePackages: []string{"/x"}})
-	if err != nil || len(dirs) != 2 || dirs[0] != site || dirs[1] != "/x" {
-		t.Errorf("dirs %q, err %v", dirs, err)
+	if err := os.WriteFile(filepath.Join(venv, "pyvenv.cfg"), []byte("home = /usr/bin\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := virtualEnv(Config{VirtualEnv: venv}); err != nil || got != venv {
+		t.Errorf("--venv: %q, %v", got, err)
 	}
 	t.Setenv("VIRTUAL_ENV", venv)
-	if dirs, err := siteDirs(Config{}); err != nil || len(dirs) != 1 || dirs[0] != site {
-		t.Errorf("from VIRTUAL_ENV: dirs %q, err %v", dirs, err)
+	if got, err := virtualEnv(Config{}); err != nil || got != venv {
+		t.Errorf("from VIRTUAL_ENV: %q, %v", got, err)
 	}
 	other := t.TempDir()
-	_, err = siteDirs(Config{VirtualEnv: other})
-	if err == nil || !strings.Contains(err.Error(), "another Python than the embedded "+Version()) {
+	for _, c := range []struct {
+		cfg  Config
+		env  string
+		want []string
+	}{
+		{Config{}, filepath.Join(other, "gone"), []string{"VIRTUAL_ENV=" + filepath.Join(other, "gone") + " (from the environment)", "no such directory", "unset VIRTUAL_ENV"}},
+		{Config{}, other, []string{"not a virtualenv", "unset VIRTUAL_ENV", "--venv"}},
+		{Config{VirtualEnv: other}, venv, []string{"--venv " + other, "not a virtualenv"}},
+	} {
+		t.Setenv("VIRTUAL_ENV", c.env)
+		_, err := virtualEnv(c.cfg)
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%+v VIRTUAL_ENV=%s: %v, want %q in it", c.cfg, c.env, err, w)
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(other, "pyvenv.cfg"), []byte("home = /opt/py/bin\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := virtualEnv(Config{VirtualEnv: other})
+	if err == nil || !strings.Contains(err.Error(), "another Python than the embedded "+Version()) ||
+		!strings.Contains(err.Error(), "/opt/py/bin") {
 		t.Errorf("venv for another Python: %v", err)
 	}
+}
+
+// The embedded Python's home is found from its library, whatever PATH
+// holds.
+func TestFindHome(t *testing.T) {
+	h := findHome()
+	if h.prefix == "" {
+		t.Fatal("no prefix found from the loaded libpython")
+	}
+	if _, err := os.Stat(filepath.Join(h.prefix, "lib", "python"+Version(), "os.py")); err != nil {
+		t.Errorf("prefix %s: %v", h.prefix, err)
+	}
+	if _, err := os.Stat(h.executable); err != nil {
+		t.Errorf("executable %s: %v", h.executable, err)
+	}
+	t.Logf("prefix %s, executable %s", h.prefix, h.executable)
 }
 
 func TestStartOnlyOnce(t *testing.T) {

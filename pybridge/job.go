@@ -44,6 +44,17 @@ type JobSource interface {
 	Take(dst []*Job) int
 }
 
+// WaitSource is a JobSource whose takers can wait for a job without
+// taking it: a handler thread waits without the interpreter lock, takes
+// the lock, and only then takes one job. A job then never sits with a
+// thread still waiting for the lock while another thread could run it.
+type WaitSource interface {
+	JobSource
+	// Wait blocks until a job is ready; false once the source is closed
+	// and empty.
+	Wait() bool
+}
+
 // NotifySource is a JobSource whose taker may sleep in an event loop of
 // its own rather than in Take: the ASGI executor, which watches a
 // descriptor. After each Arm the source calls the function given to

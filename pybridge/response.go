@@ -159,3 +159,12 @@ func equalFoldASCII(b []byte, lower string) bool {
 
 // capacity is the arena's buffer size, for tests.
 func (r *Response) capacity() int { return int(r.c.cap) }
+
+// Close reports that the app set "Connection: close": the connection
+// should end after this response.
+func (r *Response) Close() bool { return r.c.close != 0 }
+
+// DroppedField is the name of the first other hop-by-hop field the app
+// set (Keep-Alive, Upgrade, Transfer-Encoding, ...), which is not among
+// the headers; nil if none.
+func (r *Response) DroppedField() []byte { return r.bytes(r.c.dropped) }

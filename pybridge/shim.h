@@ -68,6 +68,11 @@ typedef struct {
 	 * bytes of file_fd (a dup the Go side takes) from file_offset. */
 	int32_t file_fd;
 	int64_t file_offset, file_length;
+	/* The app's "Connection: close": the connection ends after this
+	 * response. Other hop-by-hop fields are dropped; dropped is the
+	 * first one's name, for a warning. */
+	int32_t close;
+	m0_span dropped;
 } m0_response;
 
 /* Per-app state: the callable and its environ template. */
@@ -125,7 +130,9 @@ typedef struct m0_thread {
 } m0_thread;
 
 /* Interpreter (interp.c). Errors come back as malloc'd text. */
-char *m0_init(const char *app_dir, const char *site_dirs);
+char *m0_init(const char *app_dir, const char *site_dirs, const char *home,
+              const char *executable);
+const char *m0_library_path(void);
 int m0_finalize(void);
 m0_app *m0_app_load(const char *target, int factory, const char *root_path,
                     const char *server_name, int server_port,
@@ -208,6 +215,8 @@ PyObject *m0_write_new(m0_thread *t);
 void m0_callable_detach(PyObject *start_response_or_write);
 int m0_field_check(const unsigned char *name, Py_ssize_t nn,
                    const unsigned char *value, Py_ssize_t vn);
+int m0_hop_by_hop_field(m0_response *r, const unsigned char *name, Py_ssize_t nn,
+                        const unsigned char *value, Py_ssize_t vn);
 
 /* wsgi.file_wrapper (file_wrapper.c). */
 int m0_file_wrapper_ready(void);

@@ -1,8 +1,9 @@
 /*
  * start_response and write(), PEP 3333: the head is validated as it is
  * given (status "NNN reason"; (str, str) latin-1 fields, token names, no
- * control characters, no hop-by-hop field) and copied into the job's
- * arena at once, so nothing of it stays a Python object.
+ * control characters) and copied into the job's arena at once, so
+ * nothing of it stays a Python object. A hop-by-hop field is not copied
+ * (m0_hop_by_hop_field).
  */
 #include "shim.h"
 
@@ -47,7 +48,7 @@ static int is_text(const unsigned char *p, Py_ssize_t n)
 }
 
 /* Hop-by-hop fields belong to the server (PEP 3333, "Other HTTP
- * Features"; RFC 9110 §7.6.1). */
+ * Features"; RFC 9110 §7.6.1, which adds Proxy-Connection). */
 static int is_hop_by_hop(const char *p, Py_ssize_t n)
 {
 #define NAME(s) {s, sizeof s - 1}
@@ -56,8 +57,8 @@ static int is_hop_by_hop(const char *p, Py_ssize_t n)
 		Py_ssize_t len;
 	} names[] = {
 	    NAME("connection"), NAME("keep-alive"), NAME("proxy-authenticate"),
-	    NAME("proxy-authorization"), NAME("te"), NAME("trailers"),
-	    NAME("transfer-encoding"), NAME("upgrade"),
+	    NAME("proxy-authorization"), NAME("proxy-connection"), NAME("te"),
+	    NAME("trailers"), NAME("transfer-encoding"), NAME("upgrade"),
 	};
 #undef NAME
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -128,9 +129,9 @@ static int set_head(m0_thread *t, PyObject *status, PyObject *headers)
 			goto fail;
 		}
 		if (is_hop_by_hop((const char *)name, nn)) {
-			PyErr_Format(PyExc_ValueError,
-			             "response header %R is hop-by-hop: the server owns it", pair);
-			goto fail;
+			if (m0_hop_by_hop_field(r, name, nn, value, vn) < 0)
+				goto nomem;
+			continue;
 		}
 		if (m0_arena_add_header(r, (const char *)name, (size_t)nn,
 		                        (const char *)value, (size_t)vn) < 0)
@@ -291,4 +292,49 @@ int m0_field_check(const unsigned char *name, Py_ssize_t nn,
 		if (!is_tchar(name[j]))
 			return -1;
 	return is_hop_by_hop((const char *)name, nn) ? 1 : 0;
+}
+
+/* has_close reports a "close" option in a Connection value (a
+ * comma-separated list, RFC 9110 §7.6.1). */
+static int has_close(const unsigned char *v, Py_ssize_t n)
+{
+	Py_ssize_t i = 0;
+	while (i < n) {
+		while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+			i++;
+		Py_ssize_t start = i;
+		while (i < n && v[i] != ',')
+			i++;
+		Py_ssize_t end = i;
+		while (end > start && (v[end - 1] == ' ' || v[end - 1] == '\t'))
+			end--;
+		if (end - start == 5) {
+			Py_ssize_t j = 0;
+			while (j < 5 && (v[start + j] | 0x20) == "close"[j])
+				j++;
+			if (j == 5)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* m0_hop_by_hop_field takes a hop-by-hop field the app set, of any
+ * interface, instead of failing the request (gunicorn and uvicorn serve
+ * it): "Connection: close" becomes the app's wish to close after this
+ * response; any other is dropped, the first one's name kept for the
+ * server's warning. The field itself never goes out: the server frames
+ * the message and owns the connection. 0, or -1 out of memory. */
+int m0_hop_by_hop_field(m0_response *r, const unsigned char *name, Py_ssize_t nn,
+                        const unsigned char *value, Py_ssize_t vn)
+{
+	if (nn == 10 && PyOS_strnicmp((const char *)name, "connection", 10) == 0) {
+		/* Connection: its other options (keep-alive) are the server's. */
+		if (has_close(value, vn))
+			r->close = 1;
+		return 0;
+	}
+	if (r->dropped.end != r->dropped.start)
+		return 0;
+	return m0_arena_append(r, (const char *)name, (size_t)nn, &r->dropped);
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"net/netip"
-	"os"
 	"strconv"
 	"time"
 
@@ -29,7 +28,7 @@ func (w *wsgiJob) logAccess(status int) {
 		return
 	}
 	w.logLine = appendAccessLine(w.logLine[:0], w.remote, &w.loopJob.Request, status, w.sent)
-	unix.Write(int(os.Stderr.Fd()), w.logLine)
+	unix.Write(int(accessLogFD.Load()), w.logLine)
 }
 
 // loopAccessLog logs the responses the loop answers itself (a malformed
@@ -48,7 +47,7 @@ func (a *loopAccessLog) log(remote netip.AddrPort, req *http1.Request, status, b
 		a.remote = append(a.remote, '-')
 	}
 	a.line = appendAccessLine(a.line[:0], a.remote, req, status, int64(body))
-	unix.Write(int(os.Stderr.Fd()), a.line)
+	unix.Write(int(accessLogFD.Load()), a.line)
 }
 
 // appendAccessLine appends one Common Log Format line; sent is the body

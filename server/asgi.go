@@ -1,10 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"net/netip"
 
+	"github.com/m0serve/m0serve/http1"
+	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
+	"golang.org/x/sys/unix"
 )
 
 // asgiLoops and asgiLifespans map --loop and --lifespan to the bridge's.
@@ -58,19 +62,87 @@ func (py *python) startASGI(cfg *Config, app *pybridge.App, bound netip.AddrPort
 }
 
 // jobGone is the loop's word (Config.OnJobGone) that the client of a job
-// still in the app has gone (the connection closed, or its input ended,
-// as uvicorn takes it): a task awaiting receive learns of it now rather
-// than at its next send. It runs on the loop thread with the loop job
+// still in the app has gone (the connection closed) or ended its input (a
+// half-close, which still takes the response): a task awaiting receive
+// learns of it now rather than at its next send. It runs on the loop thread with the loop job
 // locked, so the job cannot complete and be handed out again meanwhile
 // (the executor delivers such notes before it starts new jobs). The flag
 // covers a job the executor has not started yet, whose ClientGone note
 // would be ignored: the executor reads it as it starts the job.
-func (p *wsgiPool) jobGone(owner any) {
-	if w, ok := owner.(*wsgiJob); ok && p.executor != nil {
-		w.gone.Store(true)
-		p.executor.ClientGone(&w.job)
+func (p *wsgiPool) jobGone(owner any, how loop.JobGone) {
+	w, ok := owner.(*wsgiJob)
+	if !ok || p.executor == nil {
+		return
 	}
+	if how == loop.InputEnded {
+		w.inputEnded.Store(true)
+		p.executor.ClientInputEnded(&w.job)
+		return
+	}
+	w.gone.Store(true)
+	p.executor.ClientGone(&w.job)
 }
 
 // ClientGoneAtStart implements pybridge.GoneAtStart.
-func (w *wsgiJob) ClientGoneAtStart() bool { return w.gone.Load() }
+func (w *wsgiJob) ClientGoneAtStart() (closed, inputEnded bool) {
+	return w.gone.Load(), w.inputEnded.Load()
+}
+
+// asgiRequests hands every request to the ASGI executor but a WebSocket
+// handshake, which it answers itself: the bridge speaks no WebSocket
+// yet, and passing the handshake on as a plain HTTP request (what the
+// app would see) leaves the app to answer a request it cannot tell from
+// an upgrade. 501 Not Implemented is the status for a server lacking
+// what the request needs (RFC 9110 §15.6.2); 426 would tell the client
+// to upgrade and 400 would blame it. The connection stays usable: no
+// upgrade happened.
+type asgiRequests struct {
+	accessLog bool
+	logf      func(string, ...any)
+	warned    bool // the first refusal was logged (the loop thread's)
+	logLine   []byte
+	remote    []byte
+}
+
+// webSocketRefusal is the 501's body.
+var webSocketRefusal = []byte("WebSockets are not supported yet\n")
+
+// ServeInline implements loop.Handler.
+func (h *asgiRequests) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
+	if !req.Upgrade || !upgradesToWebSocket(req.Header.Known(http1.HeaderUpgrade)) {
+		w.Defer()
+		return
+	}
+	if !h.warned {
+		h.warned = true
+		h.logf("m0serve: WebSocket handshake for %q answered 501: m0serve does not serve WebSockets yet (said once)",
+			req.Bytes(req.Path))
+	}
+	if h.accessLog {
+		h.remote = req.RemoteAddr().Addr().AppendTo(h.remote[:0])
+		h.logLine = appendAccessLine(h.logLine[:0], h.remote, req.Request, 501, int64(len(webSocketRefusal)))
+		unix.Write(int(accessLogFD.Load()), h.logLine)
+	}
+	w.AddHeader("Content-Type", "text/plain; charset=utf-8")
+	w.Respond(501, webSocketRefusal)
+}
+
+// upgradesToWebSocket reports "websocket" among the protocols of an
+// Upgrade value (RFC 9110 §7.8: a comma-separated list, case-insensitive).
+func upgradesToWebSocket(value []byte) bool {
+	for len(value) > 0 {
+		end := bytes.IndexByte(value, ',')
+		if end < 0 {
+			end = len(value)
+		}
+		protocol := bytes.TrimSpace(value[:end])
+		if slash := bytes.IndexByte(protocol, '/'); slash >= 0 {
+			protocol = protocol[:slash] // websocket/13
+		}
+		if equalFold(protocol, "websocket") {
+			return true
+		}
+		value = value[min(end+1, len(value)):]
+	}
+	return false
+}

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/m0serve/m0serve/http1"
 )
 
 // Config is the whole server configuration, as cmd/m0serve parses it from
@@ -26,6 +28,11 @@ type Config struct {
 	Backend          string // auto, uring, epoll, kqueue
 	Native           string // a native Go handler's name
 
+	// What one client may hold of a worker.
+	MaxConnectionsPerIP int           // open connections from one address; 0: no limit
+	SendTimeout         time.Duration // longest stall while a response is sent
+	BodyMinRate         int64         // bytes/s a request body handed to a handler thread must keep up (408 below); 0: none
+
 	// The Python application (package pybridge).
 	App       string // "module:attr", the app to serve
 	Interface string // auto, wsgi or asgi
@@ -37,6 +44,18 @@ type Config struct {
 	RootPath  string // SCRIPT_NAME: the prefix the app is mounted under
 	Threads   int    // handler threads calling the app
 	AccessLog bool   // one common-log-format line per response on stderr
+
+	AccessLogFile string // the access log's file instead of stderr (implies AccessLog)
+	ErrorLogFile  string // the server's log (and Python's stderr) instead of stderr
+
+	// Worker is set in a worker process a master started (package
+	// supervisor): the listener comes from it, and it hears the master.
+	Worker *Worker
+
+	// Response fields the server adds unless the app sets its own.
+	NoServerHeader bool     // no Server field
+	NoDateHeader   bool     // no Date field
+	Headers        []string // "Name: value" fields (--header); a Server one replaces m0serve's
 
 	// WebSockets (websocket.go); names follow uvicorn's flags.
 	WS                  string // auto or none
@@ -61,6 +80,8 @@ var Defaults = Config{
 	MaxHeadSize:      8 << 10,
 	MaxFields:        100,
 	Backend:          "auto",
+	SendTimeout:      60 * time.Second,
+	BodyMinRate:      500,
 	Interface:        "auto",
 	Loop:             "auto",
 	Lifespan:         "auto",
@@ -111,6 +132,12 @@ func (c *Config) Validate() error {
 		return &ConfigError{"max-head-size", "must be at least 256 bytes"}
 	case c.MaxFields < 1:
 		return &ConfigError{"max-fields", "must be at least 1"}
+	case c.MaxConnectionsPerIP < 0:
+		return &ConfigError{"max-connections-per-ip", "must not be negative"}
+	case c.SendTimeout <= 0:
+		return &ConfigError{"send-timeout", "must be positive"}
+	case c.BodyMinRate < 0:
+		return &ConfigError{"body-min-rate", "must not be negative"}
 	}
 	if err := c.validateWebSocket(); err != nil {
 		return err
@@ -127,6 +154,9 @@ func (c *Config) Validate() error {
 		}
 	default:
 		return &ConfigError{"backend", fmt.Sprintf("%q: want auto, uring, epoll or kqueue", c.Backend)}
+	}
+	if _, _, err := c.responseFields(); err != nil {
+		return err
 	}
 	if c.App != "" {
 		return c.validatePython()
@@ -167,4 +197,42 @@ func (c *Config) validatePython() error {
 		return &ConfigError{"root-path", fmt.Sprintf("%q: want a path starting with / (no query)", c.RootPath)}
 	}
 	return nil
+}
+
+// maxHeaders bounds --header (the loop's limit: a response's field names
+// are marked in one word).
+const maxHeaders = 62
+
+// responseFields is the Server value (nil: none) and the --header fields
+// the loop adds to responses that do not set them.
+func (c *Config) responseFields() (server []byte, headers []http1.FieldLine, err error) {
+	if !c.NoServerHeader {
+		server = []byte("m0serve")
+	}
+	for _, h := range c.Headers {
+		name, value, ok := strings.Cut(h, ":")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		switch {
+		case !ok || !http1.ValidFieldName([]byte(name)):
+			return nil, nil, &ConfigError{"header", fmt.Sprintf("%q: want NAME:VALUE (e.g. X-Frame-Options:DENY)", h)}
+		case !http1.ValidFieldValue([]byte(value)):
+			return nil, nil, &ConfigError{"header", fmt.Sprintf("%q: the value holds a control character", h)}
+		}
+		switch strings.ToLower(name) {
+		case "server":
+			if !c.NoServerHeader {
+				server = []byte(value)
+			}
+			continue
+		case "date":
+			return nil, nil, &ConfigError{"header", fmt.Sprintf("%q: the server writes Date (--no-date-header leaves it out)", h)}
+		case "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "proxy-connection":
+			return nil, nil, &ConfigError{"header", fmt.Sprintf("%q: %s frames the message; the server writes it", h, name)}
+		}
+		headers = append(headers, http1.FieldLine{Name: []byte(name), Value: []byte(value)})
+	}
+	if len(headers) > maxHeaders {
+		return nil, nil, &ConfigError{"header", fmt.Sprintf("%d fields: at most %d", len(headers), maxHeaders)}
+	}
+	return server, headers, nil
 }

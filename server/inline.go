@@ -1,8 +1,6 @@
 package server
 
 import (
-	"os"
-
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
 	"golang.org/x/sys/unix"
@@ -73,6 +71,10 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 		// bridge bug, answered as the app's error would be.
 		status, body = 500, []byte("Internal Server Error\n")
 	} else {
+		h.pool.noteHopByHop(resp)
+		if resp.Close() {
+			w.SetClose()
+		}
 		for i := 0; i < resp.HeaderLen(); i++ {
 			name, value := resp.Header(i)
 			if framingField(name) {
@@ -84,7 +86,11 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 			}
 		}
 		if fd, offset, length, ok := resp.TakeFile(); ok {
-			body = h.readFile(fd, offset, length)
+			if req.MethodIs("HEAD") {
+				unix.Close(fd) // the length is known; no byte is sent
+			} else {
+				body = h.readFile(fd, offset, length)
+			}
 		}
 	}
 	if h.pool.accessLog {
@@ -93,9 +99,17 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 			sent = 0
 		}
 		h.logLine = appendAccessLine(h.logLine[:0], h.remote, req.Request, status, sent)
-		unix.Write(int(os.Stderr.Fd()), h.logLine)
+		unix.Write(int(accessLogFD.Load()), h.logLine)
 	}
-	w.Respond(status, body) // copies body into the connection's send buffer
+	if req.MethodIs("HEAD") {
+		length := int64(len(body))
+		if resp.Outcome() == pybridge.Complete {
+			length = framedLength(resp, true)
+		}
+		w.RespondHead(status, length)
+	} else {
+		w.Respond(status, body) // copies body into the connection's send buffer
+	}
 	if cap(h.file) > inlineFileKeep {
 		h.file = nil // one large file must not pin its buffer for good
 	}

@@ -13,6 +13,17 @@ import (
 // returns it with the address it is bound to (the real port when 0 was
 // asked for).
 func listen(host string, port, backlog int) (int, netip.AddrPort, error) {
+	return listenSocket(host, port, backlog, false)
+}
+
+// Listen opens a listening socket for a master to hand its workers (with
+// SO_REUSEPORT when reusePort is set: one per worker slot, the kernel
+// spreading connections among them). A ConfigError names --host.
+func Listen(cfg *Config, port int, reusePort bool) (int, netip.AddrPort, error) {
+	return listenSocket(cfg.Host, port, cfg.Backlog, reusePort)
+}
+
+func listenSocket(host string, port, backlog int, reusePort bool) (int, netip.AddrPort, error) {
 	addr, err := resolveHost(host)
 	if err != nil {
 		return -1, netip.AddrPort{}, &ConfigError{"host", err.Error()}
@@ -36,6 +47,12 @@ func listen(host string, port, backlog int) (int, netip.AddrPort, error) {
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
 		unix.Close(fd)
 		return -1, netip.AddrPort{}, fmt.Errorf("SO_REUSEADDR: %w", err)
+	}
+	if reusePort {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
+			unix.Close(fd)
+			return -1, netip.AddrPort{}, fmt.Errorf("SO_REUSEPORT: %w", err)
+		}
 	}
 	var sa unix.Sockaddr
 	if addr.Is4() {

@@ -19,11 +19,12 @@ const DefaultThreads = 1
 // threads than this only contend for the GIL).
 const maxThreads = 256
 
-// batchJobs is how many jobs one handler thread takes per wake, shared out
-// among the threads: a batch spreads one wake's cost over its jobs
-// (measured: 9.8 µs of handoff per job at one per wake, 0.63 at 16),
-// but a job waiting in one thread's batch cannot run on an idle thread,
-// which matters when the app blocks.
+// batchJobs is how many jobs a lone handler thread takes at a time. The
+// wake's cost (measured: 9.8 µs of handoff per job at one per wake,
+// 0.63 at 16) is spread by the thread taking the next job without
+// parking while jobs wait, whatever it takes at a time; so several
+// threads take one job at a time: a job in one thread's batch could not
+// run on an idle thread, and waited behind a slow request.
 const batchJobs = 16
 
 // jobQueueSize bounds requests waiting for a handler thread; beyond it the
@@ -96,7 +97,10 @@ func startPython(cfg *Config, bound netip.AddrPort, logf func(string, ...any)) (
 		return py, py.startASGI(cfg, app, bound)
 	}
 	threads := max(1, cfg.Threads) // --threads 0 keeps one for requests with a body
-	batch := max(1, batchJobs/threads)
+	batch := batchJobs
+	if threads > 1 {
+		batch = 1
+	}
 	py.handlers, err = interp.StartHandlers(threads, batch, py.pool, py.pool)
 	if err != nil {
 		py.queue.Close()

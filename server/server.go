@@ -61,7 +61,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 	}()
 
-	listenFD, bound, err := listen(cfg.Host, cfg.Port, cfg.Backlog)
+	listenFD, bound, err := cfg.openListener()
 	if err != nil {
 		return err
 	}
@@ -71,8 +71,11 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		handler loop.Handler
 		jobs    *loop.JobQueue
 		py      *python
-		jobGone func(any)
+		jobGone func(any, loop.JobGone)
 		onExit  func()
+		// wsgi: handler threads wait on request bodies (ASGI tasks
+		// do not), so the loop gathers small bodies and times large ones.
+		wsgi bool
 	)
 	if cfg.App != "" {
 		py, err = startPython(&cfg, bound, logf)
@@ -80,11 +83,13 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			return err
 		}
 		handler, jobs = deferAll, py.queue
+		wsgi = py.executor == nil
 		if cfg.Threads == 0 && py.executor == nil {
 			inline := newInlineWSGI(py.pool, py.interp)
 			handler, onExit = inline, inline.exit
 		}
 		if py.executor != nil {
+			handler = &asgiRequests{accessLog: cfg.AccessLog, logf: logf}
 			jobGone = py.pool.jobGone
 		}
 	} else {
@@ -107,13 +112,14 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	if cfg.AccessLog {
 		loopResponses = (&loopAccessLog{}).log
 	}
+	server, headers, _ := cfg.responseFields() // checked by Validate
 	url := "http://" + net.JoinHostPort(bound.Addr().String(), strconv.Itoa(int(bound.Port())))
 	l, err := loop.New(loop.Config{
 		NewBackend: func() (loop.Backend, error) {
 			return newBackend(cfg.Backend, logf)
 		},
 		ListenFD:         listenFD,
-		Handler:          handler,
+		Handler:          cfg.Worker.handler(handler),
 		Jobs:             jobs,
 		MaxConnections:   cfg.MaxConnections,
 		HeaderTimeout:    cfg.HeaderTimeout,
@@ -121,7 +127,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		BodyTimeout:      cfg.BodyTimeout,
 		MaxBodySize:      cfg.MaxBodySize,
 		Limits:           http1.Limits{MaxHeadBytes: cfg.MaxHeadSize, MaxFields: cfg.MaxFields},
-		Server:           []byte("m0serve"),
+		Server:           server,
+		NoDate:           cfg.NoDateHeader,
+		Headers:          headers,
 		Logf:             logf,
 		OnJobGone:        jobGone,
 		OnLoopResponse:   loopResponses,
@@ -129,7 +137,14 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		OnExit:           onExit,
 		OnStart: func(name string) {
 			logf("m0serve: %s: serving on %s (%s)", describeApp(&cfg, py), url, name)
+			cfg.Worker.started()
 		},
+		Heartbeat: cfg.Worker.heartbeatStamp(),
+
+		MaxConnectionsPerIP: cfg.MaxConnectionsPerIP,
+		SendTimeout:         cfg.SendTimeout,
+		BufferBodies:        wsgi,
+		BodyMinRate:         bodyMinRate(wsgi, cfg.BodyMinRate),
 	})
 	if err != nil {
 		if py != nil {
@@ -137,6 +152,8 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 		return err
 	}
+
+	cfg.Worker.attach(l, &cfg, logf)
 
 	stop := newStopper(l, cfg.GracefulTimeout, logf)
 	signal.Notify(stop.signals, syscall.SIGTERM, syscall.SIGINT)

@@ -21,9 +21,10 @@ type wsgiJob struct {
 	remote  []byte // RemoteAddr's text, reused
 	sent    int64  // body bytes written, for the access log
 	logLine []byte // the access-log line, reused
-	// gone: the client left (ASGI only; see jobGone), set by the loop
-	// thread and read as the executor starts the job.
-	gone atomic.Bool
+	// gone: the client left; inputEnded: it ended its side (ASGI only;
+	// see jobGone), set by the loop thread and read as the executor
+	// starts the job.
+	gone, inputEnded atomic.Bool
 }
 
 // wsgiPool is the bridge's JobSource over the loop's JobQueue and its
@@ -45,6 +46,10 @@ type wsgiPool struct {
 
 	mu   sync.Mutex
 	free []*wsgiJob
+
+	// warnedHopByHop: the app's dropped hop-by-hop field was logged
+	// (once per app: the app sets it on every response).
+	warnedHopByHop atomic.Bool
 }
 
 func newWSGIPool(queue *loop.JobQueue, app *pybridge.App, accessLog bool, logf func(string, ...any)) *wsgiPool {
@@ -93,10 +98,9 @@ func (p *wsgiPool) wrap(lj *loop.Job) *pybridge.Job {
 		w.job.Body = lj
 	}
 	if p.asgi {
-		w.gone.Store(false)
-		if lj.SetOwner(w) {
-			w.gone.Store(true)
-		}
+		how := lj.SetOwner(w)
+		w.gone.Store(how == loop.ConnectionClosed)
+		w.inputEnded.Store(how == loop.InputEnded)
 	}
 	return &w.job
 }
@@ -128,6 +132,9 @@ func (p *wsgiPool) Take(dst []*pybridge.Job) int {
 	dst[0] = p.wrap(lj)
 	return 1 + p.TryTake(dst[1:])
 }
+
+// Wait implements pybridge.WaitSource.
+func (p *wsgiPool) Wait() bool { return p.queue.Wait() }
 
 // SetNotify implements pybridge.NotifySource (the ASGI executor's).
 func (p *wsgiPool) SetNotify(notify func()) { p.queue.SetNotify(notify) }
@@ -167,7 +174,13 @@ func (p *wsgiPool) Complete(j *pybridge.Job) {
 		lj.Finish()
 	default:
 		// The head went out (or the client left): no valid end.
-		w.logAccess(resp.Status())
+		status := resp.Status()
+		if status == 0 {
+			// The client left before the head: nginx's 499 ("client
+			// closed request"), not a 500 nobody was sent.
+			status = 499
+		}
+		w.logAccess(status)
 		lj.Abort()
 	}
 	p.put(w)
@@ -188,11 +201,13 @@ func (w *wsgiJob) WriteHead(resp *pybridge.Response) error {
 			return err
 		}
 	}
-	length := resp.AppContentLength()
-	if length < 0 {
-		length = resp.ContentLength()
+	w.pool.noteHopByHop(resp)
+	if resp.Close() {
+		if err := lj.SetClose(); err != nil {
+			return err
+		}
 	}
-	return lj.WriteHeader(resp.Status(), length)
+	return lj.WriteHeader(resp.Status(), framedLength(resp, lj.Request.MethodIs("HEAD")))
 }
 
 // Write implements pybridge.BodyWriter. It blocks while the client is
@@ -257,8 +272,38 @@ func (w *wsgiJob) sendFile(fd int, offset, length int64) {
 	p.put(w)
 }
 
-// framingField: Content-Length, Transfer-Encoding, Connection, Date and
-// Server are written by the loop's framing (http1.AppendFraming).
+// noteHopByHop logs, once, a hop-by-hop field the app set and the bridge
+// dropped: the app is told where its field went without a line per
+// response.
+func (p *wsgiPool) noteHopByHop(resp *pybridge.Response) {
+	name := resp.DroppedField()
+	if name == nil || p.warnedHopByHop.Load() || !p.warnedHopByHop.CompareAndSwap(false, true) || p.logf == nil {
+		return
+	}
+	p.logf("m0serve: the app set the hop-by-hop response field %q: dropped, as are others like it "+
+		"(the server owns the connection; only Connection: close is honoured); said once", name)
+}
+
+// framedLength is the Content-Length to announce: the app's own, or the
+// bridge's count of the body (-1: unknown). For HEAD an empty count is
+// no length: a framework drops the body of a HEAD response (Werkzeug
+// returns none for a streamed one), so 0 is not what the GET would
+// carry, and RFC 9110 §9.3.2 allows sending no length rather than a
+// wrong one (as gunicorn does).
+func framedLength(resp *pybridge.Response, head bool) int64 {
+	if length := resp.AppContentLength(); length >= 0 {
+		return length
+	}
+	length := resp.ContentLength()
+	if head && length == 0 {
+		return -1
+	}
+	return length
+}
+
+// framingField: Content-Length, Transfer-Encoding and Connection are
+// written by the loop's framing (http1.AppendFraming). The app's Date and
+// Server go out in place of the loop's.
 func framingField(name []byte) bool {
 	switch len(name) {
 	case len("content-length"):
@@ -267,10 +312,6 @@ func framingField(name []byte) bool {
 		return equalFold(name, "transfer-encoding")
 	case len("connection"):
 		return equalFold(name, "connection")
-	case len("date"):
-		return equalFold(name, "date")
-	case len("server"):
-		return equalFold(name, "server")
 	}
 	return false
 }
@@ -288,4 +329,13 @@ func equalFold(b []byte, lower string) bool {
 		}
 	}
 	return true
+}
+
+// bodyMinRate is --body-min-rate where it applies: to WSGI, whose
+// handler threads wait on the body (an ASGI task waiting costs no thread).
+func bodyMinRate(wsgi bool, rate int64) int64 {
+	if !wsgi {
+		return 0
+	}
+	return rate
 }

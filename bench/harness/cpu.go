@@ -30,9 +30,11 @@ func newCPUClock() CPUClock {
 	return clock
 }
 
-// Ticks is the CPU time so far of pid's threads and of its descendants'.
-// A thread that exits between two readings takes its ticks with it; the
-// servers measured here keep their threads for life.
+// Ticks is the CPU time so far of pid's threads and of its descendants',
+// and of the descendants they have reaped (a master's replaced workers:
+// each process's cutime and cstime). A thread that exits between two
+// readings takes its ticks with it; the servers measured here keep their
+// threads for life.
 func (c CPUClock) Ticks(pid int) (uint64, error) {
 	var total uint64
 	seen := map[int]bool{}
@@ -44,6 +46,13 @@ func (c CPUClock) Ticks(pid int) (uint64, error) {
 			continue
 		}
 		seen[p] = true
+		if stat, err := os.ReadFile(filepath.Join(c.ProcRoot, strconv.Itoa(p), "stat")); err == nil {
+			reaped, err := parseStatChildTicks(string(stat))
+			if err != nil {
+				return 0, fmt.Errorf("process %d: %w", p, err)
+			}
+			total += reaped
+		}
 		taskDir := filepath.Join(c.ProcRoot, strconv.Itoa(p), "task")
 		tasks, err := os.ReadDir(taskDir)
 		if err != nil {
@@ -106,4 +115,23 @@ func parseStatTicks(stat string) (utime, stime uint64, err error) {
 		return 0, 0, fmt.Errorf("stat stime %q: %w", fields[12], err)
 	}
 	return utime, stime, nil
+}
+
+// parseStatChildTicks takes cutime+cstime (fields 16 and 17 of proc(5)'s
+// stat): the CPU time of the children the process has waited for.
+func parseStatChildTicks(stat string) (uint64, error) {
+	end := strings.LastIndexByte(stat, ')')
+	fields := strings.Fields(stat[end+1:])
+	if end < 0 || len(fields) < 15 {
+		return 0, fmt.Errorf("stat line without cutime and cstime: %q", stat)
+	}
+	var total uint64
+	for _, field := range fields[13:15] {
+		v, err := strconv.ParseUint(field, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("stat cutime/cstime %q: %w", field, err)
+		}
+		total += v
+	}
+	return total, nil
 }

@@ -55,12 +55,17 @@ func TestTicksSumsThreadsAndDescendants(t *testing.T) {
 	writeTask(t, proc, "200", "200", "3", "4", "300")
 	writeTask(t, proc, "200", "201", "100", "0", "")
 	// 300 exited between the children read and its own: not counted, no error.
+	// 100 reaped children that used 7+2 ticks (cutime, cstime).
+	reaped := "100 (m0serve) S 1 100 100 0 -1 0 0 0 0 0 30 6 7 2 20 0 3 0\n"
+	if err := os.WriteFile(filepath.Join(proc, "100", "stat"), []byte(reaped), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	clock := CPUClock{ProcRoot: proc, TicksPerSecond: 100}
 	ticks, err := clock.Ticks(100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := uint64(10 + 5 + 20 + 1 + 3 + 4 + 100); ticks != want {
+	if want := uint64(10 + 5 + 20 + 1 + 3 + 4 + 100 + 7 + 2); ticks != want {
 		t.Errorf("ticks %d, want %d", ticks, want)
 	}
 	if _, err := clock.Ticks(999); err == nil {

@@ -40,6 +40,7 @@ func run() error {
 	serverCPU := flag.String("server-cpu", "0", "taskset CPU list for the servers")
 	loadCPU := flag.String("load-cpu", "1", "taskset CPU list for wrk")
 	results := flag.String("results", "", "results directory (default bench/results)")
+	reloadEvery := flag.Duration("reload-every", 0, "send each server SIGHUP this often during every measured run (a rolling reload under load; 0: never)")
 	flag.Parse()
 
 	if *quick {
@@ -110,12 +111,16 @@ func run() error {
 		Clock: newCPUClock(), LogDir: logDir,
 		PipelineScript: filepath.Join(benchDir, "pipeline.lua"),
 		Log:            logf,
+		ReloadEvery:    *reloadEvery,
 	}
 	result := &Result{
 		Mode: "full",
 		Config: Config{Rounds: *rounds, Duration: wrkDuration(*duration), Warmup: wrkDuration(*warmup),
 			ServerCPU: *serverCPU, LoadCPU: *loadCPU, Host: *host},
 		TicksPerSec: session.Clock.TicksPerSecond,
+	}
+	if *reloadEvery > 0 {
+		result.Config.ReloadEvery = reloadEvery.String()
 	}
 	switch {
 	case *syscalls:

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -19,6 +20,9 @@ type Session struct {
 	LogDir         string
 	PipelineScript string
 	Log            func(format string, args ...any)
+	// ReloadEvery, when set, sends the server SIGHUP this often during
+	// each measured run (a rolling reload: errors are what is measured).
+	ReloadEvery time.Duration
 
 	Records []*ArmRecord
 	servers map[string]*Server
@@ -147,8 +151,12 @@ func (s *Session) Measure(ctx context.Context, chosen []Scenario, rounds int, du
 				record.errorsInRow = 0
 				run.Round = round
 				runs = append(runs, run)
+				note := errorNote(run.WrkResult)
+				if s.ReloadEvery > 0 {
+					note = fmt.Sprintf("  %d reloads%s", run.Reloads, note)
+				}
 				s.Log("  %-14s round %d: %9.0f rps  p50 %7.0f µs  p99 %7.0f µs  %6.2f µs/req  %.2f cores  load %.1f%s",
-					record.Name, round, run.RPS, run.P50us, run.P99us, run.CPUusPerRequest, run.Cores, run.Load1, errorNote(run.WrkResult))
+					record.Name, round, run.RPS, run.P50us, run.P99us, run.CPUusPerRequest, run.Cores, run.Load1, note)
 			}
 		}
 	}
@@ -172,8 +180,10 @@ func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRec
 	}
 	load := load1()
 	started := time.Now()
+	stopReloads := s.reloadDuring(server)
 	out, err := exec.CommandContext(runCtx, "taskset", args...).CombinedOutput()
 	wall := time.Since(started)
+	reloads := stopReloads()
 	after, tickErr := s.Clock.Ticks(server.Pid())
 	if err != nil {
 		return Run{}, fmt.Errorf("wrk: %v: %s", err, lastLines(string(out), 3))
@@ -198,7 +208,38 @@ func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRec
 		CPUusPerRequest: cpu / float64(result.Requests),
 		Cores:           cpu / float64(wall.Microseconds()),
 		Load1:           load,
+		Reloads:         reloads,
 	}, nil
+}
+
+// reloadDuring sends server SIGHUP every ReloadEvery until the returned
+// function is called, which says how many were sent.
+func (s *Session) reloadDuring(server *Server) func() int {
+	if s.ReloadEvery <= 0 {
+		return func() int { return 0 }
+	}
+	done := make(chan struct{})
+	sent := make(chan int)
+	go func() {
+		n := 0
+		tick := time.NewTicker(s.ReloadEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				if syscall.Kill(server.Pid(), syscall.SIGHUP) == nil {
+					n++
+				}
+			case <-done:
+				sent <- n
+				return
+			}
+		}
+	}()
+	return func() int {
+		close(done)
+		return <-sent
+	}
 }
 
 // errorNote flags a run in which wrk saw errors.

@@ -50,6 +50,8 @@ type Config struct {
 	ServerCPU string `json:"server_cpu"`
 	LoadCPU   string `json:"load_cpu"`
 	Host      string `json:"host"`
+	// ReloadEvery is -reload-every: SIGHUP sent this often in each run.
+	ReloadEvery string `json:"reload_every,omitempty"`
 }
 
 // ArmRecord is an arm as it was run: its command, port and parity
@@ -83,6 +85,8 @@ type Run struct {
 	Cores float64 `json:"cores"`
 	// Load1 is the one-minute load average as the run started.
 	Load1 float64 `json:"load1"`
+	// Reloads is the SIGHUPs sent during the run (-reload-every).
+	Reloads int `json:"reloads,omitempty"`
 }
 
 // collectEnvironment fills the fields that say where the run was made.

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/m0serve/m0serve/server"
+	"github.com/m0serve/m0serve/supervisor"
 )
 
 func main() {
@@ -73,8 +74,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 	}
-	err = server.Run(cfg, logger.Printf)
+	err = serve(cfg, fs, args, logger)
 	var cfgErr *server.ConfigError
+	var bootErr *supervisor.BootError
 	var loadErr *server.AppLoadError
 	var lifespanErr *server.LifespanError
 	switch {
@@ -88,6 +90,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// not the server's, so no Go detail.
 		fmt.Fprintf(stderr, "m0serve: %v\n", err)
 		return 2
+	case errors.As(err, &bootErr):
+		// The worker printed its traceback; the master says which.
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 3
 	case errors.As(err, &lifespanErr):
 		// The app's own message (lifespan.startup.failed); uvicorn exits
 		// with 3 for it too.
@@ -119,11 +125,13 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.Var((*duration)(&cfg.HeaderTimeout), "header-timeout", "time to receive a request head (408 after)")
 	fs.Var((*duration)(&cfg.KeepAliveTimeout), "keepalive-timeout", "idle time between requests before closing")
 	fs.Var((*duration)(&cfg.BodyTimeout), "body-timeout", "longest stall while receiving a request body")
-	fs.Var((*duration)(&cfg.GracefulTimeout), "graceful-timeout", "time to finish requests in flight on SIGTERM/SIGINT, "+
-		"Python's stop included; a second signal exits at once with status 128+signal (130 for Ctrl-C, 143 for SIGTERM)")
+	fs.Var((*duration)(&cfg.GracefulTimeout), "graceful-timeout", "time to finish in-flight requests on SIGTERM/SIGINT, Python's stop included; a second signal exits at once (128+signal)")
 	fs.Var((*size)(&cfg.MaxBodySize), "max-body-size", "largest request body in bytes (K, M, G suffixes); 413 beyond")
 	fs.Var((*intSize)(&cfg.MaxHeadSize), "max-head-size", "largest request head in bytes (431 beyond; 414 for the request line)")
 	fs.IntVar(&cfg.MaxFields, "max-fields", cfg.MaxFields, "most header fields in a request (431 beyond)")
+	fs.IntVar(&cfg.MaxConnectionsPerIP, "max-connections-per-ip", cfg.MaxConnectionsPerIP, "open connections from one client address at most; the excess is reset (0: no limit)")
+	fs.Var((*duration)(&cfg.SendTimeout), "send-timeout", "longest stall while sending a response before the connection closes")
+	fs.Var((*size)(&cfg.BodyMinRate), "body-min-rate", "bytes/s a WSGI request body must average once over 64 KiB (408 below; 0: no minimum)")
 	fs.StringVar(&cfg.Backend, "backend", cfg.Backend, "I/O backend: auto, uring, epoll or kqueue (auto falls back to epoll)")
 	fs.StringVar(&cfg.Native, "native", cfg.Native, "serve a native Go handler instead of a Python app: "+server.NativeNames())
 	fs.StringVar(&cfg.Interface, "interface", cfg.Interface, "the app's protocol: auto, wsgi or asgi (auto: ASGI for a coroutine function or __call__; asgi: ASGI 2 classes too)")
@@ -135,6 +143,11 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.StringVar(&cfg.RootPath, "root-path", cfg.RootPath, "prefix the app is mounted under: SCRIPT_NAME, stripped from PATH_INFO")
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, threadsUsage)
 	fs.BoolVar(&cfg.AccessLog, "access-log", cfg.AccessLog, "log every response to stderr in the Common Log Format")
+	addWorkerFlags(fs, cfg)
+	fs.BoolVar(&cfg.NoServerHeader, "no-server-header", cfg.NoServerHeader, "send no Server field (an app's own still goes out)")
+	fs.BoolVar(&cfg.NoDateHeader, "no-date-header", cfg.NoDateHeader, "send no Date field (an app's own still goes out)")
+	fs.Var((*headerList)(&cfg.Headers), "header", "NAME:VALUE field added to every response that does not set NAME itself; "+
+		"repeatable; in M0_HEADER one per line (Server:NAME replaces m0serve's)")
 	fs.StringVar(&cfg.WS, "ws", cfg.WS, "WebSocket support: auto or none (none: upgrade requests reach the app as plain HTTP)")
 	fs.Var((*size)(&cfg.WSMaxSize), "ws-max-size", "largest WebSocket message in bytes (K, M, G suffixes); closed with 1009 beyond")
 	fs.IntVar(&cfg.WSMaxQueue, "ws-max-queue", cfg.WSMaxQueue, "WebSocket messages the app may leave untaken before the connection stops being read")

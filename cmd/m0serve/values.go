@@ -75,3 +75,19 @@ func parseSize(text string) (int64, error) {
 	}
 	return v << shift, nil
 }
+
+// headerList collects --header fields. Each Set adds one per line: a
+// flag is one field, and M0_HEADER, set once, may hold several (a newline
+// is the one separator no field value can contain).
+type headerList []string
+
+func (h *headerList) String() string { return strings.Join(*h, "\n") }
+
+func (h *headerList) Set(text string) error {
+	for _, line := range strings.Split(text, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			*h = append(*h, line)
+		}
+	}
+	return nil
+}

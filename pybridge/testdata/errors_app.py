@@ -48,8 +48,9 @@ def app(environ, start_response):
     if path == "/bad-header-name":
         start_response("200 OK", [("X Bad", "a")])
         return [b"x"]
-    if path == "/bad-header-hop":
-        start_response("200 OK", [("Connection", "close")])
+    if path == "/hop-by-hop":
+        start_response("200 OK", [("Connection", "Keep-Alive, close"), ("Keep-Alive", "timeout=5"),
+                                  ("X-Ok", "y"), ("Upgrade", "h2c")])
         return [b"x"]
     if path == "/bad-header-type":
         start_response("200 OK", [("X-Bad", 1)])

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/m0serve/m0serve/server"
+	"github.com/m0serve/m0serve/supervisor"
+)
+
+// master is the --workers configuration the flags fill in.
+var master supervisor.Config
+
+// addWorkerFlags defines the flags of the master and its workers, and of
+// the log files.
+func addWorkerFlags(fs *flag.FlagSet, cfg *server.Config) {
+	master = supervisor.Defaults
+	fs.IntVar(&master.Workers, "workers", 0, "worker processes under a master (0: one process, no master; else WEB_CONCURRENCY when set)")
+	fs.StringVar(&master.Listener, "listener", master.Listener, "with --workers: reuseport (one SO_REUSEPORT socket per worker, Linux) or shared (one socket for all)")
+	fs.Var((*duration)(&master.WorkerTimeout), "worker-timeout", "with --workers: kill and replace a worker whose loop has not turned for this long (0: off)")
+	fs.IntVar(&master.MaxRequests, "max-requests", 0, "with --workers: replace a worker after it served this many requests (0: never)")
+	fs.IntVar(&master.MaxRequestsJitter, "max-requests-jitter", 0, "with --max-requests: add rand(0..N) per worker, so they do not all recycle at once")
+	fs.Var((*duration)(&master.MaxWorkerLifetime), "max-worker-lifetime", "with --workers: replace a worker after it has run this long (0: off)")
+	fs.Int64Var(&master.MaxWorkerRSS, "max-worker-rss", 0, "with --workers: replace a worker whose resident memory is over this many MiB in two samples running (0: off)")
+	fs.Var((*duration)(&master.RSSCheckInterval), "rss-check-interval", "with --max-worker-rss: how often the master samples /proc/PID/statm")
+	fs.StringVar(&master.PidFile, "pid-file", "", "with --workers: write the master's pid to this file (removed at exit)")
+	fs.StringVar(&cfg.AccessLogFile, "access-log-file", cfg.AccessLogFile, "write the access log to this file (implies --access-log); reopened on SIGUSR1")
+	fs.StringVar(&cfg.ErrorLogFile, "error-log-file", cfg.ErrorLogFile, "write the server's log and Python's stderr to this file; reopened on SIGUSR1")
+}
+
+// serve runs cfg as the process this is: a worker its master started, a
+// master (--workers), or the single process of today.
+func serve(cfg server.Config, fs *flag.FlagSet, args []string, logger *log.Logger) error {
+	worker, err := server.WorkerFromEnv()
+	if err != nil {
+		return err
+	}
+	if cfg.AccessLogFile != "" {
+		cfg.AccessLog = true
+	}
+	if err := server.ReopenLogFiles(&cfg); err != nil {
+		return err
+	}
+	if worker != nil {
+		cfg.Worker = worker
+		who := fmt.Sprintf("m0serve: worker %d (pid %d): ", worker.Slot, os.Getpid())
+		return server.Run(cfg, func(format string, args ...any) {
+			logger.Printf(strings.Replace(format, "m0serve: ", who, 1), args...)
+		})
+	}
+	if err := workersFromEnv(fs); err != nil {
+		return err
+	}
+	if master.Workers != 0 {
+		master.Server, master.Args = cfg, args
+		return supervisor.Run(master, logger.Printf)
+	}
+	if name := masterOnlyFlag(fs); name != "" {
+		return &server.ConfigError{Flag: name, Reason: "applies to worker processes: give --workers N too"}
+	}
+	if cfg.AccessLogFile != "" || cfg.ErrorLogFile != "" {
+		reopenOnSIGUSR1(&cfg, logger)
+	}
+	return server.Run(cfg, logger.Printf)
+}
+
+// workersFromEnv reads WEB_CONCURRENCY, as uvicorn and gunicorn do, when
+// neither --workers nor M0_WORKERS was given.
+func workersFromEnv(fs *flag.FlagSet) error {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "workers" })
+	text, ok := os.LookupEnv("WEB_CONCURRENCY")
+	if given || !ok {
+		return nil
+	}
+	n, err := strconv.Atoi(text)
+	if err != nil || n < 1 {
+		return &server.ConfigError{Flag: "workers", Reason: fmt.Sprintf("WEB_CONCURRENCY=%q: want a number of workers", text)}
+	}
+	master.Workers = n
+	return nil
+}
+
+// masterOnlyFlag names a flag given that only a master uses, or "".
+func masterOnlyFlag(fs *flag.FlagSet) string {
+	name := ""
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "listener", "worker-timeout", "max-requests", "max-requests-jitter",
+			"max-worker-lifetime", "max-worker-rss", "rss-check-interval", "pid-file":
+			name = f.Name
+		}
+	})
+	return name
+}
+
+func reopenOnSIGUSR1(cfg *server.Config, logger *log.Logger) {
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGUSR1)
+	go func() {
+		for range signals {
+			if err := server.ReopenLogFiles(cfg); err != nil {
+				logger.Printf("m0serve: reopening log files: %v", err)
+			}
+		}
+	}()
+}

@@ -1,0 +1,358 @@
+package supervisor
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/m0serve/m0serve/server"
+)
+
+// Backoff for a worker that keeps dying after it was ready: the first
+// respawn is at once, the next ones wait backoffBase×2^k up to backoffMax,
+// and k is forgotten once a worker has stayed up healthyAfter.
+const (
+	backoffBase  = 100 * time.Millisecond
+	backoffMax   = 30 * time.Second
+	healthyAfter = 30 * time.Second
+	// killGrace is how long past --graceful-timeout a draining worker may
+	// take before the master kills it.
+	killGrace  = 5 * time.Second
+	sweepEvery = 100 * time.Millisecond
+)
+
+// slot is one place for a worker: with reuseport its own socket, which
+// every replacement of the slot's worker inherits.
+type slot struct {
+	index       int
+	listenFD    int
+	current     *worker // serving, or booting to serve
+	replacement *worker // booting to take over from current
+	crashes     int     // k of the backoff
+	respawnAt   time.Time
+	removed     bool // SIGTTOU: gone once its workers are
+	// emptyBy is set while a removed slot's socket gets no new
+	// connections and its worker still accepts what is queued: the worker
+	// drains once the queue is empty, or at emptyBy.
+	emptyBy time.Time
+}
+
+type master struct {
+	cfg     Config
+	logf    func(string, ...any)
+	exe     string
+	url     string
+	port    int
+	rand    *rand.Rand
+	spawner spawner
+	events  chan event
+
+	shared   int // the one socket of --listener shared, or -1
+	slots    []*slot
+	live     map[*worker]bool
+	booted   bool // every first worker was ready once
+	stopping bool
+	stopBy   time.Time
+	reload   int    // the slot a rolling reload is at, or -1
+	steered  string // the positions a BPF program sends connections to (steer), or ""
+
+	nextRSS time.Time
+	err     error
+}
+
+// Run starts the workers and supervises them until SIGTERM or SIGINT has
+// drained them (nil), a worker failed to boot (a *BootError), or the
+// master could not start.
+func Run(cfg Config, logf func(string, ...any)) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding this program to start workers: %w", err)
+	}
+	m := &master{
+		cfg:     cfg,
+		logf:    logf,
+		exe:     exe,
+		rand:    rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid()))),
+		spawner: newSpawner(),
+		events:  make(chan event, 64),
+		shared:  -1,
+		live:    map[*worker]bool{},
+		reload:  -1,
+	}
+	// Signals first: one that comes while the workers boot is not lost.
+	signals := make(chan os.Signal, 8)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP,
+		syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGUSR1)
+	defer signal.Stop(signals)
+
+	port := cfg.Server.Port
+	for i := 0; i < cfg.Workers; i++ {
+		if err := m.addSlot(&port); err != nil {
+			m.closeSockets()
+			return err
+		}
+	}
+	defer m.closeSockets()
+	if cfg.PidFile != "" {
+		if err := os.WriteFile(cfg.PidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+			return &server.ConfigError{Flag: "pid-file", Reason: err.Error()}
+		}
+		defer os.Remove(cfg.PidFile)
+	}
+	listener := "one SO_REUSEPORT socket per worker"
+	if cfg.Listener == "shared" {
+		listener = "one socket shared by the workers"
+	}
+	logf("m0serve: master (pid %d) on %s: %d workers (slots 0-%d), %s", os.Getpid(), m.url, cfg.Workers, cfg.Workers-1, listener)
+
+	// The first worker boots alone: an app that does not import shows its
+	// traceback once, not once per worker.
+	m.slots[0].current = m.start(m.slots[0], "booting")
+	sweep := time.NewTicker(sweepEvery)
+	defer sweep.Stop()
+	for !m.done() {
+		select {
+		case e := <-m.events:
+			m.handle(e)
+		case sig := <-signals:
+			m.signal(sig.(syscall.Signal))
+		case now := <-sweep.C:
+			m.sweep(now)
+		}
+		if err := m.rebalance(); err != nil {
+			m.logf("m0serve: %v", err)
+		}
+	}
+	if m.err == nil {
+		logf("m0serve: stopped")
+	}
+	return m.err
+}
+
+// done: stopping and every worker has exited.
+func (m *master) done() bool { return m.stopping && len(m.live) == 0 }
+
+// addSlot opens the slot's socket (or takes the shared one). A port of 0
+// becomes the one the first socket got, for the others to join.
+func (m *master) addSlot(port *int) error {
+	s := &slot{index: len(m.slots), listenFD: m.shared}
+	if s.listenFD < 0 {
+		fd, bound, err := server.Listen(&m.cfg.Server, *port, m.cfg.Listener == "reuseport")
+		if err != nil {
+			return err
+		}
+		*port = int(bound.Port())
+		m.port = *port
+		m.url = "http://" + net.JoinHostPort(bound.Addr().String(), strconv.Itoa(*port))
+		s.listenFD = fd
+		if m.cfg.Listener == "shared" {
+			m.shared = fd
+		}
+	}
+	m.slots = append(m.slots, s)
+	return nil
+}
+
+func (m *master) closeSockets() {
+	for _, s := range m.slots {
+		if s.listenFD != m.shared {
+			unix.Close(s.listenFD)
+		}
+	}
+	if m.shared >= 0 {
+		unix.Close(m.shared)
+	}
+}
+
+// start spawns the slot's worker (current), or logs why it could not.
+func (m *master) start(s *slot, why string) *worker {
+	w, err := m.spawn(s)
+	if err != nil {
+		m.logf("m0serve: worker %d: %v", s.index, err)
+		if !m.booted {
+			m.fail(err)
+		}
+		// A slot left without a worker tries again (sweep).
+		s.respawnAt = time.Now().Add(time.Second)
+		return nil
+	}
+	m.live[w] = true
+	m.logf("m0serve: %s: started (%s)", w, why)
+	return w
+}
+
+func (m *master) handle(e event) {
+	w := e.w
+	if e.exit != nil {
+		m.exited(w, e.status)
+		return
+	}
+	switch e.line {
+	case server.WorkerReady:
+		m.ready(w)
+	case server.WorkerLimit:
+		m.logf("m0serve: %s: served its --max-requests; draining", w)
+		w.draining = true
+		w.killAt = time.Now().Add(m.cfg.Server.GracefulTimeout + killGrace)
+		m.retire(w, "--max-requests")
+	}
+}
+
+func (m *master) ready(w *worker) {
+	if w.exited {
+		return
+	}
+	w.readyAt = time.Now()
+	s := w.slot
+	m.logf("m0serve: %s: ready in %v", w, w.readyAt.Sub(w.started).Round(time.Millisecond))
+	if m.stopping {
+		return
+	}
+	if s.replacement == w {
+		old := s.current
+		s.current, s.replacement = w, nil
+		if old != nil && !old.exited && !old.draining {
+			m.drain(old)
+		}
+		if m.reload == s.index {
+			m.advanceReload()
+		}
+	}
+	if !m.booted {
+		if s.index == 0 {
+			for _, other := range m.slots[1:] {
+				other.current = m.start(other, "booting")
+			}
+		}
+		m.booted = true
+		for _, other := range m.slots {
+			if other.current == nil || other.current.readyAt.IsZero() {
+				m.booted = false
+			}
+		}
+		if m.booted {
+			m.logf("m0serve: %d workers ready", len(m.slots))
+		}
+	}
+}
+
+// drain tells w to stop accepting and finish: its slot has another worker.
+func (m *master) drain(w *worker) {
+	w.draining = true
+	w.killAt = time.Now().Add(m.cfg.Server.GracefulTimeout + killGrace)
+	w.send(server.WorkerDrain)
+}
+
+// retire replaces w, the slot's worker: the replacement is started now,
+// and w drains once it is ready (unless it drains already: at its request
+// limit it stopped accepting by itself, and the socket holds what comes
+// meanwhile).
+func (m *master) retire(w *worker, why string) {
+	s := w.slot
+	if m.stopping || s.current != w || s.replacement != nil || s.removed {
+		return
+	}
+	s.replacement = m.start(s, "replacing pid "+strconv.Itoa(w.pid)+": "+why)
+}
+
+func (m *master) exited(w *worker, status string) {
+	delete(m.live, w)
+	w.release()
+	s := w.slot
+	switch {
+	case m.stopping:
+		m.logf("m0serve: %s: %s", w, status)
+	case w.readyAt.IsZero() && !m.booted:
+		m.logf("m0serve: %s: %s before it was ready; stopping", w, status)
+		m.fail(&BootError{Slot: s.index, Pid: w.pid, Status: status})
+	case w == s.replacement:
+		s.replacement = nil
+		if m.reload >= 0 {
+			m.logf("m0serve: %s: %s before it was ready: reload aborted, the old workers keep serving", w, status)
+			m.reload = -1
+		} else {
+			m.logf("m0serve: %s: %s before it was ready", w, status)
+		}
+	case w == s.current:
+		s.current = nil
+		if s.removed {
+			m.logf("m0serve: %s: %s (slot removed)", w, status)
+			m.closeSlot(s)
+			return
+		}
+		if w.draining && s.replacement != nil {
+			m.logf("m0serve: %s: %s after draining", w, status)
+			return
+		}
+		if w.draining && !w.heartbeatKilled {
+			// Its replacement failed to boot: start another, backing off.
+			m.logf("m0serve: %s: %s after draining, with no replacement", w, status)
+			m.scheduleRespawn(s)
+			return
+		}
+		why := "died"
+		if w.readyAt.IsZero() {
+			why = "died before it was ready"
+		}
+		m.logf("m0serve: %s: %s: %s", w, why, status)
+		if s.replacement == nil {
+			m.scheduleRespawn(s)
+		}
+	default:
+		// An old worker that drained after its replacement took over.
+		m.logf("m0serve: %s: %s after draining", w, status)
+		if s.removed && s.current == nil && s.replacement == nil {
+			m.closeSlot(s)
+		}
+	}
+}
+
+// scheduleRespawn: at once after a healthy run, then backing off.
+func (m *master) scheduleRespawn(s *slot) {
+	delay := backoff(s.crashes)
+	s.crashes = min(s.crashes+1, 20)
+	if delay == 0 {
+		s.current = m.start(s, "respawn")
+		return
+	}
+	m.logf("m0serve: worker %d: respawning in %v (backoff)", s.index, delay)
+	s.respawnAt = time.Now().Add(delay)
+}
+
+// backoff is the wait before the respawn that follows crashes deaths in a
+// row: none for the first, then backoffBase doubling up to backoffMax.
+func backoff(crashes int) time.Duration {
+	if crashes == 0 {
+		return 0
+	}
+	return min(backoffBase<<(crashes-1), backoffMax)
+}
+
+func (m *master) fail(err error) {
+	if m.err == nil {
+		m.err = err
+	}
+	m.stop(syscall.SIGKILL)
+}
+
+// stop signals every worker; SIGTERM drains them, SIGKILL ends them.
+func (m *master) stop(sig syscall.Signal) {
+	if !m.stopping {
+		m.stopping = true
+		m.stopBy = time.Now().Add(m.cfg.Server.GracefulTimeout + killGrace)
+	}
+	m.reload = -1
+	for w := range m.live {
+		syscall.Kill(w.pid, sig)
+	}
+}

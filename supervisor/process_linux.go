@@ -1,0 +1,33 @@
+package supervisor
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// workerProcAttr puts a worker in its own process group (a terminal's
+// Ctrl-C reaches the master only, which drains the workers) and has the
+// kernel send it SIGTERM when the master dies.
+func workerProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+}
+
+// residentBytes reads a process's resident set size from /proc/PID/statm.
+func residentBytes(pid int) (int64, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+	if err != nil {
+		return 0, err
+	}
+	fields := bytes.Fields(data)
+	if len(fields) < 2 {
+		return 0, fmt.Errorf("/proc/%d/statm: %q", pid, data)
+	}
+	pages, err := strconv.ParseInt(string(fields[1]), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("/proc/%d/statm: %w", pid, err)
+	}
+	return pages * int64(os.Getpagesize()), nil
+}

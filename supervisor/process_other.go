@@ -1,0 +1,23 @@
+//go:build !linux
+
+package supervisor
+
+import (
+	"errors"
+	"syscall"
+)
+
+// workerProcAttr puts a worker in its own process group. There is no
+// death signal here: a worker sees its master gone as the end of its
+// control socket.
+func workerProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+func residentBytes(pid int) (int64, error) {
+	return 0, errors.New("no /proc/PID/statm")
+}
+
+func steer(fd int, positions []int) error { return errors.New("SO_REUSEPORT steering: Linux only") }
+
+func queued(fd int) (int, error) { return 0, nil }

@@ -1,0 +1,167 @@
+package supervisor
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/m0serve/m0serve/server"
+	"golang.org/x/sys/unix"
+)
+
+// worker is one worker process as the master sees it.
+type worker struct {
+	slot            *slot
+	pid             int
+	control         *os.File // the master's end of the socketpair
+	heartbeat       *atomic.Int64
+	heartMem        []byte
+	started         time.Time
+	readyAt         time.Time // zero until ready
+	draining        bool      // told to drain (or drains at its request limit)
+	killAt          time.Time // a drain that outlives its grace is killed then
+	rssHigh         int       // consecutive RSS samples over the limit
+	heartbeatKilled bool
+	exited          bool
+}
+
+func (w *worker) String() string { return fmt.Sprintf("worker %d (pid %d)", w.slot.index, w.pid) }
+
+func (w *worker) send(line string) {
+	// A worker that is gone makes this fail; its exit is handled on its own.
+	w.control.Write([]byte(line + "\n"))
+}
+
+// events a worker's goroutines report to the master's loop.
+type event struct {
+	w      *worker
+	line   string              // a control line: ready or limit
+	exit   *syscall.WaitStatus // set when the process has ended
+	status string              // the exit, in words
+}
+
+// spawner starts processes from one OS thread that never exits: a child's
+// death signal (Pdeathsig) fires when the thread that forked it ends, not
+// the process (golang/go #27505), so the forking thread must live as long
+// as the master.
+type spawner chan func()
+
+func newSpawner() spawner {
+	s := make(spawner)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies with the process
+		for f := range s {
+			f()
+		}
+	}()
+	return s
+}
+
+func (s spawner) start(exe string, argv, env []string, files []uintptr) (int, error) {
+	type result struct {
+		pid int
+		err error
+	}
+	done := make(chan result)
+	s <- func() {
+		// syscall.StartProcess, not os/exec: exec.Cmd.ExtraFiles goes
+		// through os.File.Fd, which makes the listener blocking for every
+		// process sharing it (O_NONBLOCK belongs to the open file).
+		pid, err := syscall.ForkExec(exe, argv, &syscall.ProcAttr{Env: env, Files: files, Sys: workerProcAttr()})
+		done <- result{pid, err}
+	}
+	r := <-done
+	return r.pid, r.err
+}
+
+// spawn starts a worker for slot; it reports on events.
+func (m *master) spawn(s *slot) (*worker, error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return nil, fmt.Errorf("control socketpair: %w", err)
+	}
+	unix.CloseOnExec(pair[0])
+	unix.CloseOnExec(pair[1])
+	heart, err := os.CreateTemp("", "m0serve-heartbeat-")
+	if err != nil {
+		unix.Close(pair[0])
+		unix.Close(pair[1])
+		return nil, fmt.Errorf("heartbeat file: %w", err)
+	}
+	os.Remove(heart.Name())
+	defer heart.Close()
+	defer unix.Close(pair[1])
+	fail := func(err error) (*worker, error) {
+		unix.Close(pair[0])
+		return nil, err
+	}
+	if err := heart.Truncate(server.HeartbeatSize); err != nil {
+		return fail(fmt.Errorf("heartbeat file: %w", err))
+	}
+	mem, err := unix.Mmap(int(heart.Fd()), 0, server.HeartbeatSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return fail(fmt.Errorf("heartbeat mapping: %w", err))
+	}
+	limit := m.cfg.MaxRequests
+	if limit > 0 && m.cfg.MaxRequestsJitter > 0 {
+		limit += m.rand.IntN(m.cfg.MaxRequestsJitter + 1)
+	}
+	env := append(os.Environ(),
+		server.WorkerSlotEnv+"="+strconv.Itoa(s.index),
+		server.WorkerMaxRequestsEnv+"="+strconv.Itoa(limit))
+	files := []uintptr{0, 1, 2, uintptr(s.listenFD), uintptr(pair[1]), heart.Fd()}
+	pid, err := m.spawner.start(m.exe, append([]string{os.Args[0]}, m.cfg.Args...), env, files)
+	if err != nil {
+		unix.Munmap(mem)
+		return fail(fmt.Errorf("starting a worker: %w", err))
+	}
+	w := &worker{
+		slot:      s,
+		pid:       pid,
+		control:   os.NewFile(uintptr(pair[0]), "control"),
+		heartbeat: (*atomic.Int64)(unsafe.Pointer(&mem[0])),
+		heartMem:  mem,
+		started:   time.Now(),
+	}
+	go func() {
+		lines := bufio.NewScanner(w.control)
+		for lines.Scan() {
+			m.events <- event{w: w, line: lines.Text()}
+		}
+	}()
+	go func() {
+		var status syscall.WaitStatus
+		for {
+			_, err := syscall.Wait4(pid, &status, 0, nil)
+			if err != syscall.EINTR {
+				break
+			}
+		}
+		m.events <- event{w: w, exit: &status, status: describeExit(status)}
+	}()
+	return w, nil
+}
+
+func describeExit(status syscall.WaitStatus) string {
+	switch {
+	case status.Signaled():
+		return "killed by signal " + strconv.Itoa(int(status.Signal())) + " (" + status.Signal().String() + ")"
+	case status.Exited():
+		return "exit status " + strconv.Itoa(status.ExitStatus())
+	}
+	return fmt.Sprintf("wait status %#x", uint32(status))
+}
+
+// release frees what the master held for an ended worker.
+func (w *worker) release() {
+	w.exited = true
+	w.control.Close()
+	unix.Munmap(w.heartMem)
+	w.heartbeat = nil
+}
