@@ -434,9 +434,16 @@ func (l *Loop) wsTick(s *slot) {
 	}
 }
 
-// wsGoingAway starts the close handshake with 1001 on a server shutdown.
+// wsGoingAway starts the close handshake when the loop drains: 1001 (going
+// away) on a server shutdown, 1012 (service restart) for a worker being
+// replaced (Drain), whose client may reconnect at once.
 func (l *Loop) wsGoingAway(s *slot) {
-	if s.ws.state == wsOpen {
+	if s.ws.state != wsOpen {
+		return
+	}
+	if l.gentleDrain {
+		l.wsStartClose(s, ws.CloseServiceRestart, "worker restarting")
+	} else {
 		l.wsStartClose(s, ws.CloseGoingAway, "server shutting down")
 	}
 }

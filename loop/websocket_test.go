@@ -343,19 +343,32 @@ func TestWebSocketDisabled(t *testing.T) {
 	}
 }
 
+// TestWebSocketShutdownGoingAway: a shutdown closes with 1001, a worker's
+// replacement (Drain) with 1012.
 func TestWebSocketShutdownGoingAway(t *testing.T) {
-	rec := &wsRecorder{}
-	h := newHarness(t, rec, nil)
-	c := h.wsOpen("")
-	h.l.Shutdown(10 * time.Second)
-	frames := h.framesUntil(c, 1)
-	if code := closeCode(frames[0]); code != ws.CloseGoingAway {
-		t.Fatalf("close on shutdown %d, want 1001", code)
-	}
-	h.fb.write(c, clientClose(ws.CloseGoingAway, ""))
-	h.until("stopped", func() bool { return h.l.stopped })
-	if rec.code != ws.CloseGoingAway {
-		t.Fatalf("handler saw %d, want the client's 1001", rec.code)
+	for _, tc := range []struct {
+		name string
+		code ws.CloseCode
+	}{{"shutdown", ws.CloseGoingAway}, {"drain", ws.CloseServiceRestart}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &wsRecorder{}
+			h := newHarness(t, rec, nil)
+			c := h.wsOpen("")
+			if tc.code == ws.CloseServiceRestart {
+				h.l.Drain(10 * time.Second)
+			} else {
+				h.l.Shutdown(10 * time.Second)
+			}
+			frames := h.framesUntil(c, 1)
+			if code := closeCode(frames[0]); code != tc.code {
+				t.Fatalf("close %d, want %d", code, tc.code)
+			}
+			h.fb.write(c, clientClose(tc.code, ""))
+			h.until("stopped", func() bool { return h.l.stopped })
+			if rec.code != tc.code {
+				t.Fatalf("handler saw %d, want the client's %d", rec.code, tc.code)
+			}
+		})
 	}
 }
 
