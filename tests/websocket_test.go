@@ -431,3 +431,23 @@ func TestWebSocketClientNotReading(t *testing.T) {
 		t.Logf("writes stalled after %d MB", sent>>20)
 	})
 }
+
+// TestWebSocketShutdown: SIGTERM closes open WebSockets with 1001 (going
+// away); the server exits once the clients have answered.
+func TestWebSocketShutdown(t *testing.T) {
+	s := start(t, variants[0], "--native", "ws-echo")
+	c, _, err := websocket.DefaultDialer.Dial("ws://"+s.addr+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	exited := make(chan struct{})
+	go func() { s.stop(); close(exited) }()
+	_, _, err = c.ReadMessage() // gorilla answers the Close as it reads it
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway {
+		t.Fatalf("on SIGTERM: %v, want close 1001", err)
+	}
+	<-exited
+}
