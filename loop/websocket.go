@@ -221,10 +221,17 @@ func (w *ResponseWriter) AcceptWebSocket(h WebSocketHandler, protocol []byte) (*
 	if s.send == nil {
 		s.send = l.buffers.getSend()
 	}
-	if l.cfg.Server != nil {
-		w.fields = append(append(append(w.fields, "Server: "...), l.cfg.Server...), "\r\n"...)
+	// The fields every response gets (--header, Server, Date), unless the
+	// handler set its own.
+	fields, server, date := l.appendDefaults(w.fields, w.fieldsSet)
+	if server != nil {
+		fields = append(append(append(fields, "Server: "...), server...), "\r\n"...)
 	}
-	s.send = hs.AppendResponse(s.send, protocol, w.fields)
+	if date != nil {
+		fields = append(date.AppendDate(append(fields, "Date: "...)), "\r\n"...)
+	}
+	w.fields = fields
+	s.send = hs.AppendResponse(s.send, protocol, fields)
 
 	c := &WebSocket{loop: l, slot: s, handler: h, deflate: hs.Compression, state: wsOpen}
 	c.reader.MaxMessage = max(l.cfg.WebSocket.MaxMessage, 0)

@@ -159,7 +159,7 @@ func TestWebSocketEchoPingClose(t *testing.T) {
 	h := newHarness(t, rec, nil)
 	c := h.wsOpen("")
 	if out := h.fb.output(c); !strings.Contains(out, "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n") ||
-		strings.Contains(out, "Sec-WebSocket-Extensions") {
+		strings.Contains(out, "Sec-WebSocket-Extensions") || !strings.Contains(out, "\r\nServer: test\r\nDate: ") {
 		t.Fatalf("handshake response: %q", out)
 	}
 	// A fragmented text message with a ping between its fragments, then
