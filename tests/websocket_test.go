@@ -32,6 +32,7 @@ func TestWebSocket(t *testing.T) {
 		t.Run("gorilla fragments, ping, close codes", func(t *testing.T) { testGorilla(t, wsURL) })
 		t.Run("gorilla deflate", func(t *testing.T) { testGorillaDeflate(t, wsURL) })
 		t.Run("deflate on the wire", func(t *testing.T) { testDeflateOnTheWire(t, echo.addr) })
+		t.Run("unsolicited pong ignored", func(t *testing.T) { testUnsolicitedPong(t, echo.addr) })
 		t.Run("1009", func(t *testing.T) { testTooBig(t, wsURL) })
 		t.Run("plain HTTP and refusals", func(t *testing.T) { testPlainAndRefused(t, echo) })
 		t.Run("python websockets", func(t *testing.T) { testPythonWebsockets(t, wsURL) })
@@ -450,4 +451,15 @@ func TestWebSocketShutdown(t *testing.T) {
 		t.Fatalf("on SIGTERM: %v, want close 1001", err)
 	}
 	<-exited
+}
+
+// testUnsolicitedPong: a pong nobody asked for is a heartbeat (RFC 6455
+// §5.5.3), not an error: the connection goes on.
+func testUnsolicitedPong(t *testing.T, addr string) {
+	r := rawDial(t, addr, "")
+	r.send(0xA, []byte("heartbeat"))
+	r.send(0x1, []byte("after pong"))
+	if b0, payload, err := r.read(); err != nil || b0 != 0x81 || string(payload) != "after pong" {
+		t.Fatalf("after an unsolicited pong: %#x %q %v, want the echo", b0, payload, err)
+	}
 }
