@@ -428,7 +428,11 @@ func (l *Loop) wsTick(s *slot) {
 		return
 	}
 	if c.pingSent != 0 {
-		if l.now-c.pingSent >= int64(cfg.PingTimeout) {
+		// Frames wait unread while a send is in flight: the pong may be
+		// among them, so a client that sent anything is given until the
+		// send completes (the send timeout bounds that).
+		waiting := s.sending && len(s.input()) > 0
+		if l.now-c.pingSent >= int64(cfg.PingTimeout) && !waiting {
 			l.wsStartClose(s, ws.CloseInternalError, "keepalive ping timeout")
 		}
 		return
