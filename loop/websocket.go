@@ -177,6 +177,13 @@ func (r *Request) IsWebSocket() bool {
 	return r.Upgrade && !r.loop.cfg.WebSocket.Disabled && r.wsRequest().IsWebSocket()
 }
 
+// WebSocketProtocols appends the subprotocols the client offers, in its
+// order of preference, to dst; they alias the head (valid during
+// ServeInline).
+func (r *Request) WebSocketProtocols(dst [][]byte) [][]byte {
+	return r.wsRequest().Protocols(dst)
+}
+
 // wsRequest fills the loop's reusable ws.Request from the request head.
 func (r *Request) wsRequest() *ws.Request {
 	wr := &r.loop.wsRequest

@@ -159,13 +159,20 @@ func serveSlow(j *loop.Job) {
 	j.Finish()
 }
 
-// serveWebSocketEcho accepts WebSocket upgrades and echoes every message,
-// on the loop thread; other requests get the hello answer. It is the
+// serveWebSocketEcho accepts WebSocket upgrades (with the first
+// subprotocol offered) and echoes every message, on the loop thread; other
+// requests get the hello answer. It is the
 // loop's own floor in the WebSocket benchmark.
 func serveWebSocketEcho(req *loop.Request, w *loop.ResponseWriter) {
 	if req.IsWebSocket() {
+		// The client's first subprotocol, if it offers any.
+		var offered [4][]byte
+		var protocol []byte
+		if p := req.WebSocketProtocols(offered[:0]); len(p) > 0 {
+			protocol = p[0]
+		}
 		// A refused handshake is answered by AcceptWebSocket itself.
-		w.AcceptWebSocket(webSocketEcho{}, nil)
+		w.AcceptWebSocket(webSocketEcho{}, protocol)
 		return
 	}
 	serveHello(req, w)

@@ -49,13 +49,17 @@ func wsContext(t *testing.T) context.Context {
 	return ctx
 }
 
-// testCoderMessages: text, binary and a 200 KB message round trip, and a
-// close with 4001 is answered with 4001.
+// testCoderMessages: ws-echo selects the first subprotocol offered; text,
+// binary and a 200 KB message round trip, and a close with 4001 is
+// answered with 4001.
 func testCoderMessages(t *testing.T, url string) {
 	ctx := wsContext(t)
-	c, _, err := coder.Dial(ctx, url, nil)
+	c, _, err := coder.Dial(ctx, url, &coder.DialOptions{Subprotocols: []string{"chat.v2", "chat.v1"}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if p := c.Subprotocol(); p != "chat.v2" {
+		t.Fatalf("subprotocol %q, want the first offered, chat.v2", p)
 	}
 	c.SetReadLimit(1 << 20)
 	big := bytes.Repeat([]byte("0123456789abcdef"), 200<<10/16)
