@@ -156,7 +156,7 @@ clean:
 # m0serve --workers 2 and gunicorn -w 2, counting non-2xx and socket
 # errors. QUICK=1 shortens the first part.
 .PHONY: bench-workers
-bench-workers: setup build
+bench-workers: packages-bench-python build
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms workers-arms.json \
 		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) \
 		-arms m0serve-1proc,m0serve-w1,m0serve-w2 -scenarios c16,c64 $(if $(QUICK),-quick)

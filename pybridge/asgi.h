@@ -1,9 +1,8 @@
 /*
- * The C side of the ASGI executor: the scope, the _m0asgi module the
- * Python half (asgi_executor.py) calls, and the per-request state the Go
- * side names by slot. Everything here runs on the executor's thread with
- * the GIL held, but m0_wakefd_* and m0_asgi_unavailable, which touch no
- * Python object.
+ * The C side of the ASGI executor: the scope, the _m0asgi module, and one
+ * object per request in flight that owns the request's whole protocol.
+ * Everything here runs on the executor's thread with the GIL held, but
+ * m0_wakefd_* and m0_asgi_unavailable, which touch no Python object.
  */
 #ifndef M0_ASGI_H
 #define M0_ASGI_H
@@ -14,23 +13,6 @@
 #define M0_ASGI_MAX_SLOTS 65536
 #define M0_ASGI_MAX_EXECUTORS 64
 
-/* One request in flight. resp is the job's arena until the job is
- * complete (then NULL: the server may reuse the job while the task still
- * runs, a background task for one). */
-typedef struct {
-	int id, executor;
-	m0_response *resp;
-	m0_response *trailers; /* trailer fields, made at first use, kept */
-	PyObject *request;     /* the Python Request */
-	PyObject *held;        /* the bytes a queued write reads from */
-	int64_t body_left;     /* request body not yet delivered; -1 unknown */
-	uint32_t buffer_limit;
-	uint8_t has_body, writer, head_sent, client_gone, body_failed,
-	    want_trailers, writing;
-	int line_len;
-	char line[232]; /* "METHOD target" for log lines */
-} m0_asgi_slot;
-
 /* One executor: the app, its scope template and the Python Executor. */
 typedef struct {
 	int id;
@@ -38,11 +20,52 @@ typedef struct {
 	PyObject *executor;
 	PyObject *scope; /* the template copied per request */
 	PyObject *state; /* the lifespan state, copied into each scope */
-	PyObject *request_class; /* the Python half's Request */
-	PyObject *app_callable;  /* Executor.app: the app, ASGI 2 wrapped */
-	PyObject *loop;          /* the executor's event loop */
-	int direct_tasks;        /* no task factory: asyncio.Task itself */
+	PyObject *app_callable; /* Executor.app: the app, ASGI 2 wrapped */
+	PyObject *loop;         /* the executor's event loop */
+	int direct_tasks;       /* no task factory: asyncio.Task itself */
 } m0_asgi;
+
+typedef struct m0_asgi_conn m0_asgi_conn;
+
+/* What a connection type does with the shared plumbing's events: an
+ * HTTP request (asgi_request.c) now, a WebSocket later. */
+typedef struct {
+	/* read: a body read came back (n bytes at p; 0 the end; -1 failed). */
+	void (*read)(m0_asgi_conn *c, const char *p, long n);
+	/* written: a queued write went out. */
+	void (*written)(m0_asgi_conn *c);
+	/* gone: the client left; waiting receives end. */
+	void (*gone)(m0_asgi_conn *c);
+	/* input_ended: the client sends no more (a half-close) but may still
+	 * read: receives past the body end, sends go on (RFC 9112 §9.6). */
+	void (*input_ended)(m0_asgi_conn *c);
+	/* end: the task is over; later calls touch nothing. 0 or -1. */
+	int (*end)(m0_asgi_conn *c);
+	/* responded: the app completed its response. */
+	int (*responded)(m0_asgi_conn *c);
+} m0_asgi_kind;
+
+/* m0_asgi_conn is the plumbing every ASGI connection type shares, the
+ * first member of each: the slot the Go side names it by (the slot table
+ * holds a reference until the task has ended and no read or write is
+ * out), the job's arena, the futures receives and sends wait on, the one
+ * write and the one read that may be out, and the log line. */
+struct m0_asgi_conn {
+	PyObject_HEAD
+	const m0_asgi_kind *kind;
+	int id;
+	/* the job's arena until the response is final (then NULL: the
+	 * server may reuse the job while the task still runs) */
+	m0_response *resp;
+	PyObject *loop;       /* where futures come from */
+	PyObject *held;       /* the bytes a queued write reads from */
+	PyObject *write_done; /* the future of the send waiting on the write */
+	PyObject *waiters;    /* futures of waiting receives, oldest first */
+	uint8_t writer, head_sent, reading, writing, client_gone, read_failed,
+	    input_ended, closed, ended;
+	int line_len;
+	char line[232]; /* "METHOD target" for log lines */
+};
 
 /* Per-app scope (asgi_scope.c). */
 int m0_asgi_scope_init(void);
@@ -57,29 +80,45 @@ int m0_asgi_read_head(m0_response *r, PyObject *status, PyObject *headers);
 int m0_asgi_read_fields(m0_response *r, PyObject *headers, const char *what);
 void m0_asgi_plain(m0_response *r, int status, const char *reason, int app_error);
 
-/* The request object receive and send are bound to (asgi_request.c). */
+/* The shared plumbing (asgi_conn.c). */
+extern PyObject *m0_asgi_client_disconnected; /* _m0asgi.ClientDisconnected */
+extern PyObject *m0_asgi_ready_none;          /* an awaitable done with None */
+int m0_asgi_conn_init(PyObject *module);
+void m0_asgi_conn_start(m0_asgi_conn *c, const m0_asgi_kind *kind, m0_asgi *ex,
+                        int slot, const m0_request *req, const char *head,
+                        m0_response *resp, int writer);
+void m0_asgi_conn_clear(m0_asgi_conn *c);
+int m0_asgi_conn_traverse(m0_asgi_conn *c, visitproc visit, void *arg);
+PyObject *m0_asgi_ready(PyObject *value);
+PyObject *m0_asgi_wait(m0_asgi_conn *c);
+int m0_asgi_deliver(m0_asgi_conn *c, PyObject *message);
+int m0_asgi_deliver_all(m0_asgi_conn *c, PyObject *message);
+int m0_asgi_has_waiter(m0_asgi_conn *c);
+void m0_asgi_read(m0_asgi_conn *c);
+PyObject *m0_asgi_write(m0_asgi_conn *c, PyObject *body, m0_response *trailers);
+PyObject *m0_asgi_as_bytes(PyObject *body);
+int m0_asgi_live(m0_asgi_conn *c);
+void m0_asgi_complete(m0_asgi_conn *c);
+void m0_asgi_log_exception(m0_asgi_conn *c, const char *context);
+void m0_asgi_raise_again(PyObject *exc);
+void m0_asgi_fail(m0_asgi_conn *c, PyObject *exc, const char *context);
+void m0_asgi_cancel(m0_asgi_conn *c);
+int m0_asgi_release(m0_asgi_conn *c);
+
+/* The HTTP request type receive and send are bound to (asgi_request.c). */
 int m0_asgi_request_init(PyObject *module);
-PyObject *m0_asgi_request_new(PyTypeObject *type, PyObject *executor, m0_asgi_slot *slot);
-PyObject *m0_asgi_request_message(PyObject *body, int more);
-int m0_asgi_send_whole(m0_asgi_slot *s, PyObject *body);
-int m0_asgi_request_responded(PyObject *request);
-int m0_asgi_request_end(PyObject *request);
+PyObject *m0_asgi_request_new(m0_asgi *ex, int slot, const m0_request *req,
+                              const char *head, m0_response *resp, int writer);
 
 /* The coroutine a request's task runs (asgi_task.c). */
 int m0_asgi_task_init(void);
 int m0_asgi_is_task_coro(PyObject *op);
-PyObject *m0_asgi_task_coro_new(PyObject *request, PyObject *app_coroutine, m0_asgi_slot *slot);
-void m0_asgi_app_raised(PyObject *request, m0_asgi_slot *slot);
+PyObject *m0_asgi_task_coro_new(PyObject *request, PyObject *app_awaitable);
+void m0_asgi_app_raised(PyObject *request);
 
 /* The module and the executor (asgi_module.c, asgi_executor.c). */
 int m0_asgi_module_init(void);
-m0_asgi_slot *m0_asgi_slot_get(int id);
 m0_asgi *m0_asgi_executor_get(int id);
-void m0_asgi_complete(m0_asgi_slot *s);
-void m0_asgi_log_exception(m0_asgi_slot *s, const char *context);
-void m0_asgi_fail(m0_asgi_slot *s, PyObject *exc, const char *context);
-void m0_asgi_cancel(m0_asgi_slot *s);
-int m0_asgi_release(m0_asgi_slot *s);
 
 m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
                      const char *loop, const char *lifespan,
@@ -108,7 +147,7 @@ extern int m0goASGIWake(int executor);
 extern void m0goASGIStarted(int executor, char *err, char *loop);
 extern void m0goASGIComplete(int slot);
 extern void m0goASGIRead(int slot);
-extern void m0goASGIWrite(int slot, int head, char *p, size_t n, int trailers);
+extern void m0goASGIWrite(int slot, int head, char *p, size_t n, m0_response *trailers);
 extern void m0goASGIRelease(int slot);
 
 #endif

@@ -261,3 +261,43 @@ func benchRequests(b *testing.B, loop Loop) {
 
 func BenchmarkASGIRequestAsyncio(b *testing.B) { benchRequests(b, LoopAsyncio) }
 func BenchmarkASGIRequestUvloop(b *testing.B)  { benchRequests(b, LoopUvloop) }
+
+// BenchmarkASGIStreamedUvloop is benchRequests for a request whose body
+// comes in two pieces and goes back streamed piece by piece: the paths
+// that wait on the Go side (reads, writes) and their resumes.
+func BenchmarkASGIStreamedUvloop(b *testing.B) {
+	const batch = 256
+	bs := newBatchServer(b, "asgi_bench_app:echo", LoopUvloop, batch)
+	readers := make([]*replay, batch)
+	writers := make([]*counter, batch)
+	for i, j := range bs.jobs {
+		readers[i] = &replay{list: [][]byte{[]byte("abc"), []byte("defg")}}
+		writers[i] = &counter{}
+		j.Body, j.Writer = readers[i], writers[i]
+		j.Request.ContentLength = 7
+	}
+	serve := func(n int) {
+		for i, r := range readers[:n] {
+			r.next, writers[i].bytes = 0, 0
+		}
+		bs.serve(n)
+	}
+	serve(batch)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0, err := bs.ex.threadCPU()
+	if err != nil {
+		b.Skip("no per-thread CPU time:", err)
+	}
+	for done := 0; done < b.N; {
+		n := min(batch, b.N-done)
+		serve(n)
+		done += n
+	}
+	b.StopTimer()
+	cpu1, _ := bs.ex.threadCPU()
+	b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+	if r := bs.jobs[0].Response; r.Outcome() != Streamed || writers[0].bytes != 7 {
+		b.Fatalf("outcome %d, %d bytes written", r.Outcome(), writers[0].bytes)
+	}
+}

@@ -35,17 +35,12 @@ func m0goASGIRead(slot C.int) {
 }
 
 //export m0goASGIWrite
-func m0goASGIWrite(slot C.int, head C.int, p *C.char, n C.size_t, trailers C.int) {
-	s := asgiSlots[slot]
+func m0goASGIWrite(slot C.int, head C.int, p *C.char, n C.size_t, trailers *C.m0_response) {
 	w := asgiWrite{head: head != 0, p: unsafe.Pointer(p), n: int(n)}
-	if trailers != 0 {
-		cs := C.m0_asgi_slot_get(slot)
-		if cs.trailers == nil {
-			cs.trailers = C.m0_response_new()
-		}
-		w.trailers = &Response{c: cs.trailers}
+	if trailers != nil {
+		w.trailers = &Response{c: trailers}
 	}
-	s.write(w)
+	asgiSlots[slot].write(w)
 }
 
 //export m0goASGIRelease

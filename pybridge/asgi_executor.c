@@ -16,7 +16,7 @@
 
 static m0_asgi *executors[M0_ASGI_MAX_EXECUTORS];
 static PyObject *python_half; /* the executor module, made once */
-static PyObject *s_run, *s_create_task, *s_receive, *s_send;
+static PyObject *s_create_task, *s_receive, *s_send;
 
 /* Requests become tasks by asyncio.Task(run, loop=, name=) itself, not
  * the loop's create_task: uvloop's is a Python-level call more, and a
@@ -56,8 +56,7 @@ static PyObject *load_python_half(const char *source)
 		return python_half;
 	if (m0_asgi_module_init() < 0)
 		return NULL;
-	if (s_run == NULL && ((s_run = PyUnicode_InternFromString("run")) == NULL ||
-	                      (s_create_task = PyUnicode_InternFromString("create_task")) == NULL ||
+	if (s_create_task == NULL && ((s_create_task = PyUnicode_InternFromString("create_task")) == NULL ||
 	                      (s_receive = PyUnicode_InternFromString("receive")) == NULL ||
 	                      (s_send = PyUnicode_InternFromString("send")) == NULL ||
 	                      (task_name = PyUnicode_InternFromString("m0serve ASGI request")) == NULL ||
@@ -104,16 +103,13 @@ m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
 	                                        lifespan, wake_fd, cancel_timeout)) == NULL ||
 	    (ex->state = PyObject_GetAttrString(ex->executor, "state")) == NULL ||
 	    (ex->loop = PyObject_GetAttrString(ex->executor, "loop")) == NULL ||
-	    (ex->request_class = PyObject_GetAttrString(half, "Request")) == NULL ||
 	    (ex->app_callable = PyObject_GetAttrString(ex->executor, "app")) == NULL ||
-	    !PyDict_Check(ex->state) || !PyType_Check(ex->request_class)) {
-		*err = PyErr_Occurred() ? m0_format_exception()
-		                        : copy_text("Executor.state is not a dict or Request not a class");
+	    !PyDict_Check(ex->state)) {
+		*err = PyErr_Occurred() ? m0_format_exception() : copy_text("Executor.state is not a dict");
 		Py_XDECREF(ex->scope);
 		Py_XDECREF(ex->executor);
 		Py_XDECREF(ex->state);
 		Py_XDECREF(ex->loop);
-		Py_XDECREF(ex->request_class);
 		Py_XDECREF(ex->app_callable);
 		PyMem_Free(ex);
 		return NULL;
@@ -140,7 +136,6 @@ void m0_asgi_free(m0_asgi *ex)
 	Py_XDECREF(ex->executor);
 	Py_XDECREF(ex->state);
 	Py_XDECREF(ex->loop);
-	Py_XDECREF(ex->request_class);
 	Py_XDECREF(ex->app_callable);
 	PyMem_Free(ex);
 }
@@ -161,103 +156,79 @@ static PyObject *call_app(m0_asgi *ex, PyObject *request, PyObject *scope)
 	return awaitable;
 }
 
-/* start_task runs the app for the slot's request as a task: its
- * coroutine in asgi_task.c's m0_asgi_task_coro, any other awaitable in
- * Request.run. Every way out settles the request and releases the slot
- * but a -1 before the request object exists. */
-static int start_task(m0_asgi *ex, m0_asgi_slot *s, PyObject *scope)
+/* start_task runs the app for request as a task, whose coroutine
+ * (asgi_task.c) settles the request and releases its slot; so does every
+ * way out here. */
+static void start_task(m0_asgi *ex, PyObject *request, PyObject *scope)
 {
-	PyObject *request = m0_asgi_request_new((PyTypeObject *)ex->request_class, ex->executor, s);
-	if (request == NULL)
-		return -1;
-	s->request = request; /* the slot's reference, until the release */
 	PyObject *awaitable = call_app(ex, request, scope);
-	if (awaitable == NULL) {
-		m0_asgi_app_raised(request, s);
-		return 0;
+	PyObject *coro = awaitable ? m0_asgi_task_coro_new(request, awaitable) : NULL;
+	if (coro == NULL) {
+		if (awaitable != NULL && PyCoro_CheckExact(awaitable)) {
+			/* Closed, so no "never awaited" warning follows. */
+			PyObject *type, *value, *traceback;
+			PyErr_Fetch(&type, &value, &traceback);
+			PyObject *r = PyObject_CallMethod(awaitable, "close", NULL);
+			Py_XDECREF(r);
+			PyErr_Clear();
+			PyErr_Restore(type, value, traceback);
+		}
+		Py_XDECREF(awaitable);
+		m0_asgi_app_raised(request);
+		return;
 	}
-	PyObject *coro = PyCoro_CheckExact(awaitable) ? m0_asgi_task_coro_new(request, awaitable, s)
-	                                              : PyObject_CallMethodOneArg(request, s_run, awaitable);
 	Py_DECREF(awaitable);
-	PyObject *task = NULL;
-	if (coro != NULL && ex->direct_tasks) {
+	PyObject *task;
+	if (ex->direct_tasks) {
 		PyObject *args[5] = {NULL, coro, ex->loop, task_name, Py_True};
 		task = PyObject_Vectorcall(task_type, args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, task_kwnames);
-	} else if (coro != NULL) {
+	} else {
 		task = PyObject_CallMethodOneArg(ex->loop, s_create_task, coro);
 	}
 	if (task != NULL) {
 		Py_DECREF(task); /* the loop holds it while it runs */
 		Py_DECREF(coro);
-		return 0;
+		return;
 	}
-	m0_asgi_log_exception(s, "cannot start the ASGI request");
-	if (coro != NULL && m0_asgi_is_task_coro(coro)) {
-		/* Its close ends the request and releases the slot. */
-		PyObject *r = PyObject_CallMethod(coro, "close", NULL);
-		if (r == NULL)
-			m0_log_exception("m0serve: closing the unstarted ASGI request failed");
-		Py_XDECREF(r);
-	} else {
-		/* Never started: closed, so no "never awaited" warning follows. */
-		PyObject *r = coro ? PyObject_CallMethod(coro, "close", NULL) : NULL;
-		Py_XDECREF(r);
-		PyErr_Clear();
-		if (m0_asgi_release(s) < 0)
-			m0_log_exception("m0serve: ending the unstarted ASGI request failed");
+	m0_asgi_log_exception((m0_asgi_conn *)request, "cannot start the ASGI request");
+	/* Its close ends the request and releases the slot. */
+	PyObject *r = PyObject_CallMethod(coro, "close", NULL);
+	if (r == NULL) {
+		m0_asgi_log_exception((m0_asgi_conn *)request, "closing the unstarted ASGI request failed");
 	}
-	Py_XDECREF(coro);
-	return 0;
+	Py_XDECREF(r);
+	Py_DECREF(coro);
 }
 
-/* m0_asgi_spawn starts one request: the slot's state, the scope, and a
- * task running the app. A failure before the task exists is a 500. */
+/* m0_asgi_spawn starts one request: its object, the scope, and a task
+ * running the app. A failure before the task exists is a 500. */
 void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
                    const char *head, const m0_field *fields,
                    const char *remote, m0_response *resp, int writer)
 {
-	m0_asgi_slot *s = m0_asgi_slot_get(slot);
 	m0_response_reset(resp);
 	m0_response_trim(resp);
-	if (s == NULL) {
+	PyObject *request = m0_asgi_request_new(ex, slot, req, head, resp, writer);
+	if (request == NULL) {
+		m0_log_exception("m0serve: cannot start the ASGI request");
 		m0_asgi_plain(resp, 500, "Internal Server Error", 0);
 		m0goASGIComplete(slot);
 		m0goASGIRelease(slot);
 		return;
 	}
-	s->executor = ex->id;
-	s->resp = resp;
-	s->has_body = req->chunked || req->content_length > 0;
-	s->body_left = req->chunked ? -1 : req->content_length;
-	s->buffer_limit = req->buffer_limit;
-	s->writer = (uint8_t)writer;
-	s->head_sent = s->client_gone = s->body_failed = s->want_trailers = 0;
-	s->writing = 0; /* a slot is reused only once its ops are over */
-	if (s->trailers != NULL)
-		m0_response_reset(s->trailers);
-	int mlen = (int)(req->method.end - req->method.start);
-	int tlen = (int)(req->target.end - req->target.start);
-	if (mlen > 16)
-		mlen = 16;
-	if (tlen > (int)sizeof s->line - 18)
-		tlen = (int)sizeof s->line - 18;
-	memcpy(s->line, head + req->method.start, (size_t)mlen);
-	s->line[mlen] = ' ';
-	memcpy(s->line + mlen + 1, head + req->target.start, (size_t)tlen);
-	s->line_len = mlen + 1 + tlen;
-
 	PyObject *scope = m0_asgi_scope_build(ex, req, head, fields, remote);
-	int rc = -1;
 	if (scope != NULL) {
-		rc = start_task(ex, s, scope);
+		start_task(ex, request, scope);
 		Py_DECREF(scope);
-	}
-	if (rc < 0) {
-		m0_asgi_log_exception(s, "cannot start the ASGI request");
+	} else {
+		m0_asgi_conn *c = (m0_asgi_conn *)request;
+		m0_asgi_log_exception(c, "cannot start the ASGI request");
 		m0_asgi_plain(resp, 500, "Internal Server Error", 0);
-		m0_asgi_complete(s);
-		m0goASGIRelease(slot);
+		m0_asgi_complete(c);
+		if (m0_asgi_release(c) < 0)
+			PyErr_Clear();
 	}
+	Py_DECREF(request);
 }
 
 int m0_wakefd_new(int *read_fd, int *write_fd)

@@ -318,6 +318,29 @@ func TestASGICancelledReceiveKeepsThePiece(t *testing.T) {
 	})
 }
 
+// A receive still waiting for a body piece when its request's task ends
+// (a task of the app's own) gets http.disconnect then, not the piece of
+// a request that is over, and does not wait for ever.
+func TestASGIReceivePastTheTask(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop})
+		j := s.job(t, "POST /receive-past-the-task?past-"+loop.String()+" HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\n")
+		g := &gatedReader{pieces: pieces{list: [][]byte{[]byte("abc")}}, gate: make(chan struct{})}
+		j.Body = g
+		done := waiting.add(j)
+		s.queue.Push(j)
+		got := string(s.get(t, "/seen?past-"+loop.String()).Response.Body())
+		close(g.gate) // the read still out ends; then the job completes
+		<-done
+		if got != "http.disconnect" {
+			t.Errorf("the waiting receive got %q", got)
+		}
+		if r := j.Response; r.Status() != 200 || string(r.Body()) != "answered" {
+			t.Errorf("%d %q", r.Status(), r.Body())
+		}
+	})
+}
+
 // Two receives at once get consecutive pieces, not the same one twice.
 func TestASGIConcurrentReceives(t *testing.T) {
 	eachLoop(t, func(t *testing.T, loop Loop) {

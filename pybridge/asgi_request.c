@@ -1,257 +1,524 @@
 /*
- * The ASGI request object: the C base of asgi_executor.py's Request, whose
- * bound receive and send an app awaits.
+ * The ASGI HTTP request: one object per request in flight, whose bound
+ * receive and send an app awaits. It owns the whole HTTP protocol: the
+ * request body's messages, the order of the response's messages (one
+ * state machine), trailers, pathsend, the disconnect; the plumbing it
+ * stands on (futures, the Go side's reads and writes, how a response
+ * ends) is asgi_conn.c's, which a WebSocket type shares.
  *
- * The common messages are answered here and return a ready awaitable: no
- * coroutine, no Python frame. A measured model of the executor's path (a
- * batch of 16 bare requests on uvloop, Python 3.11) spent 2.5 µs per
- * request with receive and send as coroutines and 2.0 with them answering
- * at once; the asyncio Task and the app's own coroutine are most of the
- * rest. Everything else (a body read that must wait, a streamed body, a
- * write into a full outbox, trailers, pathsend, errors) is the Python
- * half's _receive and _send, coroutines with the whole protocol, which
- * read and write the same state through this type's members.
+ * A message that needs no wait is answered with a ready awaitable: no
+ * future, no coroutine, no Python frame. A measured model of the
+ * executor's path (a batch of 16 bare requests on uvloop, Python 3.11)
+ * spent 2.5 µs per request with receive and send as coroutines and 2.0
+ * with them answering at once. A receive that waits for a body piece or
+ * the disconnect, and a send that waits for its write, return a future
+ * of the loop's (loop.create_future()), settled by the resume in C.
  *
  * What this changes for an app: send and receive are awaitable callables,
  * as the ASGI spec defines them, but not coroutine functions (as with
- * Granian). `await send(m)` behaves as before; an error in a message is
- * raised by the call, which `await` cannot tell apart;
+ * Granian). `await send(m)` behaves as with a coroutine; an error in a
+ * message is raised by the call, which `await` cannot tell apart;
  * `asyncio.ensure_future(send(m))` works and `asyncio.create_task(send(m))`,
  * which wants a coroutine, does not.
  */
 #include "asgi.h"
 
-#include <structmember.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+/* Send states: the order ASGI's HTTP messages must come in. */
 enum { START, BODY, TRAILERS, DONE };
+static const char *const state_names[] = {"start", "body", "trailers", "done"};
 
 typedef struct {
-	PyObject_HEAD
-	m0_asgi_slot *slot;
-	PyObject *executor;
-	PyObject *reading, *writing, *gone, *stash;
-	int slot_id, send_state;
-	char trailers, streaming, body_done, closed;
-} m0_asgi_request;
+	m0_asgi_conn conn;
+	m0_response *trailer_fields; /* made at first use */
+	PyObject *stash;             /* a body message no receive waited for */
+	int64_t body_left;           /* request body not yet read; -1 unknown */
+	uint32_t buffer_limit;
+	uint8_t send_state, trailers, streaming, finish_on_write;
+	uint8_t has_body;   /* body bytes remain to be read */
+	uint8_t body_done;  /* the last body message went to a receive */
+	uint8_t stash_last; /* stash is the last body message */
+} m0_asgi_http;
 
-/* ready: an awaitable whose await returns value at once. am_send
- * (Python 3.10) answers an await without a StopIteration; tp_iternext
- * serves `yield from x.__await__()`. */
-typedef struct {
-	PyObject_HEAD
-	PyObject *value;
-} m0_ready;
+static PyTypeObject request_type;
 
-static PyObject *ready_none; /* the one ready awaitable of None */
-static PyObject *s_send, *s_receive, *s_close, *k_type, *k_status,
-    *k_headers, *k_trailers, *k_body, *k_more_body, *v_start, *v_body,
+static PyObject *k_type, *k_status, *k_headers, *k_trailers, *k_body,
+    *k_more_body, *k_more_trailers, *k_path, *v_start, *v_body,
+    *v_trailers, *v_pathsend, *v_request, *v_disconnect, *v_response_prefix,
     *empty_tuple, *empty_bytes;
-
-static void ready_dealloc(m0_ready *self)
-{
-	Py_XDECREF(self->value);
-	PyObject_Free(self);
-}
-
-static PyObject *ready_await(PyObject *self)
-{
-	return Py_NewRef(self);
-}
-
-static PySendResult ready_send(PyObject *self, PyObject *arg, PyObject **result)
-{
-	(void)arg;
-	*result = Py_NewRef(((m0_ready *)self)->value);
-	return PYGEN_RETURN;
-}
-
-static PyObject *ready_next(PyObject *self)
-{
-	PyObject *value = ((m0_ready *)self)->value;
-	if (value == Py_None)
-		PyErr_SetNone(PyExc_StopIteration);
-	else
-		PyErr_SetObject(PyExc_StopIteration, value);
-	return NULL;
-}
-
-static PyAsyncMethods ready_async = {
-    .am_await = ready_await,
-    .am_send = ready_send,
-};
-
-static PyTypeObject ready_type = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "_m0asgi.Ready",
-    .tp_basicsize = sizeof(m0_ready),
-    .tp_dealloc = (destructor)ready_dealloc,
-    .tp_as_async = &ready_async,
-    .tp_iter = PyObject_SelfIter,
-    .tp_iternext = ready_next,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "an awaitable that is already done",
-};
-
-/* ready takes value's reference. */
-static PyObject *ready(PyObject *value)
-{
-	if (value == NULL)
-		return NULL;
-	m0_ready *r = PyObject_New(m0_ready, &ready_type);
-	if (r == NULL) {
-		Py_DECREF(value);
-		return NULL;
-	}
-	r->value = value;
-	return (PyObject *)r;
-}
-
-static int request_traverse(m0_asgi_request *self, visitproc visit, void *arg)
-{
-	Py_VISIT(self->executor);
-	Py_VISIT(self->reading);
-	Py_VISIT(self->writing);
-	Py_VISIT(self->gone);
-	Py_VISIT(self->stash);
-	return 0;
-}
-
-static int request_clear(m0_asgi_request *self)
-{
-	Py_CLEAR(self->executor);
-	Py_CLEAR(self->reading);
-	Py_CLEAR(self->writing);
-	Py_CLEAR(self->gone);
-	Py_CLEAR(self->stash);
-	return 0;
-}
-
-/* The Python half's subclass is a heap type: its own dealloc, which
- * calls this one, drops the reference to the type (a static base must
- * not). */
-static void request_dealloc(m0_asgi_request *self)
-{
-	PyObject_GC_UnTrack(self);
-	request_clear(self);
-	Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-/* is_set: a member the Python half may have set to None. */
-static int is_set(PyObject *member)
-{
-	return member != NULL && member != Py_None;
-}
 
 static int is_kind(PyObject *kind, PyObject *want)
 {
 	return kind == want ||
-	       (PyUnicode_CheckExact(kind) && PyUnicode_GET_LENGTH(kind) == PyUnicode_GET_LENGTH(want) &&
+	       (PyUnicode_Check(kind) && PyUnicode_GET_LENGTH(kind) == PyUnicode_GET_LENGTH(want) &&
 	        PyUnicode_Compare(kind, want) == 0);
 }
 
-/* truth of message[key], False when absent: 1, 0, or -1 with an error. */
+/* get: message[key] (a new reference), or fallback's when absent; NULL
+ * with an error set. A message is any mapping; a dict is the fast case. */
+static PyObject *get(PyObject *message, PyObject *key, PyObject *fallback)
+{
+	PyObject *v;
+	if (PyDict_CheckExact(message)) {
+		v = PyDict_GetItemWithError(message, key);
+		if (v != NULL)
+			return Py_NewRef(v);
+		if (PyErr_Occurred())
+			return NULL;
+	} else {
+		v = PyObject_GetItem(message, key);
+		if (v != NULL || !PyErr_ExceptionMatches(PyExc_KeyError))
+			return v;
+		PyErr_Clear();
+	}
+	if (fallback == NULL)
+		PyErr_SetObject(PyExc_KeyError, key);
+	return Py_XNewRef(fallback);
+}
+
+/* flag: the truth of message[key], False when absent: 1, 0, or -1. */
 static int flag(PyObject *message, PyObject *key)
 {
-	PyObject *v = PyDict_GetItemWithError(message, key);
+	PyObject *v = get(message, key, Py_False);
 	if (v == NULL)
-		return PyErr_Occurred() ? -1 : 0;
-	return PyObject_IsTrue(v);
+		return -1;
+	int truth = PyObject_IsTrue(v);
+	Py_DECREF(v);
+	return truth;
 }
 
-/* close: the response is final. A receive waiting for the disconnect is
- * the Python half's (_close resolves its future). */
-static int request_close(m0_asgi_request *self)
+static PyObject *body_message(PyObject *body, int more)
 {
-	if (!is_set(self->gone)) {
-		self->closed = 1;
-		return 0;
+	PyObject *d = PyDict_New();
+	if (d == NULL)
+		return NULL;
+	if (PyDict_SetItem(d, k_type, v_request) < 0 || PyDict_SetItem(d, k_body, body) < 0 ||
+	    PyDict_SetItem(d, k_more_body, more ? Py_True : Py_False) < 0) {
+		Py_DECREF(d);
+		return NULL;
 	}
-	PyObject *r = PyObject_CallMethodNoArgs((PyObject *)self, s_close);
-	Py_XDECREF(r);
-	return r == NULL ? -1 : 0;
+	return d;
 }
 
-/* send_start answers http.response.start: 1 done, 0 not here, -1 error. */
-static int send_start(m0_asgi_request *self, PyObject *message)
+static PyObject *disconnect_message(void)
 {
-	PyObject *status = PyDict_GetItemWithError(message, k_status);
-	if (status == NULL)
-		return PyErr_Occurred() ? -1 : 0;
-	PyObject *headers = PyDict_GetItemWithError(message, k_headers);
-	if (headers == NULL && PyErr_Occurred())
-		return -1;
-	int trailers = flag(message, k_trailers);
-	if (trailers < 0 || m0_asgi_read_head(self->slot->resp, status, headers ? headers : empty_tuple) < 0)
-		return -1;
-	self->trailers = (char)trailers;
-	self->slot->want_trailers = (uint8_t)trailers;
-	self->send_state = BODY;
-	return 1;
+	PyObject *d = PyDict_New();
+	if (d != NULL && PyDict_SetItem(d, k_type, v_disconnect) < 0)
+		Py_CLEAR(d);
+	return d;
 }
 
-/* send_whole answers a body in one message that fits the buffer: 1 done,
- * 0 not here (a streamed body, one to write through the outbox), -1. */
-static int send_whole(m0_asgi_request *self, PyObject *message)
+/* close: the response is final, or the client gone. Receives waiting
+ * for the disconnect (those after the body) get it now. */
+static int close_request(m0_asgi_http *h)
 {
-	int more = flag(message, k_more_body);
-	if (more != 0)
-		return more < 0 ? -1 : 0;
-	PyObject *body = PyDict_GetItemWithError(message, k_body);
-	if (body == NULL) {
-		if (PyErr_Occurred())
-			return -1;
-		body = empty_bytes;
-	}
-	m0_asgi_slot *s = self->slot;
-	if (!PyBytes_CheckExact(body) || (s->writer && (size_t)PyBytes_GET_SIZE(body) > s->buffer_limit))
+	h->conn.closed = 1;
+	if (!h->body_done || h->conn.waiters == NULL)
 		return 0;
-	if (m0_asgi_send_whole(s, body) < 0)
+	PyObject *m = disconnect_message();
+	int rc = m ? m0_asgi_deliver_all(&h->conn, m) : -1;
+	Py_XDECREF(m);
+	return rc;
+}
+
+/* finish: the response ended well. */
+static void finish(m0_asgi_http *h)
+{
+	m0_response *r = h->conn.resp;
+	if (r == NULL)
+		return;
+	if (h->conn.head_sent) {
+		r->outcome = M0_STREAMED;
+	} else {
+		r->content_length = (int64_t)(r->body.end - r->body.start);
+		r->outcome = M0_COMPLETE;
+	}
+	m0_asgi_complete(&h->conn);
+}
+
+static int append_body(m0_asgi_http *h, PyObject *body)
+{
+	m0_response *r = h->conn.resp;
+	if (m0_arena_append(r, PyBytes_AS_STRING(body), (size_t)PyBytes_GET_SIZE(body), NULL) < 0) {
+		PyErr_NoMemory();
 		return -1;
-	self->send_state = DONE;
-	return request_close(self) < 0 ? -1 : 1;
+	}
+	r->body.end = (uint32_t)r->len;
+	return 0;
 }
 
-/* owns: the slot is still this request's. A slot is reused once its
- * task has ended, and an app may keep send or receive past that (a task
- * of its own); such a call must not touch the slot's next request. */
-static int owns(m0_asgi_request *self)
-{
-	return self->slot->request == (PyObject *)self;
-}
+/* ---- receive ---- */
 
-/* send(message): the head, and a body that comes whole, answered here;
- * any other message is the Python half's _send. */
-static PyObject *request_send(m0_asgi_request *self, PyObject *message)
+/* took hands a body message to a receive: after the last one, later
+ * receives wait for the disconnect. */
+static PyObject *took(m0_asgi_http *h, PyObject *message, int last, int disconnect)
 {
-	if (!self->closed && owns(self) && self->slot->resp != NULL && PyDict_CheckExact(message)) {
-		PyObject *kind = PyDict_GetItemWithError(message, k_type);
-		int done = 0;
-		if (kind != NULL && self->send_state == START && is_kind(kind, v_start))
-			done = send_start(self, message);
-		else if (kind != NULL && self->send_state == BODY && !self->streaming && !self->trailers &&
-		         is_kind(kind, v_body))
-			done = send_whole(self, message);
-		if (done < 0 || PyErr_Occurred())
+	if (last) {
+		h->body_done = 1;
+		/* Receives queued behind this one wait for the disconnect: it
+		 * has come already when the response is final. */
+		if ((disconnect || h->conn.closed) && close_request(h) < 0) {
+			Py_DECREF(message);
 			return NULL;
-		if (done)
-			return Py_NewRef(ready_none);
+		}
 	}
-	return PyObject_CallMethodOneArg((PyObject *)self, s_send, message);
+	return m0_asgi_ready(message);
 }
 
-/* receive(): the request without a body answered here; a body, a
- * disconnect, the wait after the body are the Python half's _receive. */
-static PyObject *request_receive(m0_asgi_request *self, PyObject *unused)
+static PyObject *request_receive(m0_asgi_http *h, PyObject *unused)
 {
 	(void)unused;
-	m0_asgi_slot *s = self->slot;
-	if (!self->body_done && !is_set(self->stash) && !is_set(self->reading) && owns(self) &&
-	    !s->body_failed && !s->client_gone &&
-	    (!s->has_body || s->body_left == 0 || s->resp == NULL)) {
-		s->has_body = 0;
-		self->body_done = 1;
-		return ready(m0_asgi_request_message(empty_bytes, 0));
+	m0_asgi_conn *c = &h->conn;
+	if (h->body_done) {
+		if (c->closed || c->input_ended)
+			return m0_asgi_ready(disconnect_message());
+		return m0_asgi_wait(c);
 	}
-	return PyObject_CallMethodNoArgs((PyObject *)self, s_receive);
+	if (h->stash != NULL) {
+		PyObject *m = h->stash;
+		h->stash = NULL;
+		return took(h, m, h->stash_last, 0);
+	}
+	if (c->read_failed || c->client_gone) {
+		PyObject *m = disconnect_message();
+		return m ? took(h, m, 1, 1) : NULL;
+	}
+	if (!h->has_body || h->body_left == 0 || c->resp == NULL) {
+		h->has_body = 0;
+		PyObject *m = body_message(empty_bytes, 0);
+		return m ? took(h, m, 1, 0) : NULL;
+	}
+	PyObject *fut = m0_asgi_wait(c);
+	if (fut != NULL && !c->reading)
+		m0_asgi_read(c);
+	return fut;
+}
+
+/* read_back: a body piece (n bytes at p), the body's end (0) or a failed
+ * read (-1) came back: to the oldest waiting receive, else kept. */
+static void read_back(m0_asgi_conn *c, const char *p, long n)
+{
+	m0_asgi_http *h = (m0_asgi_http *)c;
+	PyObject *m;
+	int last = 1, disconnect = 0;
+	if (n < 0)
+		c->read_failed = 1;
+	if (h->body_done)
+		return; /* a receive took the body's end meanwhile */
+	if (n < 0) {
+		disconnect = 1;
+		m = disconnect_message();
+	} else if (n == 0) {
+		h->has_body = 0;
+		m = body_message(empty_bytes, 0);
+	} else {
+		if (h->body_left > 0)
+			h->body_left -= n < h->body_left ? n : h->body_left;
+		PyObject *body = PyBytes_FromStringAndSize(p, n);
+		last = h->body_left == 0;
+		m = body ? body_message(body, !last) : NULL;
+		Py_XDECREF(body);
+		if (last)
+			h->has_body = 0;
+	}
+	if (m == NULL)
+		return;
+	int delivered = m0_asgi_deliver(c, m);
+	if (delivered == 0 && disconnect) {
+		Py_DECREF(m); /* the next receive sees read_failed */
+		return;
+	}
+	if (delivered == 0) {
+		Py_XSETREF(h->stash, m);
+		h->stash_last = (uint8_t)last;
+		return;
+	}
+	Py_DECREF(m);
+	if (delivered < 0)
+		return;
+	if (last) {
+		h->body_done = 1;
+		if (disconnect || c->closed)
+			close_request(h);
+		return;
+	}
+	/* Another receive waits (two at once): read on for it. */
+	int more = m0_asgi_has_waiter(c);
+	if (more > 0)
+		m0_asgi_read(c);
+}
+
+static void client_left(m0_asgi_conn *c)
+{
+	m0_asgi_http *h = (m0_asgi_http *)c;
+	h->body_done = 1;
+	c->closed = 1;
+	PyObject *m = disconnect_message();
+	if (m != NULL)
+		m0_asgi_deliver_all(c, m);
+	Py_XDECREF(m);
+}
+
+/* ---- send ---- */
+
+static PyObject *send_start(m0_asgi_http *h, PyObject *message)
+{
+	PyObject *status = get(message, k_status, NULL);
+	PyObject *headers = status ? get(message, k_headers, empty_tuple) : NULL;
+	int trailers = headers ? flag(message, k_trailers) : -1;
+	int rc = trailers < 0 ? -1 : m0_asgi_read_head(h->conn.resp, status, headers);
+	Py_XDECREF(status);
+	Py_XDECREF(headers);
+	if (rc < 0)
+		return NULL;
+	h->trailers = (uint8_t)trailers;
+	h->send_state = BODY;
+	return Py_NewRef(m0_asgi_ready_none);
+}
+
+/* send_whole: the whole body in one message. It fits the buffer, or
+ * streams with its length known (then the response ends once the write
+ * is out). */
+static PyObject *send_whole(m0_asgi_http *h, PyObject *body)
+{
+	m0_asgi_conn *c = &h->conn;
+	h->send_state = DONE;
+	PyObject *b = m0_asgi_as_bytes(body);
+	if (b == NULL)
+		return NULL;
+	Py_ssize_t n = PyBytes_GET_SIZE(b);
+	PyObject *r;
+	if (c->writer && (size_t)n > h->buffer_limit) {
+		c->resp->content_length = n;
+		r = m0_asgi_write(c, b, NULL);
+		h->finish_on_write = r != NULL;
+	} else if (append_body(h, b) < 0) {
+		r = NULL;
+	} else {
+		c->resp->content_length = n;
+		c->resp->outcome = M0_COMPLETE;
+		m0_asgi_complete(c);
+		r = close_request(h) < 0 ? NULL : Py_NewRef(m0_asgi_ready_none);
+	}
+	Py_DECREF(b);
+	return r;
+}
+
+static PyObject *send_body(m0_asgi_http *h, PyObject *message)
+{
+	m0_asgi_conn *c = &h->conn;
+	int more = flag(message, k_more_body);
+	PyObject *body = more < 0 ? NULL : get(message, k_body, empty_bytes);
+	if (body == NULL)
+		return NULL;
+	if (!more && !h->streaming && !h->trailers) {
+		PyObject *r = send_whole(h, body);
+		Py_DECREF(body);
+		return r;
+	}
+	h->streaming = 1;
+	PyObject *fut = NULL;
+	int nonempty = PyObject_IsTrue(body);
+	if (nonempty > 0) {
+		PyObject *b = m0_asgi_as_bytes(body);
+		if (b != NULL && !c->writer)
+			nonempty = append_body(h, b) < 0 ? -1 : 0;
+		else if (b != NULL)
+			nonempty = (fut = m0_asgi_write(c, b, NULL)) == NULL ? -1 : 1;
+		else
+			nonempty = -1;
+		Py_XDECREF(b);
+	}
+	Py_DECREF(body);
+	if (nonempty < 0)
+		return NULL;
+	if (!more) {
+		if (h->trailers) {
+			h->send_state = TRAILERS;
+		} else {
+			h->send_state = DONE;
+			if (fut != NULL) {
+				h->finish_on_write = 1;
+			} else {
+				finish(h);
+				if (close_request(h) < 0)
+					return NULL;
+			}
+		}
+	}
+	return fut != NULL ? fut : Py_NewRef(m0_asgi_ready_none);
+}
+
+static PyObject *send_trailers(m0_asgi_http *h, PyObject *message)
+{
+	m0_asgi_conn *c = &h->conn;
+	if (h->trailer_fields == NULL && (h->trailer_fields = m0_response_new()) == NULL)
+		return PyErr_NoMemory();
+	PyObject *headers = get(message, k_headers, empty_tuple);
+	int rc = headers ? m0_asgi_read_fields(h->trailer_fields, headers, "ASGI trailer") : -1;
+	Py_XDECREF(headers);
+	int more = rc < 0 ? -1 : flag(message, k_more_trailers);
+	if (more < 0)
+		return NULL;
+	if (more)
+		return Py_NewRef(m0_asgi_ready_none);
+	h->send_state = DONE;
+	if (c->writer) {
+		/* The trailers go out now, with the head if no body byte took it. */
+		PyObject *fut = m0_asgi_write(c, NULL, h->trailer_fields);
+		h->finish_on_write = fut != NULL;
+		return fut;
+	}
+	finish(h);
+	return close_request(h) < 0 ? NULL : Py_NewRef(m0_asgi_ready_none);
+}
+
+/* send_path: http.response.pathsend, a file the server sends itself. */
+static PyObject *send_path(m0_asgi_http *h, PyObject *message)
+{
+	h->send_state = DONE;
+	PyObject *path_arg = get(message, k_path, NULL);
+	PyObject *path = NULL;
+	if (path_arg == NULL || !PyUnicode_FSConverter(path_arg, &path)) {
+		Py_XDECREF(path_arg);
+		return NULL;
+	}
+	int fd;
+	Py_BEGIN_ALLOW_THREADS
+	fd = open(PyBytes_AS_STRING(path), O_RDONLY | O_CLOEXEC);
+	Py_END_ALLOW_THREADS
+	Py_DECREF(path);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		if (fd >= 0) {
+			close(fd);
+			PyErr_Format(PyExc_ValueError, "http.response.pathsend: %R is not a regular file", path_arg);
+		} else {
+			PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path_arg);
+		}
+		Py_DECREF(path_arg);
+		return NULL;
+	}
+	Py_DECREF(path_arg);
+	m0_response *r = h->conn.resp;
+	r->file_fd = fd;
+	r->file_offset = 0;
+	r->file_length = st.st_size;
+	r->content_length = st.st_size;
+	r->outcome = M0_COMPLETE;
+	m0_asgi_complete(&h->conn);
+	return close_request(h) < 0 ? NULL : Py_NewRef(m0_asgi_ready_none);
+}
+
+/* send(message): the response's messages in their order. */
+static PyObject *request_send(m0_asgi_http *h, PyObject *message)
+{
+	m0_asgi_conn *c = &h->conn;
+	PyObject *kind = get(message, k_type, NULL);
+	if (kind == NULL)
+		return NULL;
+	int state = h->send_state;
+	PyObject *r = NULL;
+	if (c->closed && state != DONE)
+		PyErr_SetString(m0_asgi_client_disconnected, "the client is gone");
+	else if (state == BODY && is_kind(kind, v_body))
+		r = m0_asgi_live(c) ? send_body(h, message) : NULL;
+	else if (state == START && is_kind(kind, v_start))
+		r = m0_asgi_live(c) ? send_start(h, message) : NULL;
+	else if (state == BODY && !h->streaming && is_kind(kind, v_pathsend))
+		r = m0_asgi_live(c) ? send_path(h, message) : NULL;
+	else if (state == TRAILERS && is_kind(kind, v_trailers))
+		r = m0_asgi_live(c) ? send_trailers(h, message) : NULL;
+	else if (state == DONE && c->closed && PyUnicode_Check(kind) &&
+	         PyUnicode_Tailmatch(kind, v_response_prefix, 0, PY_SSIZE_T_MAX, -1) == 1)
+		/* After the response ended: the spec has send raise once the
+		 * connection is closed; a later message is the app's error. */
+		PyErr_Format(PyExc_RuntimeError, "ASGI message %R after the response was complete", kind);
+	else
+		PyErr_Format(PyExc_RuntimeError, "unexpected ASGI message %R in response state %s", kind,
+		             state_names[state]);
+	Py_DECREF(kind);
+	return r;
+}
+
+static void written(m0_asgi_conn *c)
+{
+	m0_asgi_http *h = (m0_asgi_http *)c;
+	if (!h->finish_on_write)
+		return;
+	h->finish_on_write = 0;
+	finish(h);
+	close_request(h);
+}
+
+static void gone(m0_asgi_conn *c)
+{
+	((m0_asgi_http *)c)->finish_on_write = 0;
+	client_left(c);
+}
+
+/* input_ended: receives waiting past the body hear http.disconnect now,
+ * later ones at once (request_receive); the body still comes whole, and
+ * the response still goes out. */
+static void input_ended(m0_asgi_conn *c)
+{
+	m0_asgi_http *h = (m0_asgi_http *)c;
+	if (!h->body_done || c->waiters == NULL)
+		return;
+	PyObject *m = disconnect_message();
+	if (m != NULL)
+		m0_asgi_deliver_all(c, m);
+	Py_XDECREF(m);
+}
+
+/* end: the task is over: a later send raises and a later receive says
+ * http.disconnect, and receives still waiting get it now. */
+static int end(m0_asgi_conn *c)
+{
+	m0_asgi_http *h = (m0_asgi_http *)c;
+	h->send_state = DONE;
+	h->body_done = 1;
+	Py_CLEAR(h->stash);
+	return close_request(h);
+}
+
+static int responded(m0_asgi_conn *c)
+{
+	return ((m0_asgi_http *)c)->send_state == DONE;
+}
+
+static const m0_asgi_kind http_kind = {
+    .read = read_back,
+    .written = written,
+    .gone = gone,
+    .input_ended = input_ended,
+    .end = end,
+    .responded = responded,
+};
+
+static int request_traverse(m0_asgi_http *h, visitproc visit, void *arg)
+{
+	Py_VISIT(h->stash);
+	return m0_asgi_conn_traverse(&h->conn, visit, arg);
+}
+
+static int request_clear(m0_asgi_http *h)
+{
+	Py_CLEAR(h->stash);
+	m0_asgi_conn_clear(&h->conn);
+	return 0;
+}
+
+static void request_dealloc(m0_asgi_http *h)
+{
+	PyObject_GC_UnTrack(h);
+	request_clear(h);
+	if (h->trailer_fields != NULL)
+		m0_response_free(h->trailer_fields);
+	PyObject_GC_Del(h);
 }
 
 static PyMethodDef request_methods[] = {
@@ -260,90 +527,59 @@ static PyMethodDef request_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-#define MEMBER(name, type, flags) \
-	{#name, type, offsetof(m0_asgi_request, name), flags, NULL}
-static PyMemberDef request_members[] = {
-    {"slot", T_INT, offsetof(m0_asgi_request, slot_id), READONLY, NULL},
-    MEMBER(executor, T_OBJECT, READONLY),
-    MEMBER(reading, T_OBJECT, 0),
-    MEMBER(writing, T_OBJECT, 0),
-    MEMBER(gone, T_OBJECT, 0),
-    MEMBER(stash, T_OBJECT, 0),
-    MEMBER(send_state, T_INT, 0),
-    MEMBER(trailers, T_BOOL, 0),
-    MEMBER(streaming, T_BOOL, 0),
-    MEMBER(body_done, T_BOOL, 0),
-    MEMBER(closed, T_BOOL, 0),
-    {NULL, 0, 0, 0, NULL},
-};
-#undef MEMBER
-
 static PyTypeObject request_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "_m0asgi.Request",
-    .tp_basicsize = sizeof(m0_asgi_request),
+    .tp_basicsize = sizeof(m0_asgi_http),
     .tp_dealloc = (destructor)request_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "one ASGI request's state; subclassed by the executor's Request",
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "one ASGI HTTP request: its receive and send",
     .tp_traverse = (traverseproc)request_traverse,
     .tp_clear = (inquiry)request_clear,
     .tp_methods = request_methods,
-    .tp_members = request_members,
 };
 
-/* m0_asgi_request_responded: the response is complete (or abandoned). */
-int m0_asgi_request_responded(PyObject *request)
+/* m0_asgi_request_new makes the request of slot's job and enters it in
+ * the slot table. */
+PyObject *m0_asgi_request_new(m0_asgi *ex, int slot, const m0_request *req,
+                              const char *head, m0_response *resp, int writer)
 {
-	return ((m0_asgi_request *)request)->send_state == DONE;
-}
-
-/* m0_asgi_request_end: the task is over and the slot goes back: a later
- * send raises and a later receive says http.disconnect, neither looking
- * at the slot. */
-int m0_asgi_request_end(PyObject *request)
-{
-	m0_asgi_request *self = (m0_asgi_request *)request;
-	self->send_state = DONE;
-	self->body_done = 1;
-	return request_close(self);
-}
-
-/* m0_asgi_request_new makes an instance of type (the Python half's
- * subclass) for slot, without a Python-level __init__. */
-PyObject *m0_asgi_request_new(PyTypeObject *type, PyObject *executor, m0_asgi_slot *slot)
-{
-	m0_asgi_request *self = (m0_asgi_request *)type->tp_alloc(type, 0);
-	if (self == NULL)
+	m0_asgi_http *h = PyObject_GC_New(m0_asgi_http, &request_type);
+	if (h == NULL)
 		return NULL;
-	self->slot = slot;
-	self->slot_id = slot->id;
-	self->executor = Py_NewRef(executor);
-	return (PyObject *)self;
+	memset((char *)h + sizeof(PyObject), 0, sizeof *h - sizeof(PyObject));
+	h->has_body = req->chunked || req->content_length > 0;
+	h->body_left = req->chunked ? -1 : req->content_length;
+	h->buffer_limit = req->buffer_limit;
+	m0_asgi_conn_start(&h->conn, &http_kind, ex, slot, req, head, resp, writer);
+	PyObject_GC_Track(h);
+	return (PyObject *)h;
 }
 
-/* m0_asgi_request_init readies the types and adds Request to module. */
+/* m0_asgi_request_init readies the type and its names. */
 int m0_asgi_request_init(PyObject *module)
 {
+	(void)module;
 	static const m0_interned names[] = {
-	    {&s_send, "_send"},
-	    {&s_receive, "_receive"},
-	    {&s_close, "_close"},
 	    {&k_type, "type"},
 	    {&k_status, "status"},
 	    {&k_headers, "headers"},
 	    {&k_trailers, "trailers"},
 	    {&k_body, "body"},
 	    {&k_more_body, "more_body"},
+	    {&k_more_trailers, "more_trailers"},
+	    {&k_path, "path"},
 	    {&v_start, "http.response.start"},
 	    {&v_body, "http.response.body"},
+	    {&v_trailers, "http.response.trailers"},
+	    {&v_pathsend, "http.response.pathsend"},
+	    {&v_request, "http.request"},
+	    {&v_disconnect, "http.disconnect"},
+	    {&v_response_prefix, "http.response."},
 	};
 	if (M0_INTERN_ALL(names) < 0)
 		return -1;
 	if ((empty_tuple == NULL && (empty_tuple = PyTuple_New(0)) == NULL) ||
 	    (empty_bytes == NULL && (empty_bytes = PyBytes_FromStringAndSize("", 0)) == NULL))
 		return -1;
-	if (PyType_Ready(&ready_type) < 0 || PyType_Ready(&request_type) < 0 || m0_asgi_task_init() < 0)
-		return -1;
-	if (ready_none == NULL && (ready_none = ready(Py_NewRef(Py_None))) == NULL)
-		return -1;
-	return PyModule_AddObjectRef(module, "Request", (PyObject *)&request_type);
+	return PyType_Ready(&request_type);
 }

@@ -12,8 +12,10 @@ import (
 	"unsafe"
 )
 
-// asgiSlot is the Go side of one request in flight on an ASGI executor.
-// The request body and a streamed response move through two goroutines
+// asgiSlot is the Go side of one request in flight on an ASGI executor:
+// the job and the goroutines that block for it. The request's protocol
+// state is the C object's of the same slot id (asgi_conn.c); this holds
+// only what the job's hand-back waits on. The request body and a streamed response move through two goroutines
 // of the slot's own (made at first use, kept with the slot), because
 // BodyReader.Read and BodyWriter.Write block and the event loop must not:
 // the event loop asks, the goroutine does the blocking call without the
@@ -244,11 +246,13 @@ func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 		if e.err != nil {
 			n = -1
 		}
-		if !s.released {
-			C.m0_asgi_resume_read(C.int(s.id), (*C.char)(unsafe.Pointer(unsafe.SliceData(s.readBuf))), n)
-		}
-		ex.readBufs = append(ex.readBufs, s.readBuf)
+		// The resume may send the next read out (a second receive
+		// waits), with a buffer of its own.
+		buf := s.readBuf
 		s.readBuf = nil
+		// Released or not: C drops its reference once no op is out.
+		C.m0_asgi_resume_read(C.int(s.id), (*C.char)(unsafe.Pointer(unsafe.SliceData(buf))), n)
+		ex.readBufs = append(ex.readBufs, buf)
 	case eventWrite:
 		s.writing = false
 		rc := C.int(0)

@@ -125,7 +125,7 @@ func TestASGITaskFactory(t *testing.T) {
 }
 
 // An app whose call returns an awaitable other than a coroutine runs in
-// the Python half's Request.run; one that raises when called gets a 500
+// asgi_task.c through its __await__; one that raises when called gets a 500
 // and the executor serves on.
 func TestASGIAwaitableApp(t *testing.T) {
 	eachLoop(t, func(t *testing.T, loop Loop) {

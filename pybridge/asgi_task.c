@@ -1,5 +1,5 @@
 /*
- * The coroutine a request's asyncio Task runs: the app's coroutine, and
+ * The coroutine a request's asyncio Task runs: the app's awaitable, and
  * what the executor does when it ends. It is the C form of
  *
  *     try:
@@ -11,8 +11,9 @@
  *
  * without a Python frame around the app's: the Task steps it through
  * am_send (PyIter_Send, Python 3.10), which passes each step straight to
- * the app's coroutine. An app whose call returns an awaitable that is not
- * a coroutine runs in the Python half's Request.run instead.
+ * the app's coroutine, or to the iterator of any other awaitable the app
+ * returned (its __await__). This is the one place the settle-on-exit
+ * rules live.
  *
  * It is a collections.abc.Coroutine (it has __await__, send, throw and
  * close), which is what asyncio.Task asks of what it runs.
@@ -21,19 +22,18 @@
 
 typedef struct {
 	PyObject_HEAD
-	PyObject *request; /* the Request whose slot this is */
-	PyObject *app;     /* the app's coroutine */
-	m0_asgi_slot *slot;
+	PyObject *request; /* the m0_asgi_conn it settles */
+	PyObject *app;     /* the app's coroutine, or its awaitable's iterator */
 	char ended;
 } m0_asgi_task_coro;
 
 static PyObject *cancelled_error; /* asyncio.CancelledError */
 
 /* settle: the app is over, with an exception set when failed. Settles
- * the response as the Python half's Request.run does and clears the
- * exception; -1 only when ending the request itself failed. */
-static int settle(PyObject *request, m0_asgi_slot *s, int failed)
+ * the response and clears the exception; -1 only when ending the request itself failed. */
+static int settle(PyObject *request, int failed)
 {
+	m0_asgi_conn *c = (m0_asgi_conn *)request;
 	if (failed) {
 		PyObject *type, *value, *traceback;
 		PyErr_Fetch(&type, &value, &traceback);
@@ -41,22 +41,22 @@ static int settle(PyObject *request, m0_asgi_slot *s, int failed)
 		if (traceback != NULL && value != NULL)
 			PyException_SetTraceback(value, traceback);
 		if (value != NULL && PyErr_GivenExceptionMatches(value, cancelled_error))
-			m0_asgi_cancel(s);
+			m0_asgi_cancel(c);
 		else
-			m0_asgi_fail(s, value, "the ASGI application raised");
+			m0_asgi_fail(c, value, "the ASGI application raised");
 		Py_XDECREF(type);
 		Py_XDECREF(value);
 		Py_XDECREF(traceback);
-	} else if (!m0_asgi_request_responded(request)) {
-		m0_asgi_fail(s, NULL, "the ASGI application returned without completing its response");
+	} else if (!c->kind->responded(c)) {
+		m0_asgi_fail(c, NULL, "the ASGI application returned without completing its response");
 	}
-	return m0_asgi_release(s);
+	return m0_asgi_release(c);
 }
 
 static int end(m0_asgi_task_coro *self, int failed)
 {
 	self->ended = 1;
-	return settle(self->request, self->slot, failed);
+	return settle(self->request, failed);
 }
 
 static PySendResult run_send(PyObject *op, PyObject *arg, PyObject **result)
@@ -120,12 +120,18 @@ static PyObject *run_throw(PyObject *op, PyObject *const *args, Py_ssize_t nargs
 		return NULL;
 	}
 	PyObject *throw = PyObject_GetAttrString(self->app, "throw");
-	if (throw == NULL)
-		return NULL;
-	PyObject *yielded = PyObject_Vectorcall(throw, args, (size_t)nargs, NULL);
-	Py_DECREF(throw);
-	if (yielded != NULL)
-		return yielded;
+	PyObject *yielded = NULL;
+	if (throw != NULL) {
+		yielded = PyObject_Vectorcall(throw, args, (size_t)nargs, NULL);
+		Py_DECREF(throw);
+		if (yielded != NULL)
+			return yielded;
+	} else if (PyErr_ExceptionMatches(PyExc_AttributeError) && nargs == 1 &&
+	           PyExceptionInstance_Check(args[0])) {
+		/* An iterator without throw: the exception ends it. */
+		PyErr_Clear();
+		PyErr_SetObject((PyObject *)Py_TYPE(args[0]), args[0]);
+	}
 	int failed = 1;
 	if (PyErr_ExceptionMatches(PyExc_StopIteration)) {
 		PyErr_Clear();
@@ -146,12 +152,15 @@ static PyObject *run_close(PyObject *op, PyObject *unused)
 	if (self->ended)
 		Py_RETURN_NONE;
 	PyObject *r = PyObject_CallMethod(self->app, "close", NULL);
-	if (r == NULL)
+	if (r == NULL && PyErr_ExceptionMatches(PyExc_AttributeError))
+		PyErr_Clear(); /* an iterator without close */
+	else if (r == NULL)
 		return NULL;
-	Py_DECREF(r);
+	Py_XDECREF(r);
 	self->ended = 1;
-	m0_asgi_cancel(self->slot);
-	if (m0_asgi_release(self->slot) < 0)
+	m0_asgi_conn *c = (m0_asgi_conn *)self->request;
+	m0_asgi_cancel(c);
+	if (m0_asgi_release(c) < 0)
 		return NULL;
 	Py_RETURN_NONE;
 }
@@ -223,15 +232,35 @@ int m0_asgi_is_task_coro(PyObject *op)
 	return Py_IS_TYPE(op, &run_type);
 }
 
-/* m0_asgi_task_coro_new wraps the app's coroutine for request's task. */
-PyObject *m0_asgi_task_coro_new(PyObject *request, PyObject *app_coroutine, m0_asgi_slot *slot)
+/* m0_asgi_task_coro_new wraps what the app returned for request's task:
+ * a coroutine as it is, another awaitable by its __await__ iterator.
+ * NULL with an error set when it is not awaitable. */
+PyObject *m0_asgi_task_coro_new(PyObject *request, PyObject *app_awaitable)
 {
+	PyObject *it;
+	if (PyCoro_CheckExact(app_awaitable)) {
+		it = Py_NewRef(app_awaitable);
+	} else {
+		unaryfunc getter = Py_TYPE(app_awaitable)->tp_as_async ? Py_TYPE(app_awaitable)->tp_as_async->am_await : NULL;
+		if (getter == NULL)
+			return PyErr_Format(PyExc_TypeError, "the ASGI application returned %.100s, which is not awaitable",
+			                    Py_TYPE(app_awaitable)->tp_name);
+		it = getter(app_awaitable);
+		if (it == NULL)
+			return NULL;
+		if (!PyIter_Check(it)) {
+			Py_DECREF(it);
+			return PyErr_Format(PyExc_TypeError, "__await__() of %.100s returned a non-iterator",
+			                    Py_TYPE(app_awaitable)->tp_name);
+		}
+	}
 	m0_asgi_task_coro *self = PyObject_GC_New(m0_asgi_task_coro, &run_type);
-	if (self == NULL)
+	if (self == NULL) {
+		Py_DECREF(it);
 		return NULL;
+	}
 	self->request = Py_NewRef(request);
-	self->app = Py_NewRef(app_coroutine);
-	self->slot = slot;
+	self->app = it;
 	self->ended = 0;
 	PyObject_GC_Track(self);
 	return (PyObject *)self;
@@ -239,10 +268,10 @@ PyObject *m0_asgi_task_coro_new(PyObject *request, PyObject *app_coroutine, m0_a
 
 /* m0_asgi_app_raised ends a request whose app raised when called, before
  * there was a coroutine to run: as if its first step had. */
-void m0_asgi_app_raised(PyObject *request, m0_asgi_slot *slot)
+void m0_asgi_app_raised(PyObject *request)
 {
-	if (settle(request, slot, 1) < 0) {
-		m0_asgi_log_exception(slot, "ending the ASGI request failed");
+	if (settle(request, 1) < 0) {
+		m0_asgi_log_exception((m0_asgi_conn *)request, "ending the ASGI request failed");
 	}
 }
 

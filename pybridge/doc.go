@@ -70,10 +70,15 @@
 // delivers every finished body read and write and spawns every job
 // queued since the last. Each job is one asyncio Task (started eagerly
 // from Python 3.12) whose coroutine is C's (asgi_task.c) around the
-// app's; receive and send are bound methods of a C object
-// (asgi_request.c) that answer the head, a body sent whole and a request
-// without a body at once, with an awaitable that is already done, and
-// leave the rest of the protocol to asgi_executor.py. Jobs are
+// app's, and which settles the response when the app ends. receive and
+// send are bound methods of one C object per request (asgi_request.c on
+// asgi_conn.c's plumbing, which a WebSocket type would share) that owns
+// the request's protocol: the head, a body sent whole and a request
+// without a body are answered with an awaitable that is already done; a
+// receive that waits for a body piece or the disconnect, and a send that
+// waits for its write, get a future of the loop's, which the resume
+// settles from C. The Python half (asgi_executor.py) is the loop's main
+// coroutine and the lifespan protocol. Jobs are
 // the WSGI ones, Response and Completer alike, with these differences:
 //   - A single http.response.body (more_body False) is Complete with its
 //     length; over BufferLimit with a Writer it streams, length known.
@@ -94,6 +99,19 @@
 //     receive returns http.disconnect and send raises.
 //     ClientInputEnded(j) when its client ends its side (a half-close):
 //     receive after the body returns http.disconnect, send goes on.
+//
+// Hops, counted as calls that cross a language, a goroutine or the wake
+// descriptor. A streamed send: send (C) -> m0goASGIWrite (Go) -> the
+// slot's writer goroutine -> BodyWriter.Write -> post -> eventfd -> the
+// loop's reader, _m0asgi.wake (C) -> deliver (Go) -> m0_asgi_resume_write
+// (C) -> the future's set_result, which wakes the app's task: ten. It was
+// fourteen while the Python half held the send state machine (send -> a
+// Python _send coroutine -> _m0asgi.write -> ... -> resume_write (C) ->
+// the Python Request.resume_write -> its future -> the _send frame ->
+// the app). Telling a task its client left: ClientGone -> post ->
+// eventfd -> _m0asgi.wake (C) -> deliver (Go) -> m0_asgi_client_gone (C)
+// -> set_result of the waiting receive's future -> the app: seven, was
+// nine (Request.resume_gone and a Python _receive frame between).
 //
 // Stop: close src, then Stop; jobs not yet started and jobs taken after
 // get 503, running tasks are cancelled (their finally runs, for up to

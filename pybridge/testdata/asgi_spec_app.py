@@ -139,6 +139,14 @@ async def app(scope, receive, send):
             pass
         seen[query] = "cancelled"
         await _reply(send, 200, b"".join(await _read_all(receive)))
+    elif path == "/receive-past-the-task":
+        # A receive of the app's own, still waiting for a body piece when
+        # the request's task ends, gets http.disconnect then.
+        async def wait_for_body():
+            seen[query] = (await receive())["type"]
+        kept[:] = [asyncio.ensure_future(wait_for_body())]
+        await asyncio.sleep(0)
+        await _reply(send, 200, b"answered")
     elif path == "/two-receives":
         first, second = await asyncio.gather(receive(), receive())
         rest = await _read_all(receive) if second["more_body"] else []

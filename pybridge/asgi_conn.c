@@ -1,0 +1,478 @@
+/*
+ * The plumbing every ASGI connection type shares (m0_asgi_conn): the slot
+ * table the Go side names connections by, the futures receive and send
+ * wait on (loop.create_future()), the one write and the one read a
+ * connection may have out on its Go goroutines, their resumes, and how a
+ * response ends (complete, fail, cancel, release). The message rules are
+ * each type's own: asgi_request.c for HTTP.
+ *
+ * A resume goes from the Go side's wake straight to the future here:
+ * no Python frame between the event loop's reader callback and the
+ * app's awaiting task.
+ */
+#include "asgi.h"
+
+#include <string.h>
+
+static m0_asgi_conn *slots[M0_ASGI_MAX_SLOTS]; /* strong references */
+
+PyObject *m0_asgi_client_disconnected;
+PyObject *m0_asgi_ready_none;
+static PyObject *s_create_future, *s_done, *s_set_result, *s_set_exception;
+
+/* ready: an awaitable whose await returns value at once, for the messages
+ * answered without waiting: no future, no coroutine. am_send (Python
+ * 3.10) answers an await without a StopIteration; tp_iternext serves
+ * `yield from x.__await__()`. */
+typedef struct {
+	PyObject_HEAD
+	PyObject *value;
+} m0_ready;
+
+static void ready_dealloc(m0_ready *self)
+{
+	Py_XDECREF(self->value);
+	PyObject_Free(self);
+}
+
+static PyObject *ready_await(PyObject *self)
+{
+	return Py_NewRef(self);
+}
+
+static PySendResult ready_send(PyObject *self, PyObject *arg, PyObject **result)
+{
+	(void)arg;
+	*result = Py_NewRef(((m0_ready *)self)->value);
+	return PYGEN_RETURN;
+}
+
+static PyObject *ready_next(PyObject *self)
+{
+	PyObject *value = ((m0_ready *)self)->value;
+	if (value == Py_None)
+		PyErr_SetNone(PyExc_StopIteration);
+	else
+		PyErr_SetObject(PyExc_StopIteration, value);
+	return NULL;
+}
+
+static PyAsyncMethods ready_async = {
+    .am_await = ready_await,
+    .am_send = ready_send,
+};
+
+static PyTypeObject ready_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "_m0asgi.Ready",
+    .tp_basicsize = sizeof(m0_ready),
+    .tp_dealloc = (destructor)ready_dealloc,
+    .tp_as_async = &ready_async,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = ready_next,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "an awaitable that is already done",
+};
+
+/* m0_asgi_ready takes value's reference. */
+PyObject *m0_asgi_ready(PyObject *value)
+{
+	if (value == NULL)
+		return NULL;
+	m0_ready *r = PyObject_New(m0_ready, &ready_type);
+	if (r == NULL) {
+		Py_DECREF(value);
+		return NULL;
+	}
+	r->value = value;
+	return (PyObject *)r;
+}
+
+/* m0_asgi_conn_start readies c for slot's job and enters it in the slot
+ * table. The slot is free on the Go side: the table's entry, if any, is
+ * an earlier connection whose resumes have all come. */
+void m0_asgi_conn_start(m0_asgi_conn *c, const m0_asgi_kind *kind, m0_asgi *ex,
+                        int slot, const m0_request *req, const char *head,
+                        m0_response *resp, int writer)
+{
+	c->kind = kind;
+	c->id = slot;
+	c->resp = resp;
+	c->loop = Py_NewRef(ex->loop);
+	c->writer = (uint8_t)writer;
+	int mlen = (int)(req->method.end - req->method.start);
+	int tlen = (int)(req->target.end - req->target.start);
+	if (mlen > 16)
+		mlen = 16;
+	if (tlen > (int)sizeof c->line - 18)
+		tlen = (int)sizeof c->line - 18;
+	memcpy(c->line, head + req->method.start, (size_t)mlen);
+	c->line[mlen] = ' ';
+	memcpy(c->line + mlen + 1, head + req->target.start, (size_t)tlen);
+	c->line_len = mlen + 1 + tlen;
+	Py_XSETREF(slots[slot], (m0_asgi_conn *)Py_NewRef(c));
+}
+
+int m0_asgi_conn_traverse(m0_asgi_conn *c, visitproc visit, void *arg)
+{
+	Py_VISIT(c->loop);
+	Py_VISIT(c->held);
+	Py_VISIT(c->write_done);
+	Py_VISIT(c->waiters);
+	return 0;
+}
+
+void m0_asgi_conn_clear(m0_asgi_conn *c)
+{
+	Py_CLEAR(c->loop);
+	Py_CLEAR(c->held);
+	Py_CLEAR(c->write_done);
+	Py_CLEAR(c->waiters);
+}
+
+/* drop gives the slot table's reference back once the task has ended
+ * and no read or write will resume c: the last thing a caller does. */
+static void drop(m0_asgi_conn *c)
+{
+	if (!c->ended || c->reading || c->writing || slots[c->id] != c)
+		return;
+	slots[c->id] = NULL;
+	Py_DECREF(c);
+}
+
+static PyObject *new_future(m0_asgi_conn *c)
+{
+	return PyObject_CallMethodNoArgs(c->loop, s_create_future);
+}
+
+/* settle sets fut's result (or, with exc, its exception) unless it is
+ * done already (the task awaiting it was cancelled): 0, or -1. */
+static int settle(PyObject *fut, PyObject *value, PyObject *exc)
+{
+	PyObject *done = PyObject_CallMethodNoArgs(fut, s_done);
+	if (done == NULL)
+		return -1;
+	int is_done = PyObject_IsTrue(done);
+	Py_DECREF(done);
+	if (is_done != 0)
+		return is_done < 0 ? -1 : 0;
+	PyObject *r = exc ? PyObject_CallMethodOneArg(fut, s_set_exception, exc)
+	                  : PyObject_CallMethodOneArg(fut, s_set_result, value);
+	Py_XDECREF(r);
+	return r == NULL ? -1 : 0;
+}
+
+/* m0_asgi_wait: a new future for a receive that must wait, queued behind
+ * the receives waiting already. */
+PyObject *m0_asgi_wait(m0_asgi_conn *c)
+{
+	if (c->waiters == NULL && (c->waiters = PyList_New(0)) == NULL)
+		return NULL;
+	PyObject *fut = new_future(c);
+	if (fut != NULL && PyList_Append(c->waiters, fut) < 0)
+		Py_CLEAR(fut);
+	return fut;
+}
+
+/* m0_asgi_deliver gives message to the oldest receive still waiting: 1,
+ * 0 when none waits (a cancelled receive's future is passed over), -1. */
+int m0_asgi_deliver(m0_asgi_conn *c, PyObject *message)
+{
+	while (c->waiters != NULL && PyList_GET_SIZE(c->waiters) > 0) {
+		PyObject *fut = Py_NewRef(PyList_GET_ITEM(c->waiters, 0));
+		if (PyList_SetSlice(c->waiters, 0, 1, NULL) < 0) {
+			Py_DECREF(fut);
+			return -1;
+		}
+		PyObject *done = PyObject_CallMethodNoArgs(fut, s_done);
+		int is_done = done ? PyObject_IsTrue(done) : -1;
+		Py_XDECREF(done);
+		int rc = is_done ? 0 : settle(fut, message, NULL);
+		Py_DECREF(fut);
+		if (is_done < 0 || rc < 0)
+			return -1;
+		if (!is_done)
+			return 1;
+	}
+	return 0;
+}
+
+/* m0_asgi_deliver_all gives message to every waiting receive. */
+int m0_asgi_deliver_all(m0_asgi_conn *c, PyObject *message)
+{
+	PyObject *waiters = c->waiters;
+	if (waiters == NULL)
+		return 0;
+	c->waiters = NULL;
+	int rc = 0;
+	for (Py_ssize_t i = 0; i < PyList_GET_SIZE(waiters); i++)
+		if (settle(PyList_GET_ITEM(waiters, i), message, NULL) < 0)
+			rc = -1;
+	Py_DECREF(waiters);
+	return rc;
+}
+
+/* m0_asgi_has_waiter: a receive waits (a cancelled one does not count). */
+int m0_asgi_has_waiter(m0_asgi_conn *c)
+{
+	if (c->waiters == NULL)
+		return 0;
+	for (Py_ssize_t i = 0; i < PyList_GET_SIZE(c->waiters); i++) {
+		PyObject *done = PyObject_CallMethodNoArgs(PyList_GET_ITEM(c->waiters, i), s_done);
+		if (done == NULL)
+			return -1;
+		int is_done = PyObject_IsTrue(done);
+		Py_DECREF(done);
+		if (is_done <= 0)
+			return is_done < 0 ? -1 : 1;
+	}
+	return 0;
+}
+
+/* m0_asgi_read sends the connection's goroutine for the next body piece;
+ * it comes back through kind->read. */
+void m0_asgi_read(m0_asgi_conn *c)
+{
+	c->reading = 1;
+	m0goASGIRead(c->id);
+}
+
+void m0_asgi_resume_read(int id, const char *p, long n)
+{
+	m0_asgi_conn *c = slots[id];
+	if (c == NULL)
+		return;
+	c->reading = 0;
+	if (!c->ended) {
+		c->kind->read(c, p, n);
+		if (PyErr_Occurred()) {
+			m0_asgi_log_exception(c, "delivering an ASGI request body piece failed");
+		}
+	}
+	drop(c);
+}
+
+/* m0_asgi_write hands body (bytes, or NULL) and trailers (or NULL) to the
+ * connection's writer goroutine, the head first when it has not gone out.
+ * body is held until the resume, which settles the future returned. */
+PyObject *m0_asgi_write(m0_asgi_conn *c, PyObject *body, m0_response *trailers)
+{
+	if (c->client_gone) {
+		PyErr_SetString(m0_asgi_client_disconnected, "the client is gone");
+		return NULL;
+	}
+	/* The Go side reads held's bytes until the resume: a second write
+	 * (two sends at once, one of them cancelled) must wait its turn. */
+	if (c->writing) {
+		PyErr_SetString(PyExc_RuntimeError,
+		                "ASGI send while an earlier send of the request is still being written");
+		return NULL;
+	}
+	PyObject *fut = new_future(c);
+	if (fut == NULL)
+		return NULL;
+	c->writing = 1;
+	c->held = Py_XNewRef(body);
+	c->write_done = Py_NewRef(fut);
+	int head = !c->head_sent;
+	c->head_sent = 1;
+	m0goASGIWrite(c->id, head, body ? PyBytes_AS_STRING(body) : NULL,
+	              body ? (size_t)PyBytes_GET_SIZE(body) : 0, trailers);
+	return fut;
+}
+
+void m0_asgi_resume_write(int id, int rc)
+{
+	m0_asgi_conn *c = slots[id];
+	if (c == NULL)
+		return;
+	Py_CLEAR(c->held);
+	c->writing = 0;
+	PyObject *fut = c->write_done;
+	c->write_done = NULL;
+	/* Settled after the task's end too: a task of the app's own may
+	 * still await it. */
+	int failed = 0;
+	if (rc < 0) {
+		c->client_gone = 1;
+		if (!c->ended)
+			c->kind->gone(c);
+		PyObject *exc = PyErr_Occurred() ? NULL
+		                                 : PyObject_CallFunction(m0_asgi_client_disconnected, "s",
+		                                                         "the client is gone");
+		failed = exc == NULL || (fut != NULL && settle(fut, NULL, exc) < 0);
+		Py_XDECREF(exc);
+	} else {
+		if (!c->ended)
+			c->kind->written(c);
+		failed = PyErr_Occurred() || (fut != NULL && settle(fut, Py_None, NULL) < 0);
+	}
+	if (failed) {
+		m0_asgi_log_exception(c, "resuming an ASGI send failed");
+	}
+	Py_XDECREF(fut);
+	drop(c);
+}
+
+/* m0_asgi_client_gone: the server saw the connection close. A body read
+ * under way still ends by itself (the reader fails); the request learns
+ * of it now. */
+void m0_asgi_client_gone(int id)
+{
+	m0_asgi_conn *c = slots[id];
+	if (c == NULL || c->ended)
+		return;
+	c->client_gone = 1;
+	c->kind->gone(c);
+	if (PyErr_Occurred()) {
+		m0_asgi_log_exception(c, "telling an ASGI request its client left failed");
+	}
+}
+
+/* m0_asgi_input_ended: the client ended its side of the connection; it
+ * may still read, so the response goes on. */
+void m0_asgi_input_ended(int id)
+{
+	m0_asgi_conn *c = slots[id];
+	if (c == NULL || c->ended || c->input_ended)
+		return;
+	c->input_ended = 1;
+	c->kind->input_ended(c);
+	if (PyErr_Occurred())
+		m0_asgi_log_exception(c, "telling an ASGI request its client ended its input failed");
+}
+
+/* m0_asgi_as_bytes: bytes as they are (immutable: safe to read without
+ * the GIL), any other buffer copied into bytes. */
+PyObject *m0_asgi_as_bytes(PyObject *body)
+{
+	if (PyBytes_CheckExact(body))
+		return Py_NewRef(body);
+	PyObject *b = PyBytes_FromObject(body);
+	if (b == NULL) {
+		PyErr_Clear();
+		PyErr_Format(PyExc_TypeError, "ASGI body must be bytes, got %.100s",
+		             Py_TYPE(body)->tp_name);
+	}
+	return b;
+}
+
+/* m0_asgi_live: the job is still attached, else 0 with an error set. */
+int m0_asgi_live(m0_asgi_conn *c)
+{
+	if (c->resp != NULL)
+		return 1;
+	PyErr_SetString(PyExc_RuntimeError, "ASGI send after the response was complete");
+	return 0;
+}
+
+/* m0_asgi_complete hands the job back: the response is final. */
+void m0_asgi_complete(m0_asgi_conn *c)
+{
+	if (c->resp == NULL)
+		return;
+	c->resp = NULL;
+	m0goASGIComplete(c->id);
+}
+
+/* m0_asgi_log_exception is m0_log_exception with the request's line
+ * first on the logged line: a traceback alone does not say which URL
+ * failed. */
+void m0_asgi_log_exception(m0_asgi_conn *c, const char *context)
+{
+	m0_log("m0serve: %.*s: %s", c->line_len, c->line, context);
+	PyErr_PrintEx(0);
+}
+
+/* m0_asgi_raise_again sets exc as the error being handled. */
+void m0_asgi_raise_again(PyObject *exc)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+	PyErr_SetRaisedException(Py_NewRef(exc));
+#else
+	PyObject *tb = PyException_GetTraceback(exc);
+	PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), Py_NewRef(exc), tb);
+#endif
+}
+
+/* m0_asgi_fail: the app raised exc, or returned without ending its
+ * response (exc NULL). A 500 while nothing went out, an abort after; a
+ * client that left is not the app's error (no traceback). An error after
+ * the response was complete (a background task) is logged only. */
+void m0_asgi_fail(m0_asgi_conn *c, PyObject *exc, const char *context)
+{
+	int quiet = c->client_gone || c->read_failed;
+	if (!quiet) {
+		if (exc != NULL && PyExceptionInstance_Check(exc)) {
+			m0_asgi_raise_again(exc);
+			m0_asgi_log_exception(c, context);
+		} else {
+			m0_log("m0serve: %.*s: %s", c->line_len, c->line, context);
+		}
+	}
+	m0_response *r = c->resp;
+	if (r != NULL) {
+		if (quiet) {
+			r->outcome = M0_ABORTED;
+		} else if (c->head_sent) {
+			r->outcome = M0_ABORTED;
+			r->app_error = 1;
+		} else {
+			m0_asgi_plain(r, 500, "Internal Server Error", 1);
+		}
+		m0_asgi_complete(c);
+	}
+}
+
+/* m0_asgi_cancel: the shutdown cancelled the task. */
+void m0_asgi_cancel(m0_asgi_conn *c)
+{
+	if (c->resp != NULL) {
+		if (c->head_sent)
+			c->resp->outcome = M0_ABORTED;
+		else
+			m0_asgi_unavailable(c->resp);
+		m0_asgi_complete(c);
+	}
+}
+
+/* m0_asgi_release: the task ended. The connection takes no message after
+ * (kind->end) and the slot goes back to the Go side; 0, or -1 with an
+ * exception set when ending the connection failed (the slot goes back
+ * all the same). The caller holds a reference to c. */
+int m0_asgi_release(m0_asgi_conn *c)
+{
+	if (c->ended)
+		return 0;
+	if (c->resp != NULL) {
+		m0_asgi_plain(c->resp, 500, "Internal Server Error", 1);
+		m0_asgi_complete(c);
+	}
+	c->ended = 1;
+	int rc = c->kind->end(c);
+	m0goASGIRelease(c->id);
+	drop(c);
+	return rc;
+}
+
+/* m0_asgi_conn_init readies the shared types and names and adds
+ * ClientDisconnected to module. */
+int m0_asgi_conn_init(PyObject *module)
+{
+	static const m0_interned names[] = {
+	    {&s_create_future, "create_future"},
+	    {&s_done, "done"},
+	    {&s_set_result, "set_result"},
+	    {&s_set_exception, "set_exception"},
+	};
+	if (M0_INTERN_ALL(names) < 0 || PyType_Ready(&ready_type) < 0)
+		return -1;
+	if (m0_asgi_ready_none == NULL && (m0_asgi_ready_none = m0_asgi_ready(Py_NewRef(Py_None))) == NULL)
+		return -1;
+	/* The ASGI spec has send raise a server-specific subclass of OSError
+	 * once the client has gone. */
+	if (m0_asgi_client_disconnected == NULL &&
+	    (m0_asgi_client_disconnected = PyErr_NewExceptionWithDoc(
+	         "_m0asgi.ClientDisconnected", "send() after the client went away", PyExc_OSError, NULL)) == NULL)
+		return -1;
+	return PyModule_AddObjectRef(module, "ClientDisconnected", m0_asgi_client_disconnected);
+}
