@@ -19,6 +19,13 @@ type WebSocketRemote struct {
 	loop   *Loop
 	socket *WebSocket // touched by the loop thread only
 
+	// sendMu orders senders; only they take it, so the loop never waits
+	// while one encodes or compresses (into encoded, theirs alone).
+	sendMu   sync.Mutex
+	encoded  []byte
+	deflate  bool
+	deflater ws.Deflater
+
 	mu      sync.Mutex
 	drained sync.Cond // the loop took pending output, or the connection ended
 	// pending holds frames encoded by senders, not yet taken by the loop;
@@ -33,8 +40,6 @@ type WebSocketRemote struct {
 	closeReason string
 	closed      bool // closing or closed: Send fails
 	queued      bool // in the loop's ring
-	deflate     bool
-	deflater    ws.Deflater
 }
 
 // Remote returns the connection's handle for other goroutines. Call it on
@@ -52,22 +57,37 @@ func (c *WebSocket) Remote() *WebSocketRemote {
 // the connection's unsent output is above the high-water mark. Once the
 // connection is closing or closed it returns ErrWebSocketClosed.
 func (r *WebSocketRemote) Send(op ws.Opcode, payload []byte) error {
+	r.sendMu.Lock()
+	defer r.sendMu.Unlock()
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	for !r.closed && len(r.pending)+r.buffered >= outboxHighWater {
 		r.drained.Wait()
 	}
-	if r.closed {
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
 		return ErrWebSocketClosed
 	}
 	var d *ws.Deflater
 	if r.deflate {
 		d = &r.deflater
 	}
-	r.pending = ws.AppendMessage(r.pending, op, payload, d)
+	r.encoded = ws.AppendMessage(r.encoded[:0], op, payload, d)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrWebSocketClosed
+	}
+	r.pending = append(r.pending, r.encoded...)
 	r.notify()
+	if cap(r.encoded) > keepEncoded {
+		r.encoded = nil // a big message's buffer is not kept
+	}
 	return nil
 }
+
+// keepEncoded is the largest encoding buffer a Remote keeps between sends.
+const keepEncoded = 64 << 10
 
 // Taken is WebSocket.Taken from another goroutine.
 func (r *WebSocketRemote) Taken() {
@@ -138,6 +158,9 @@ func (l *Loop) drainWebSocketNotes() {
 		if live && len(out) > 0 {
 			o := l.wsOutput(s)
 			*o = append(*o, out...)
+		}
+		if cap(out) > 2*outboxHighWater {
+			out = nil // a big message's buffer is not kept
 		}
 		r.mu.Lock()
 		r.spare = out[:0]
