@@ -148,7 +148,7 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.BoolVar(&cfg.NoDateHeader, "no-date-header", cfg.NoDateHeader, "send no Date field (an app's own still goes out)")
 	fs.Var((*headerList)(&cfg.Headers), "header", "NAME:VALUE field added to every response that does not set NAME itself; "+
 		"repeatable; in M0_HEADER one per line (Server:NAME replaces m0serve's)")
-	fs.StringVar(&cfg.WS, "ws", cfg.WS, "WebSocket support: auto or none (none: upgrade requests reach the app as plain HTTP)")
+	fs.StringVar(&cfg.WS, "ws", cfg.WS, "WebSocket support: auto or none (none: no upgrade is accepted)")
 	fs.Var((*size)(&cfg.WSMaxSize), "ws-max-size", "largest WebSocket message in bytes (K, M, G suffixes); closed with 1009 beyond")
 	fs.IntVar(&cfg.WSMaxQueue, "ws-max-queue", cfg.WSMaxQueue, "WebSocket messages the app may leave untaken before the connection stops being read")
 	fs.Var((*duration)(&cfg.WSPingInterval), "ws-ping-interval", "time between the server's WebSocket pings (0: no pings)")
