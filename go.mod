@@ -3,7 +3,9 @@ module github.com/m0serve/m0serve
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/gobwas/ws v1.5.0
+	github.com/gorilla/websocket v1.5.3
 	github.com/klauspost/compress v1.20.4
 	github.com/pawelgaczynski/giouring v0.0.0-20230826085535-69588b89acb9
 	golang.org/x/sys v0.50.0

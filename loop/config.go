@@ -89,6 +89,9 @@ type Config struct {
 	// second while it runs: a supervisor reading it sees a loop that
 	// stopped turning.
 	Heartbeat *atomic.Int64
+
+	// WebSocket is the policy for upgraded connections (websocket.go).
+	WebSocket WebSocketConfig
 }
 
 // Defaults.
@@ -141,6 +144,7 @@ func (c *Config) applyDefaults() error {
 	if c.Limits.MaxFields <= 0 {
 		c.Limits.MaxFields = http1.DefaultLimits.MaxFields
 	}
+	c.WebSocket.applyDefaults()
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}
 	}

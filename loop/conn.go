@@ -25,6 +25,8 @@ func (l *Loop) advance(s *slot) {
 			more = l.serviceJob(s)
 		case stateDiscard:
 			more = l.discardBody(s)
+		case stateWebSocket:
+			more = l.serveWebSocket(s)
 		}
 		if !more {
 			return

@@ -30,4 +30,10 @@
 //     said it is about to wait.
 //
 // See Example for both shapes side by side.
+//
+// An inline handler may also accept a WebSocket upgrade
+// (ResponseWriter.AcceptWebSocket): the connection then carries frames,
+// decoded by package ws, and the loop runs the protocol around a
+// WebSocketHandler (websocket.go): pings both ways, the close handshake,
+// the message size limit, and back-pressure.
 package loop

@@ -28,6 +28,7 @@ type Request struct {
 	*http1.Request
 	slot *slot
 	head []byte
+	loop *Loop
 }
 
 // RemoteAddr returns the client's address (the zero value if unknown).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/internal/threadsched"
+	"github.com/m0serve/m0serve/ws"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,6 +43,8 @@ type Loop struct {
 
 	// notes carries jobs with news from handler threads to the loop.
 	notes ring[*Job]
+	// wsNotes does the same for WebSocket connections (websocket_remote.go).
+	wsNotes ring[*WebSocketRemote]
 	// parked is set while the loop is about to wait or waiting: only then
 	// does a handler thread pay for a Wake.
 	parked atomic.Bool
@@ -53,6 +56,11 @@ type Loop struct {
 
 	request Request
 	writer  ResponseWriter
+
+	// WebSocket state shared by the loop's connections (websocket.go).
+	wsRequest  ws.Request
+	wsInflater *ws.Inflater
+	wsDeflater *ws.Deflater
 
 	date     http1.DateCache
 	defaults []defaultField // Config.Headers
@@ -92,8 +100,10 @@ func New(cfg Config) (*Loop, error) {
 	// One note per live job at most (Job.queued), and jobs are bounded by
 	// connections; twice that leaves room for jobs outliving their slot.
 	l.notes.init(2*cfg.MaxConnections + 64)
+	l.wsNotes.init(cfg.MaxConnections + 64)
 	l.buffers.init(recvBufferSize(cfg.Limits.MaxHeadBytes))
 	l.writer.loop = l
+	l.request.loop = l
 	return l, nil
 }
 
@@ -253,7 +263,7 @@ func (l *Loop) pass() error {
 		l.parked.Store(true)
 		// A note posted before the flag was up found it down and did not
 		// wake us: look once more now that it is up.
-		if !l.notes.empty() || l.shutdown.Load() != 0 && !l.draining {
+		if !l.notes.empty() || !l.wsNotes.empty() || l.shutdown.Load() != 0 && !l.draining {
 			timeout = 0
 		}
 	}
@@ -269,6 +279,7 @@ func (l *Loop) pass() error {
 		l.completions[i].Data = nil
 	}
 	l.drainNotes()
+	l.drainWebSocketNotes()
 	l.pushHeldJobs()
 	if l.now >= l.nextTick {
 		l.tick()
@@ -606,6 +617,9 @@ func (l *Loop) onSend(s *slot, c *Completion) {
 		return
 	}
 	s.send = s.send[:0]
+	if s.ws != nil {
+		l.wsSent(s)
+	}
 	if s.closeAfter {
 		l.touch(s)
 		return
@@ -648,6 +662,9 @@ func (l *Loop) closeSlot(s *slot) {
 	}
 	s.closing = true
 	s.deadline, s.deadlineKind = 0, deadlineNone
+	if s.ws != nil {
+		l.wsEnd(s, ws.CloseAbnormal, nil)
+	}
 	if j := s.job; j != nil {
 		s.job = nil
 		l.detachJob(j, ErrAborted)
@@ -665,6 +682,9 @@ func (l *Loop) tick() {
 	for _, s := range l.slots[1:] {
 		if s == nil || !s.open || s.closing {
 			continue
+		}
+		if s.ws != nil {
+			l.wsTick(s)
 		}
 		if l.checkSend(s); !s.closing && l.cfg.BodyMinRate > 0 {
 			l.checkBodyRate(s)
@@ -702,6 +722,10 @@ func (l *Loop) drain(deadline int64) {
 	force := l.now >= l.drainByNanos
 	for _, s := range l.slots[1:] {
 		if s == nil || !s.open || s.closing {
+			continue
+		}
+		if s.ws != nil && !force {
+			l.wsGoingAway(s)
 			continue
 		}
 		idle := s.state == stateHead && s.job == nil && !s.sending && len(s.send) == 0 && len(s.input()) == 0

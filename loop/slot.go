@@ -18,6 +18,8 @@ const (
 	// stateDiscard: the response is done but the request body is not:
 	// read and drop it before the next request.
 	stateDiscard
+	// stateWebSocket: upgraded; frames, not requests (websocket.go).
+	stateWebSocket
 )
 
 // deadlineKind says what a slot's deadline is waiting for.
@@ -29,6 +31,7 @@ const (
 	deadlineIdle
 	deadlineBody
 	deadlineLinger
+	deadlineWSClose // the client's Close is due (websocket.go)
 )
 
 // slot is one connection. Slots are recycled; gen tells a completion for an
@@ -43,6 +46,7 @@ type slot struct {
 	parser http1.Parser
 	req    http1.Request
 	job    *Job
+	ws     *WebSocket // set once upgraded
 
 	// Receive side. Bytes not yet consumed are recv[recvStart:recvEnd],
 	// unless provided holds a backend buffer being parsed in place.

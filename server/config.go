@@ -56,6 +56,14 @@ type Config struct {
 	NoServerHeader bool     // no Server field
 	NoDateHeader   bool     // no Date field
 	Headers        []string // "Name: value" fields (--header); a Server one replaces m0serve's
+
+	// WebSockets (websocket.go); names follow uvicorn's flags.
+	WS                  string // auto or none
+	WSMaxSize           int64
+	WSMaxQueue          int
+	WSPingInterval      time.Duration // 0: no pings
+	WSPingTimeout       time.Duration
+	WSPerMessageDeflate bool
 }
 
 // Defaults, shared with cmd/m0serve's --help.
@@ -78,6 +86,13 @@ var Defaults = Config{
 	Loop:             "auto",
 	Lifespan:         "auto",
 	Threads:          DefaultThreads,
+
+	WS:                  "auto",
+	WSMaxSize:           16 << 20,
+	WSMaxQueue:          32,
+	WSPingInterval:      20 * time.Second,
+	WSPingTimeout:       20 * time.Second,
+	WSPerMessageDeflate: true,
 }
 
 // ConfigError is a configuration mistake: the command line reports it in
@@ -123,6 +138,9 @@ func (c *Config) Validate() error {
 		return &ConfigError{"send-timeout", "must be positive"}
 	case c.BodyMinRate < 0:
 		return &ConfigError{"body-min-rate", "must not be negative"}
+	}
+	if err := c.validateWebSocket(); err != nil {
+		return err
 	}
 	switch c.Backend {
 	case "auto":

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/m0serve/m0serve/loop"
+	"github.com/m0serve/m0serve/ws"
 )
 
 // native is a Go handler built into the binary: an inline part that runs
@@ -22,9 +23,10 @@ type native struct {
 }
 
 var natives = map[string]native{
-	"hello": {inline: loop.HandlerFunc(serveHello)},
-	"echo":  {inline: deferAll, deferred: serveEcho},
-	"slow":  {inline: deferAll, deferred: serveSlow},
+	"hello":   {inline: loop.HandlerFunc(serveHello)},
+	"ws-echo": {inline: loop.HandlerFunc(serveWebSocketEcho)},
+	"echo":    {inline: deferAll, deferred: serveEcho},
+	"slow":    {inline: deferAll, deferred: serveSlow},
 }
 
 // NativeNames lists the native handlers, for messages and --help.
@@ -156,3 +158,31 @@ func serveSlow(j *loop.Job) {
 	}
 	j.Finish()
 }
+
+// serveWebSocketEcho accepts WebSocket upgrades (with the first
+// subprotocol offered) and echoes every message, on the loop thread; other
+// requests get the hello answer. It is the
+// loop's own floor in the WebSocket benchmark.
+func serveWebSocketEcho(req *loop.Request, w *loop.ResponseWriter) {
+	if req.IsWebSocket() {
+		// The client's first subprotocol, if it offers any.
+		var offered [4][]byte
+		var protocol []byte
+		if p := req.WebSocketProtocols(offered[:0]); len(p) > 0 {
+			protocol = p[0]
+		}
+		// A refused handshake is answered by AcceptWebSocket itself.
+		w.AcceptWebSocket(webSocketEcho{}, protocol)
+		return
+	}
+	serveHello(req, w)
+}
+
+type webSocketEcho struct{}
+
+func (webSocketEcho) OnMessage(c *loop.WebSocket, op ws.Opcode, payload []byte) bool {
+	c.Send(op, payload)
+	return false
+}
+
+func (webSocketEcho) OnClose(*loop.WebSocket, ws.CloseCode, []byte) {}

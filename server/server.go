@@ -133,6 +133,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		Logf:             logf,
 		OnJobGone:        jobGone,
 		OnLoopResponse:   loopResponses,
+		WebSocket:        cfg.webSocket(),
 		OnExit:           onExit,
 		OnStart: func(name string) {
 			logf("m0serve: %s: serving on %s (%s)", describeApp(&cfg, py), url, name)

@@ -148,6 +148,12 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.BoolVar(&cfg.NoDateHeader, "no-date-header", cfg.NoDateHeader, "send no Date field (an app's own still goes out)")
 	fs.Var((*headerList)(&cfg.Headers), "header", "NAME:VALUE field added to every response that does not set NAME itself; "+
 		"repeatable; in M0_HEADER one per line (Server:NAME replaces m0serve's)")
+	fs.StringVar(&cfg.WS, "ws", cfg.WS, "WebSocket support: auto or none (none: no upgrade is accepted)")
+	fs.Var((*size)(&cfg.WSMaxSize), "ws-max-size", "largest WebSocket message in bytes (K, M, G suffixes); closed with 1009 beyond")
+	fs.IntVar(&cfg.WSMaxQueue, "ws-max-queue", cfg.WSMaxQueue, "WebSocket messages the app may leave untaken before the connection stops being read")
+	fs.Var((*duration)(&cfg.WSPingInterval), "ws-ping-interval", "time between the server's WebSocket pings (0: no pings)")
+	fs.Var((*duration)(&cfg.WSPingTimeout), "ws-ping-timeout", "time a WebSocket ping may go unanswered before closing with 1011")
+	fs.BoolVar(&cfg.WSPerMessageDeflate, "ws-per-message-deflate", cfg.WSPerMessageDeflate, "accept permessage-deflate compression of WebSocket messages")
 	// Every flag defined here reads M0_ and its name in upper case, dashes
 	// as underscores (--version, added by the caller, has none).
 	var options []option

@@ -1,0 +1,206 @@
+package loop
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/m0serve/m0serve/ws"
+)
+
+// WebSocketRemote is a WebSocket's handle for other goroutines, such as
+// the threads of the Python bridge: a handler whose OnMessage queues
+// messages for such a consumer gives it the Remote. Sends are encoded (and
+// compressed) on the caller's thread and handed to the loop through a
+// ring, like a deferred job's news; Send waits while the connection's
+// unsent output is above the high-water mark, so a client that does not
+// read holds its sender, not the server's memory. All methods are safe
+// from any goroutine.
+type WebSocketRemote struct {
+	loop   *Loop
+	socket *WebSocket // touched by the loop thread only
+
+	// sendMu orders senders; only they take it, so the loop never waits
+	// while one encodes or compresses (into encoded, theirs alone).
+	sendMu   sync.Mutex
+	encoded  []byte
+	deflate  bool
+	deflater ws.Deflater
+
+	mu      sync.Mutex
+	drained sync.Cond // the loop took pending output, or the connection ended
+	// pending holds frames encoded by senders, not yet taken by the loop;
+	// spare is the buffer the loop gave back, reused for the next ones.
+	pending []byte
+	spare   []byte
+	// buffered is the output the loop holds unsent, as it last said.
+	buffered    int
+	taken       int // Taken calls the loop has not applied yet
+	closeAsked  bool
+	closeCode   ws.CloseCode
+	closeReason string
+	closed      bool // closing or closed: Send fails
+	queued      bool // in the loop's ring
+}
+
+// Remote returns the connection's handle for other goroutines. Call it on
+// the loop thread (in AcceptWebSocket's caller or a handler method).
+func (c *WebSocket) Remote() *WebSocketRemote {
+	if c.remote == nil {
+		r := &WebSocketRemote{loop: c.loop, socket: c, deflate: c.deflate, closed: c.state != wsOpen}
+		r.drained.L = &r.mu
+		c.remote = r
+	}
+	return c.remote
+}
+
+// Send queues a whole message (ws.OpText or ws.OpBinary), waiting while
+// the connection's unsent output is above the high-water mark. Once the
+// connection is closing or closed it returns ErrWebSocketClosed.
+func (r *WebSocketRemote) Send(op ws.Opcode, payload []byte) error {
+	r.sendMu.Lock()
+	defer r.sendMu.Unlock()
+	r.mu.Lock()
+	for !r.closed && len(r.pending)+r.buffered >= outboxHighWater {
+		r.drained.Wait()
+	}
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return ErrWebSocketClosed
+	}
+	var d *ws.Deflater
+	if r.deflate {
+		d = &r.deflater
+	}
+	r.encoded = ws.AppendMessage(r.encoded[:0], op, payload, d)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrWebSocketClosed
+	}
+	r.pending = append(r.pending, r.encoded...)
+	r.notify()
+	if cap(r.encoded) > keepEncoded {
+		r.encoded = nil // a big message's buffer is not kept
+	}
+	return nil
+}
+
+// keepEncoded is the largest encoding buffer a Remote keeps between sends.
+const keepEncoded = 64 << 10
+
+// Taken is WebSocket.Taken from another goroutine.
+func (r *WebSocketRemote) Taken() {
+	r.mu.Lock()
+	if !r.closed {
+		r.taken++
+		r.notify()
+	}
+	r.mu.Unlock()
+}
+
+// Close is WebSocket.Close from another goroutine: output queued before
+// it is sent first.
+func (r *WebSocketRemote) Close(code ws.CloseCode, reason string) {
+	r.mu.Lock()
+	if !r.closed {
+		r.closed, r.closeAsked = true, true
+		r.closeCode, r.closeReason = code, reason
+		r.drained.Broadcast()
+		r.notify()
+	}
+	r.mu.Unlock()
+}
+
+// notify puts r in the loop's ring once; r.mu is held.
+func (r *WebSocketRemote) notify() {
+	if r.queued {
+		return
+	}
+	r.queued = true
+	if r.loop.enqueueWebSocket(r) {
+		r.loop.kick()
+	}
+}
+
+// enqueueWebSocket is enqueue for a WebSocket's news.
+func (l *Loop) enqueueWebSocket(r *WebSocketRemote) bool {
+	for !l.wsNotes.push(r) {
+		if l.exited.Load() {
+			return false
+		}
+		runtime.Gosched()
+	}
+	return !l.exited.Load()
+}
+
+// drainWebSocketNotes applies what other goroutines asked of their
+// connections: output, messages taken, closes.
+func (l *Loop) drainWebSocketNotes() {
+	for {
+		r, ok := l.wsNotes.pop()
+		if !ok {
+			return
+		}
+		c := r.socket
+		s := c.slot
+		r.mu.Lock()
+		r.queued = false
+		out := r.pending
+		r.pending, r.spare = r.spare[:0], nil
+		taken := r.taken
+		r.taken = 0
+		closeAsked, code, reason := r.closeAsked, r.closeCode, r.closeReason
+		r.closeAsked = false
+		r.mu.Unlock()
+
+		live := s.ws == c && s.open && !s.closing && c.state == wsOpen
+		if live && len(out) > 0 {
+			o := l.wsOutput(s)
+			*o = append(*o, out...)
+		}
+		if cap(out) > 2*outboxHighWater {
+			out = nil // a big message's buffer is not kept
+		}
+		r.mu.Lock()
+		r.spare = out[:0]
+		r.mu.Unlock()
+		if !live {
+			continue
+		}
+		if closeAsked {
+			c.Close(code, reason)
+		}
+		c.queued = max(c.queued-taken, 0)
+		l.advance(s)
+		l.touch(s)
+		l.wsBuffered(c)
+	}
+}
+
+// wsBuffered tells a connection's remote how much output the loop holds
+// unsent, waking senders once it is below the high-water mark.
+func (l *Loop) wsBuffered(c *WebSocket) {
+	r := c.remote
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.buffered = len(c.slot.send) + len(c.outbox)
+	if len(r.pending)+r.buffered < outboxHighWater {
+		r.drained.Broadcast()
+	}
+	r.mu.Unlock()
+}
+
+// wsRemoteClosed fails the remote's later sends and wakes those waiting.
+func (l *Loop) wsRemoteClosed(c *WebSocket) {
+	r := c.remote
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.closed = true
+	r.drained.Broadcast()
+	r.mu.Unlock()
+}
