@@ -178,3 +178,27 @@ wheel: packages-wheel
 .PHONY: test-deploy
 test-deploy:
 	cd deploy/kubernetes && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# The TechEmpower entry (tfb/): their plaintext and json verification
+# rules, every variant (tfb/verify; tfb/README.md cites the toolset files).
+.PHONY: tfb-verify
+tfb-verify: packages-run build
+	$(GO) run $(LDFLAGS) ./tfb/verify -binary $(BIN)
+
+# The image from the Dockerfile, built and run with podman: non-root,
+# epoll under the default seccomp profile, a drained stop
+# (tests/container/test.sh; minutes the first time: debootstrap).
+.PHONY: test-container
+test-container:
+	@$(INSTALL_PACKAGES) podman debootstrap curl
+	sh tests/container/test.sh
+
+# TechEmpower's plaintext (pipelined 16, 256 connections up) and json
+# tests through wrk for the three tfb/ variants beside fasthttp, uvicorn,
+# gunicorn and uWSGI, alternated, CPU per request beside requests/s
+# (tfb/bench; bench/README.md, TechEmpower section). About 5 minutes;
+# QUICK=1 for a smoke run.
+.PHONY: bench-tfb
+bench-tfb: packages-bench-python build
+	cd bench/peers && $(GO) build -o bin/tfbfasthttp ./tfbfasthttp
+	$(GO) run ./tfb/bench $(if $(QUICK),-rounds 1 -duration 1 -plaintext 256 -json 64)
