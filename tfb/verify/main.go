@@ -27,14 +27,14 @@ import (
 // variant is how a benchmark_config.json test is served: the m0serve
 // arguments of its Dockerfile's CMD, and the Python app if any.
 type variant struct {
-	args       []string
-	module     string // app module in tfb/, "" for the native handler
-	interface_ string
+	args         []string
+	module       string // app module in tfb/, "" for the native handler
+	appInterface string
 }
 
 var variants = map[string]variant{
-	"default": {args: []string{"app_wsgi:app"}, module: "app_wsgi", interface_: "wsgi"},
-	"asgi":    {args: []string{"app_asgi:app"}, module: "app_asgi", interface_: "asgi"},
+	"default": {args: []string{"app_wsgi:app"}, module: "app_wsgi", appInterface: "wsgi"},
+	"asgi":    {args: []string{"app_asgi:app"}, module: "app_asgi", appInterface: "asgi"},
 	"native":  {args: []string{"--native", "tfb"}},
 }
 
@@ -68,7 +68,7 @@ func main() {
 			report(name, []string{err.Error()})
 		}
 		if v.module != "" {
-			report(name+": json serialised per request", perRequest(*python, *dir, v.module, v.interface_))
+			report(name+": json serialised per request", perRequest(*python, *dir, v.module, v.appInterface))
 		}
 	}
 	if failed {
@@ -199,10 +199,10 @@ for _ in range(3):
 print(calls, json.loads(bodies[0])["message"] if bodies[0] else "")
 `
 
-func perRequest(python, dir, module, iface string) []string {
+func perRequest(python, dir, module, appInterface string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, python, "-c", perRequestScript, dir, module, iface).CombinedOutput()
+	out, err := exec.CommandContext(ctx, python, "-c", perRequestScript, dir, module, appInterface).CombinedOutput()
 	if err != nil {
 		return []string{fmt.Sprintf("calling %s directly: %v\n%s", module, err, out)}
 	}
