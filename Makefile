@@ -15,10 +15,14 @@ GOBIN       := $(shell $(GO) env GOPATH)/bin
 # benchmarks their load generator and peers.
 RUN_PACKAGES          := pkg-config python3-dev
 TEST_PACKAGES         := $(RUN_PACKAGES) curl chromium gunicorn python3-flask python3-django \
-	python3-uvloop python3-starlette python3-fastapi python3-multipart python3-pyflakes python3-websockets
+	python3-uvloop python3-starlette python3-fastapi python3-multipart python3-pyflakes python3-websockets \
+	python3-build python3-setuptools python3-wheel python3-venv python3-pip
 BENCH_PACKAGES        := $(RUN_PACKAGES) wrk strace
 BENCH_PYTHON_PACKAGES := $(BENCH_PACKAGES) gunicorn python3-flask python3-uvloop python3-starlette \
 	python3-fastapi uwsgi uwsgi-plugin-python3 python3-uvicorn python3-httptools
+# make wheel's build frontend and backend; the tests install a wheel into
+# a venv, so they need them too.
+WHEEL_PACKAGES        := $(RUN_PACKAGES) python3-build python3-setuptools python3-wheel python3-venv python3-pip
 INSTALL_PACKAGES      := sh scripts/install-packages.sh
 
 # The version (the VERSION file) and the commit, stamped into the binary;
@@ -85,6 +89,7 @@ cross-check:
 test: packages-test fmt-check lint cross-check build
 	$(GO) test $(LDFLAGS) -count=1 ./...
 	cd bench && $(GO) test $(LDFLAGS) -count=1 ./...
+	cd deploy/kubernetes && $(GO) test -count=1 ./...
 
 # Serves the example WSGI app until Ctrl-C; the first log line says where
 # and on which backend.
@@ -115,7 +120,7 @@ bench-python: packages-bench-python build
 # LD_LIBRARY_PATH is set as well, so the test binary loads that libpython
 # even where the rpath is overridden. CGO_CFLAGS names the include dir so
 # the build cache never reuses a build for another Python.
-test-pythons:
+test-pythons: packages-wheel
 	@default=$$(pkg-config --modversion python3-embed); failed=""; tested=0; \
 	logs=$$(mktemp -d /tmp/m0-test-pythons.XXXXXX); \
 	for pc in $${PYENV_ROOT:-/root/.pyenv}/versions/3.*/lib/pkgconfig/python3-embed.pc; do \
@@ -137,6 +142,10 @@ test-pythons:
 	done; \
 	if [ $$tested = 0 ]; then echo "test-pythons: no other embeddable Python 3.10+ found"; exit 1; fi; \
 	if [ -n "$$failed" ]; then echo "test-pythons: failed:$$failed"; exit 1; fi
+	@for python in $$(sh scripts/other-pythons.sh); do \
+		echo "test-pythons: the wheel for $$python (TestWheel)"; \
+		M0_WHEEL_PYTHON=$$python $(GO) test $(LDFLAGS) -count=1 -run '^TestWheel$$' ./tests/ || exit 1; \
+	done
 
 # http1 beside fasthttp and net/http on the same request heads, one run.
 bench-parsers:
@@ -151,7 +160,7 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin
+	rm -rf bin build dist
 
 # --workers measured (bench/README.md, Workers section): server CPU per
 # request of one process, a master with 1 worker and with 2, all pinned to
@@ -167,3 +176,48 @@ bench-workers: packages-bench-python build
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms workers-arms.json \
 		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) \
 		-arms m0serve-w2,gunicorn-w2 -scenarios c64 -rounds 1 -warmup 1s -duration 30s -reload-every 5s
+
+# make wheel: dist/m0serve-<VERSION>-cpXY-cpXY-linux_<arch>.whl for each
+# embeddable CPython here: Debian's python3 and the pyenv builds (3.10 and
+# newer, one per minor version, other than the default's) that
+# test-pythons tests; WHEEL_PYTHONS=/usr/bin/python3 for one. Each binary
+# is built against its own libpython (packaging/build-wheel.sh).
+.PHONY: wheel packages-wheel
+packages-wheel:
+	@$(INSTALL_PACKAGES) $(WHEEL_PACKAGES)
+
+wheel: packages-wheel
+	@for python in $(or $(WHEEL_PYTHONS),/usr/bin/python3 $$(sh scripts/other-pythons.sh)); do \
+		sh packaging/build-wheel.sh $$python || exit 1; \
+	done
+
+# The Kubernetes example decoded with the Kubernetes API types (a module
+# of its own, deploy/kubernetes/go.mod, so the server carries no k8s
+# dependency); make test runs it too.
+.PHONY: test-deploy
+test-deploy:
+	cd deploy/kubernetes && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# The TechEmpower entry (tfb/): their plaintext and json verification
+# rules, every variant (tfb/verify; tfb/README.md cites the toolset files).
+.PHONY: tfb-verify
+tfb-verify: packages-run build
+	$(GO) run $(LDFLAGS) ./tfb/verify -binary $(BIN)
+
+# The image from the Dockerfile, built and run with podman: non-root,
+# epoll under the default seccomp profile, a drained stop
+# (tests/container/test.sh; minutes the first time: debootstrap).
+.PHONY: test-container
+test-container:
+	@$(INSTALL_PACKAGES) podman debootstrap curl
+	sh tests/container/test.sh
+
+# TechEmpower's plaintext (pipelined 16, 256 connections up) and json
+# tests through wrk for the three tfb/ variants beside fasthttp, uvicorn,
+# gunicorn and uWSGI, alternated, CPU per request beside requests/s
+# (tfb/bench; bench/README.md, TechEmpower section). About 5 minutes;
+# QUICK=1 for a smoke run.
+.PHONY: bench-tfb
+bench-tfb: packages-bench-python build
+	cd bench/peers && $(GO) build -o bin/tfbfasthttp ./tfbfasthttp
+	$(GO) run ./tfb/bench $(if $(QUICK),-rounds 1 -duration 1 -plaintext 256 -json 64)

@@ -62,6 +62,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	if cfg.Native == "" {
+		if err := checkPythonVersion(cfg.Venv); err != nil {
+			fmt.Fprintf(stderr, "m0serve: %v\n", err)
+			return 2
+		}
+	}
+
 	logger := log.New(stderr, "", log.LstdFlags|log.LUTC)
 	if path := os.Getenv("M0_CPUPROFILE"); path != "" {
 		// For engineers, not users (perf is not available everywhere):
