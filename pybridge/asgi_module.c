@@ -383,7 +383,7 @@ static PyObject *mod_pathsend(PyObject *self, PyObject *const *args, Py_ssize_t 
 void m0_asgi_log_exception(m0_asgi_slot *s, const char *context)
 {
 	m0_log("m0serve: %.*s: %s", s->line_len, s->line, context);
-	PyErr_PrintEx(0);
+	m0_print_exception();
 }
 
 static void raise_again(PyObject *exc)
