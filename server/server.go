@@ -142,6 +142,12 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	cfg.Worker.attach(l, &cfg, logf)
 
 	stop := newStopper(l, cfg.GracefulTimeout, logf)
+	if cfg.Worker == nil {
+		// In a worker the socket is the master's, shared with the
+		// replacement and the other workers: the worker only stops
+		// accepting.
+		stop.listenFD = listenFD
+	}
 	signal.Notify(stop.signals, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(stop.signals)
 	defer stop.runReturned()
