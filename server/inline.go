@@ -64,7 +64,9 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 	h.remote = addr.Addr().AppendTo(h.remote[:0])
 	j.Request.RemoteAddr = h.remote
 	j.Request.RemotePort = int(addr.Port())
+	record := h.pool.inFlight.claim(req.Request.Bytes(req.Request.Method), req.Request.Bytes(req.Request.Target))
 	h.in.Serve(j)
+	h.pool.inFlight.release(record)
 
 	resp := j.Response
 	status, body := resp.Status(), resp.Body()

@@ -27,7 +27,7 @@ const (
 
 	WorkerListenFD    = 3 // the listening socket, owned by the master
 	WorkerControlFD   = 4 // one end of a socketpair: lines both ways
-	WorkerHeartbeatFD = 5 // a file of 8 bytes, mapped by both processes
+	WorkerHeartbeatFD = 5 // a file of HeartbeatSize bytes, mapped by both processes
 )
 
 // The control lines. A worker says ready once the app is imported, ASGI
@@ -43,10 +43,6 @@ const (
 	WorkerReopen = "reopen"
 )
 
-// HeartbeatSize is the size of the heartbeat file: one int64, the unix
-// nanoseconds the worker's loop last stamped.
-const HeartbeatSize = 8
-
 // Worker is the worker side of the master's supervision. Its methods do
 // nothing on a nil Worker (the single process of today).
 type Worker struct {
@@ -55,6 +51,7 @@ type Worker struct {
 
 	control   *os.File
 	heartbeat *atomic.Int64
+	inFlight  *inFlight // in the heartbeat file (inflight.go)
 	loop      *loop.Loop
 	grace     time.Duration
 	served    int // on the loop thread
@@ -89,6 +86,7 @@ func WorkerFromEnv() (*Worker, error) {
 		MaxRequests: limit,
 		control:     os.NewFile(WorkerControlFD, "control"),
 		heartbeat:   (*atomic.Int64)(unsafe.Pointer(&mem[0])),
+		inFlight:    &inFlight{mem: mem},
 	}, nil
 }
 
@@ -138,6 +136,15 @@ func (w *Worker) handler(next loop.Handler) loop.Handler {
 		}
 		next.ServeInline(req, rw)
 	})
+}
+
+// requests is the worker's table of requests inside the app; nil in a
+// single process.
+func (w *Worker) requests() *inFlight {
+	if w == nil {
+		return nil
+	}
+	return w.inFlight
 }
 
 func (w *Worker) heartbeatStamp() *atomic.Int64 {

@@ -267,6 +267,7 @@ func (m *master) retire(w *worker, why string) {
 
 func (m *master) exited(w *worker, status string) {
 	delete(m.live, w)
+	status += inFlightNote(w, time.Now())
 	w.release()
 	s := w.slot
 	switch {
