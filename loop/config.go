@@ -67,6 +67,13 @@ type Config struct {
 	// second while it runs: a supervisor reading it sees a loop that
 	// stopped turning.
 	Heartbeat *atomic.Int64
+	// RequestTimeout, when positive, bounds how long a deferred job may
+	// go without its handler starting a response: past it the loop
+	// answers 504 and closes the connection (the handler's own response
+	// goes nowhere), checked once a second. OnRequestTimeout is called
+	// first, on the loop thread, with the job (valid during the call).
+	RequestTimeout   time.Duration
+	OnRequestTimeout func(j *Job)
 }
 
 // Defaults.

@@ -623,6 +623,9 @@ func (l *Loop) tick() {
 	l.date.Tick(time.Unix(0, l.now))
 	l.nextTick = l.now + int64(time.Second)
 	l.stampHeartbeat()
+	if l.cfg.RequestTimeout > 0 {
+		l.timeOutJobs()
+	}
 	for _, s := range l.slots[1:] {
 		if s == nil || !s.open || s.closing || s.deadline == 0 || l.now < s.deadline {
 			continue

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
@@ -107,6 +108,13 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	if cfg.AccessLog {
 		loopResponses = (&loopAccessLog{}).log
 	}
+	// --request-timeout recycles the worker; without a master there is
+	// nobody to replace it (cmd/m0serve refuses the flag there).
+	var requestTimeout time.Duration
+	onRequestTimeout := cfg.Worker.requestTimeout(&cfg)
+	if onRequestTimeout != nil {
+		requestTimeout = cfg.RequestTimeout
+	}
 	url := "http://" + net.JoinHostPort(bound.Addr().String(), strconv.Itoa(int(bound.Port())))
 	l, err := loop.New(loop.Config{
 		NewBackend: func() (loop.Backend, error) {
@@ -130,7 +138,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			logf("m0serve: %s: serving on %s (%s)", describeApp(&cfg, py), url, name)
 			cfg.Worker.started()
 		},
-		Heartbeat: cfg.Worker.heartbeatStamp(),
+		Heartbeat:        cfg.Worker.heartbeatStamp(),
+		RequestTimeout:   requestTimeout,
+		OnRequestTimeout: onRequestTimeout,
 	})
 	if err != nil {
 		if py != nil {
@@ -140,6 +150,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	}
 
 	cfg.Worker.attach(l, &cfg, logf)
+	if err := cfg.Worker.watchStacks(&cfg, py); err != nil {
+		logf("m0serve: --request-timeout will not show Python's stacks: %v", err)
+	}
 
 	stop := newStopper(l, cfg.GracefulTimeout, logf)
 	if cfg.Worker == nil {

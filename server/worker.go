@@ -37,8 +37,11 @@ const (
 // over the socket) or reopen (the log files); it stops a worker with
 // SIGTERM, as a single process is stopped.
 const (
-	WorkerReady  = "ready"
-	WorkerLimit  = "limit"
+	WorkerReady = "ready"
+	WorkerLimit = "limit"
+	// WorkerStuck: a request outlived --request-timeout; the worker has
+	// started draining and wants a replacement.
+	WorkerStuck  = "stuck"
 	WorkerDrain  = "drain"
 	WorkerReopen = "reopen"
 )
@@ -54,7 +57,8 @@ type Worker struct {
 	inFlight  *inFlight // in the heartbeat file (inflight.go)
 	loop      *loop.Loop
 	grace     time.Duration
-	served    int // on the loop thread
+	served    int  // on the loop thread
+	stuck     bool // a request timed out (on the loop thread)
 	cfg       *Config
 	logf      func(string, ...any)
 }
@@ -193,4 +197,49 @@ func (w *Worker) follow() {
 	}
 	w.logf("m0serve: the master is gone: draining")
 	w.loop.Shutdown(w.grace)
+}
+
+// stackDumpSignal makes faulthandler write Python's stacks (--request-
+// timeout). The Go side neither uses it nor is notified of it.
+const stackDumpSignal = unix.SIGUSR2
+
+// watchStacks sets up the stack dump of --request-timeout, once Python
+// runs: to fd 2, which is the error log.
+func (w *Worker) watchStacks(cfg *Config, py *python) error {
+	if w == nil || cfg.RequestTimeout <= 0 || py == nil {
+		return nil
+	}
+	return py.interp.DumpStacksOn(stackDumpSignal, 2)
+}
+
+// requestTimedOut runs on the loop thread before the loop answers 504 to
+// a job past --request-timeout. A Python thread cannot be stopped safely,
+// so the worker is replaced: the first time, Python's stacks go to the
+// log (the stuck request's among them), the worker stops accepting and
+// asks the master for a replacement; the requests queued behind the stuck
+// one time out too, without a second dump.
+func (w *Worker) requestTimedOut(j *loop.Job) {
+	req := &j.Request
+	w.logf("m0serve: %q from %v: in the app for more than %v (--request-timeout): 504",
+		string(req.Bytes(req.Method))+" "+string(req.Bytes(req.Target)), j.RemoteAddr, w.cfg.RequestTimeout)
+	if w.stuck {
+		return
+	}
+	w.stuck = true
+	w.logf("m0serve: Python's threads follow; this worker is to be replaced")
+	// To this thread, so that the dump is written before the 504 goes out
+	// and the log reads in order.
+	if err := unix.Tgkill(unix.Getpid(), unix.Gettid(), stackDumpSignal); err != nil {
+		w.logf("m0serve: dumping Python's stacks: %v", err)
+	}
+	w.loop.Drain(w.grace)
+	w.send(WorkerStuck)
+}
+
+// requestTimeout is the loop's hook for --request-timeout, nil when off.
+func (w *Worker) requestTimeout(cfg *Config) func(*loop.Job) {
+	if w == nil || cfg.RequestTimeout <= 0 || cfg.App == "" {
+		return nil
+	}
+	return w.requestTimedOut
 }
