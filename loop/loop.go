@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -390,6 +391,10 @@ func (l *Loop) maybeFree(s *slot) {
 	index := s.index
 	limits := s.parser.Limits
 	req, chunked := s.req, s.chunked
+	// The parsed request's spans point into the receive buffer just
+	// given back (or dropped): a free slot must not hold it, or every slot
+	// a peak of connections left behind pins a buffer for good.
+	req.Rebase(nil)
 	*s = slot{index: index, gen: gen}
 	s.parser.Limits = limits
 	s.req = req
@@ -625,6 +630,11 @@ func (l *Loop) tick() {
 	l.stampHeartbeat()
 	if l.cfg.RequestTimeout > 0 {
 		l.timeOutJobs()
+	}
+	if l.buffers.trim() {
+		// Off the loop thread: it collects garbage and returns the
+		// dropped buffers' pages at once, rather than minutes later.
+		go debug.FreeOSMemory()
 	}
 	for _, s := range l.slots[1:] {
 		if s == nil || !s.open || s.closing || s.deadline == 0 || l.now < s.deadline {
