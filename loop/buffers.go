@@ -66,7 +66,11 @@ func (p *bufferPool) getSend() []byte {
 }
 
 func (p *bufferPool) putSend(b []byte) {
-	if b == nil || cap(b) > sendKeepLimit || len(p.send) >= maxFreeBuffers {
+	if cap(b) > sendKeepLimit {
+		p.released += cap(b) // a large response's: trim returns it
+		return
+	}
+	if b == nil || len(p.send) >= maxFreeBuffers {
 		return
 	}
 	p.send = append(p.send, b[:0])

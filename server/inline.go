@@ -98,6 +98,7 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 		unix.Write(int(os.Stderr.Fd()), h.logLine)
 	}
 	w.Respond(status, body) // copies body into the connection's send buffer
+	resp.Release()
 	if cap(h.file) > inlineFileKeep {
 		h.file = nil // one large file must not pin its buffer for good
 	}

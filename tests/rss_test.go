@@ -68,3 +68,29 @@ func TestRSSReturnedAfterSlowClients(t *testing.T) {
 		get(t, s.url("/ok"))
 	})
 }
+
+// TestRSSReturnedAfterLargeInlineResponse: with --threads 0 a response is
+// gathered whole (in the bridge's arena, then the connection's send
+// buffer); after a 64 MiB one the memory goes back to the OS without
+// waiting for another request. The arena used to keep it until the next
+// request and the dropped send buffer until a garbage collection.
+func TestRSSReturnedAfterLargeInlineResponse(t *testing.T) {
+	s := startWSGI(t, "big_app:app", "--threads", "0")
+	get(t, s.url("/ok"))
+	pid := s.cmd.Process.Pid
+	base := processRSS(t, pid)
+	resp, body := get(t, s.url("/big?mb=64"))
+	if resp.StatusCode != 200 || len(body) != 64<<20 {
+		t.Fatalf("/big?mb=64: %d with %d bytes", resp.StatusCode, len(body))
+	}
+	want := base + 16<<20
+	var now int64
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if now = processRSS(t, pid); now <= want {
+			break
+		}
+	}
+	if now > want {
+		t.Fatalf("resident %d MiB after a 64 MiB response (%d before it), want at most %d", now>>20, base>>20, want>>20)
+	}
+}
