@@ -75,4 +75,6 @@ func TestWorkersRequestTimeoutASGI(t *testing.T) {
 	if status, body, err := fetch(oneShot(), s.url("/ok")); err != nil || status != 200 || body != "done" {
 		t.Fatalf("/ok after the timeout: %d %q %v", status, body, err)
 	}
+	// The ASGI executor's requests are in the heartbeat's table too.
+	s.waitLog(t, `after draining; in flight: "GET /sleep\?s=60"`, 1, 20*time.Second)
 }
