@@ -20,9 +20,8 @@ import (
 // A record is claimed with a compare-and-swap on its state, filled, then
 // published; freeing it is one store. Writers are the handler threads (or
 // the ASGI executor, or the loop thread with --threads 0) and allocate
-// nothing; the master reads the table once the worker has exited, or
-// while it runs for --request-timeout, when a record being filled reads
-// as not there.
+// nothing; the master reads the table once the worker has exited (a
+// record a crash left half filled reads as not there).
 const (
 	HeartbeatSize = 4096
 
