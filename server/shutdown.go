@@ -116,7 +116,9 @@ func (s *stopper) stopListening() {
 	if s.listenFD < 0 {
 		return
 	}
-	if err := unix.Shutdown(s.listenFD, unix.SHUT_RD); err != nil {
+	// ENOTCONN: a BSD kernel, where a listening socket cannot be shut
+	// down; it stays open until exit, as before.
+	if err := unix.Shutdown(s.listenFD, unix.SHUT_RD); err != nil && err != unix.ENOTCONN {
 		s.logf("m0serve: closing the listening socket: %v", err)
 	}
 }

@@ -227,9 +227,7 @@ func (w *Worker) requestTimedOut(j *loop.Job) {
 	}
 	w.stuck = true
 	w.logf("m0serve: Python's threads follow; this worker is to be replaced")
-	// To this thread, so that the dump is written before the 504 goes out
-	// and the log reads in order.
-	if err := unix.Tgkill(unix.Getpid(), unix.Gettid(), stackDumpSignal); err != nil {
+	if err := dumpStacks(); err != nil {
 		w.logf("m0serve: dumping Python's stacks: %v", err)
 	}
 	w.loop.Drain(w.grace)
