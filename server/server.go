@@ -168,6 +168,14 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 
 	runErr := l.Run()
 	stop.loopEnded()
+	if py != nil && cfg.Worker.stuckInApp() {
+		// The stuck request's thread would hold Python's stop (and burn
+		// its CPU, if it spins) for the whole graceful budget, for
+		// nothing: it cannot be stopped, and the process's exit is what
+		// ends it.
+		logf("m0serve: drained; a request is stuck in the app (--request-timeout): exiting without stopping Python")
+		py = nil
+	}
 	if py != nil {
 		if err := py.stop(stop, logf); err != nil && runErr == nil {
 			return err

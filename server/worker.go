@@ -234,6 +234,10 @@ func (w *Worker) requestTimedOut(j *loop.Job) {
 	w.send(WorkerStuck)
 }
 
+// stuckInApp: a request timed out. Read on the loop's goroutine once its
+// Run has returned.
+func (w *Worker) stuckInApp() bool { return w != nil && w.stuck }
+
 // requestTimeout is the loop's hook for --request-timeout, nil when off.
 func (w *Worker) requestTimeout(cfg *Config) func(*loop.Job) {
 	if w == nil || cfg.RequestTimeout <= 0 || cfg.App == "" {

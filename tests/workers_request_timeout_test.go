@@ -16,8 +16,10 @@ import (
 // request it was stuck in.
 func TestWorkersRequestTimeout(t *testing.T) {
 	forEachWorkerBackend(t, func(t *testing.T, env []string) {
+		// The graceful budget is long: the worker must not wait it out
+		// for the stuck request once its others are done.
 		s := startWorkers(t, workersAppDir(t, "v1"), env, "--workers", "1",
-			"--request-timeout", "1s", "--graceful-timeout", "2s")
+			"--request-timeout", "1s", "--graceful-timeout", "60s")
 		old := strconv.Itoa(s.readyPids()[0])
 		status, body, err := fetch(oneShot(), s.url("/spin?s=60"))
 		if err != nil || status != 504 || body != "request timeout\n" {
@@ -30,6 +32,7 @@ func TestWorkersRequestTimeout(t *testing.T) {
 		if err != nil || pid == old {
 			t.Fatalf("/pid after the timeout: %q %v, want a new worker (old %s)", pid, err, old)
 		}
+		s.waitLog(t, `pid `+old+`\): drained; a request is stuck in the app \(--request-timeout\): exiting without stopping Python`, 1, 20*time.Second)
 		s.waitLog(t, `pid `+old+`\): exit status 0 after draining; in flight: "GET /spin\?s=60"`, 1, 20*time.Second)
 		logs := s.logs.String()
 		named := strings.Index(logs, "--request-timeout): 504")
