@@ -92,6 +92,13 @@ type Config struct {
 
 	// WebSocket is the policy for upgraded connections (websocket.go).
 	WebSocket WebSocketConfig
+	// RequestTimeout, when positive, bounds how long a deferred job may
+	// go without its handler starting a response: past it the loop
+	// answers 504 and closes the connection (the handler's own response
+	// goes nowhere), checked once a second. OnRequestTimeout is called
+	// first, on the loop thread, with the job (valid during the call).
+	RequestTimeout   time.Duration
+	OnRequestTimeout func(j *Job)
 }
 
 // Defaults.

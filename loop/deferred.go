@@ -14,6 +14,7 @@ func (l *Loop) startJob(s *slot, head []byte) {
 	j.Request.Rebase(j.Head)
 	j.RemoteAddr = s.remoteAddr()
 	j.slot, j.gen = s.index, s.gen
+	j.handedOff = l.now
 	j.expect100 = j.Request.Expect100 && j.Request.HasBody()
 	j.bodyDone = !j.Request.HasBody()
 	s.consume(len(head))

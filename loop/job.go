@@ -97,6 +97,7 @@ type Job struct {
 	bodySent    int64 // body bytes sent of a BodyLength response
 	expect100   bool
 	sent100     bool
+	handedOff   int64 // l.now when the loop queued it (RequestTimeout)
 }
 
 func (j *Job) reset() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -439,6 +440,10 @@ func (l *Loop) maybeFree(s *slot) {
 	index := s.index
 	limits := s.parser.Limits
 	req, chunked := s.req, s.chunked
+	// The parsed request's spans point into the receive buffer just
+	// given back (or dropped): a free slot must not hold it, or every slot
+	// a peak of connections left behind pins a buffer for good.
+	req.Rebase(nil)
 	*s = slot{index: index, gen: gen}
 	s.parser.Limits = limits
 	s.req = req
@@ -679,6 +684,14 @@ func (l *Loop) tick() {
 	l.date.Tick(time.Unix(0, l.now))
 	l.nextTick = l.now + int64(time.Second)
 	l.stampHeartbeat()
+	if l.cfg.RequestTimeout > 0 {
+		l.timeOutJobs()
+	}
+	if l.buffers.trim() {
+		// Off the loop thread: it collects garbage and returns the
+		// dropped buffers' pages at once, rather than minutes later.
+		go debug.FreeOSMemory()
+	}
 	for _, s := range l.slots[1:] {
 		if s == nil || !s.open || s.closing {
 			continue

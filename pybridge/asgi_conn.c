@@ -380,7 +380,7 @@ void m0_asgi_complete(m0_asgi_conn *c)
 void m0_asgi_log_exception(m0_asgi_conn *c, const char *context)
 {
 	m0_log("m0serve: %.*s: %s", c->line_len, c->line, context);
-	PyErr_PrintEx(0);
+	m0_print_exception();
 }
 
 /* m0_asgi_raise_again sets exc as the error being handled. */

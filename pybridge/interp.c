@@ -108,7 +108,39 @@ void m0_log(const char *format, ...)
 void m0_log_exception(const char *context)
 {
 	m0_log("%s", context);
-	PyErr_PrintEx(0);
+	m0_print_exception();
+}
+
+/* m0_print_exception prints the raised exception's traceback to
+ * sys.stderr and clears it, as PyErr_PrintEx(0) does, except that a
+ * SystemExit is printed too rather than acted on: PyErr_PrintEx calls
+ * Py_Exit for it, which finalises the interpreter on a handler thread
+ * under the requests still running and hangs the server. An app's
+ * sys.exit() in a request is that request's failure (uvicorn's rule). */
+void m0_print_exception(void)
+{
+	if (!PyErr_ExceptionMatches(PyExc_SystemExit)) {
+		PyErr_PrintEx(0);
+		return;
+	}
+	PyObject *exc = fetch_exception();
+	if (exc == NULL)
+		return;
+	PyObject *type = (PyObject *)Py_TYPE(exc);
+	PyObject *tb = PyException_GetTraceback(exc);
+	PyObject *hook = PySys_GetObject("excepthook"); /* borrowed */
+	PyObject *r = NULL;
+	if (hook != NULL)
+		r = PyObject_CallFunctionObjArgs(hook, type, exc, tb != NULL ? tb : Py_None, NULL);
+	if (r == NULL) {
+		/* No hook, or it failed (a SystemExit of its own included):
+		 * the default display, never an exit. */
+		PyErr_Clear();
+		PyErr_Display(type, exc, tb != NULL ? tb : Py_None);
+	}
+	Py_XDECREF(r);
+	Py_XDECREF(tb);
+	Py_DECREF(exc);
 }
 
 static int sys_path_insert(Py_ssize_t at, const char *dir)

@@ -64,6 +64,15 @@ func (r *Response) Free() {
 	r.c = nil
 }
 
+// Release ends the response held (its slices are invalid from here on)
+// and gives back the buffer of a large one at once, rather than at the
+// next request served into the arena: an idle server does not hold its
+// largest response's memory.
+func (r *Response) Release() {
+	C.m0_response_reset(r.c)
+	C.m0_response_trim(r.c)
+}
+
 func (r *Response) bytes(s C.m0_span) []byte {
 	if s.end == s.start {
 		return nil

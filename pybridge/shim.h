@@ -142,6 +142,7 @@ void m0_app_free(m0_app *app);
 char *m0_format_exception(void);
 void m0_log(const char *format, ...) __attribute__((format(printf, 1, 2)));
 void m0_log_exception(const char *context);
+void m0_print_exception(void);
 
 /* Handler threads (thread.c). */
 m0_thread *m0_thread_new(int id);

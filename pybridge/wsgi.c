@@ -205,7 +205,7 @@ static void log_failure(m0_thread *t, const char *context)
 	int mlen = (int)(m->end - m->start), tlen = (int)(tg->end - tg->start);
 	m0_log("m0serve: %.*s %.*s: %s", mlen > 16 ? 16 : mlen, t->head + m->start,
 	       tlen > 200 ? 200 : tlen, t->head + tg->start, context);
-	PyErr_PrintEx(0);
+	m0_print_exception();
 }
 
 /* fail logs the raised exception and records the outcome: a 500 while

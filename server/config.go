@@ -22,6 +22,7 @@ type Config struct {
 	KeepAliveTimeout time.Duration
 	BodyTimeout      time.Duration
 	GracefulTimeout  time.Duration
+	RequestTimeout   time.Duration // with --workers: 504 and recycle past it; 0: off
 	MaxBodySize      int64
 	MaxHeadSize      int
 	MaxFields        int
@@ -126,6 +127,10 @@ func (c *Config) Validate() error {
 		return &ConfigError{"body-timeout", "must be positive"}
 	case c.GracefulTimeout <= 0:
 		return &ConfigError{"graceful-timeout", "must be positive"}
+	case c.RequestTimeout < 0:
+		return &ConfigError{"request-timeout", "must not be negative (0: off)"}
+	case c.RequestTimeout > 0 && c.Threads == 0 && c.App != "":
+		return &ConfigError{"request-timeout", "--threads 0 runs the app on the I/O thread, which cannot time it out (--worker-timeout does): give --threads 1 or more"}
 	case c.MaxBodySize < 0:
 		return &ConfigError{"max-body-size", "must not be negative"}
 	case c.MaxHeadSize < 256:

@@ -63,7 +63,9 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 	h.remote = addr.Addr().AppendTo(h.remote[:0])
 	j.Request.RemoteAddr = h.remote
 	j.Request.RemotePort = int(addr.Port())
+	record := h.pool.inFlight.claim(req.Request.Bytes(req.Request.Method), req.Request.Bytes(req.Request.Target))
 	h.in.Serve(j)
+	h.pool.inFlight.release(record)
 
 	resp := j.Response
 	status, body := resp.Status(), resp.Body()
@@ -111,6 +113,7 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 	} else {
 		w.Respond(status, body) // copies body into the connection's send buffer
 	}
+	resp.Release()
 	if cap(h.file) > inlineFileKeep {
 		h.file = nil // one large file must not pin its buffer for good
 	}

@@ -93,6 +93,7 @@ func startPython(cfg *Config, bound netip.AddrPort, logf func(string, ...any)) (
 	}
 	py := &python{interp: interp, queue: loop.NewJobQueue(jobQueueSize)}
 	py.pool = newWSGIPool(py.queue, app, cfg.AccessLog, logf)
+	py.pool.inFlight = cfg.Worker.requests()
 	if servesASGI(cfg, app) {
 		return py, py.startASGI(cfg, app, bound)
 	}

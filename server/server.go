@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
@@ -113,6 +114,13 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		loopResponses = (&loopAccessLog{}).log
 	}
 	server, headers, _ := cfg.responseFields() // checked by Validate
+	// --request-timeout recycles the worker; without a master there is
+	// nobody to replace it (cmd/m0serve refuses the flag there).
+	var requestTimeout time.Duration
+	onRequestTimeout := cfg.Worker.requestTimeout(&cfg)
+	if onRequestTimeout != nil {
+		requestTimeout = cfg.RequestTimeout
+	}
 	url := "http://" + net.JoinHostPort(bound.Addr().String(), strconv.Itoa(int(bound.Port())))
 	l, err := loop.New(loop.Config{
 		NewBackend: func() (loop.Backend, error) {
@@ -145,6 +153,8 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		SendTimeout:         cfg.SendTimeout,
 		BufferBodies:        wsgi,
 		BodyMinRate:         bodyMinRate(wsgi, cfg.BodyMinRate),
+		RequestTimeout:      requestTimeout,
+		OnRequestTimeout:    onRequestTimeout,
 	})
 	if err != nil {
 		if py != nil {
@@ -154,8 +164,17 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	}
 
 	cfg.Worker.attach(l, &cfg, logf)
+	if err := cfg.Worker.watchStacks(&cfg, py); err != nil {
+		logf("m0serve: --request-timeout will not show Python's stacks: %v", err)
+	}
 
 	stop := newStopper(l, cfg.GracefulTimeout, logf)
+	if cfg.Worker == nil {
+		// In a worker the socket is the master's, shared with the
+		// replacement and the other workers: the worker only stops
+		// accepting.
+		stop.listenFD = listenFD
+	}
 	signal.Notify(stop.signals, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(stop.signals)
 	defer stop.runReturned()
@@ -163,6 +182,14 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 
 	runErr := l.Run()
 	stop.loopEnded()
+	if py != nil && cfg.Worker.stuckInApp() {
+		// The stuck request's thread would hold Python's stop (and burn
+		// its CPU, if it spins) for the whole graceful budget, for
+		// nothing: it cannot be stopped, and the process's exit is what
+		// ends it.
+		logf("m0serve: drained; a request is stuck in the app (--request-timeout): exiting without stopping Python")
+		py = nil
+	}
 	if py != nil {
 		if err := py.stop(stop, logf); err != nil && runErr == nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/m0serve/m0serve/loop"
+	"golang.org/x/sys/unix"
 )
 
 // watchdogSlack is how long past the shutdown deadline the loop may still
@@ -30,6 +31,9 @@ type stopper struct {
 	grace   time.Duration
 	logf    func(string, ...any)
 	signals chan os.Signal
+	// listenFD is the listening socket when it is this process's alone
+	// (no master holds it for other workers), else -1.
+	listenFD int
 
 	once     sync.Once
 	deadline time.Time
@@ -45,12 +49,13 @@ type stopper struct {
 
 func newStopper(l *loop.Loop, grace time.Duration, logf func(string, ...any)) *stopper {
 	return &stopper{
-		loop:    l,
-		grace:   grace,
-		logf:    logf,
-		signals: make(chan os.Signal, 3),
-		forced:  make(chan struct{}),
-		ended:   make(chan struct{}),
+		loop:     l,
+		grace:    grace,
+		logf:     logf,
+		signals:  make(chan os.Signal, 3),
+		listenFD: -1,
+		forced:   make(chan struct{}),
+		ended:    make(chan struct{}),
 	}
 }
 
@@ -67,6 +72,7 @@ func (s *stopper) run() {
 	s.begin()
 	s.logf("m0serve: %v: draining (up to %v)", sig, s.grace)
 	s.loop.Shutdown(time.Until(s.deadline))
+	s.stopListening()
 	s.mu.Lock()
 	if !s.returned {
 		s.watchdog = time.AfterFunc(time.Until(s.deadline)+watchdogSlack, func() {
@@ -93,6 +99,28 @@ func (s *stopper) run() {
 	case <-time.After(forcedExitWait):
 	}
 	s.exitNow()
+}
+
+// stopListening makes the kernel refuse new connections from the first
+// signal on. The loop stops accepting as it begins to drain, but an open
+// listening socket goes on completing handshakes into its backlog, and
+// those clients would wait for a response that never comes, then be reset
+// at exit. shutdown(SHUT_RD) on a listening socket ends its listening on
+// Linux (the queued connections are reset, as a close does) at once, from
+// this goroutine: the loop thread may be in the app (--threads 0), and an
+// io_uring multishot accept holding the file would keep a closed socket
+// listening. The descriptor stays open until Run returns. The loop has
+// been told to shut down first, so the accept that now fails is not
+// armed again.
+func (s *stopper) stopListening() {
+	if s.listenFD < 0 {
+		return
+	}
+	// ENOTCONN: a BSD kernel, where a listening socket cannot be shut
+	// down; it stays open until exit, as before.
+	if err := unix.Shutdown(s.listenFD, unix.SHUT_RD); err != nil && err != unix.ENOTCONN {
+		s.logf("m0serve: closing the listening socket: %v", err)
+	}
 }
 
 // loopEnded: the loop's Run has returned.

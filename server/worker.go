@@ -27,7 +27,7 @@ const (
 
 	WorkerListenFD    = 3 // the listening socket, owned by the master
 	WorkerControlFD   = 4 // one end of a socketpair: lines both ways
-	WorkerHeartbeatFD = 5 // a file of 8 bytes, mapped by both processes
+	WorkerHeartbeatFD = 5 // a file of HeartbeatSize bytes, mapped by both processes
 )
 
 // The control lines. A worker says ready once the app is imported, ASGI
@@ -37,15 +37,14 @@ const (
 // over the socket) or reopen (the log files); it stops a worker with
 // SIGTERM, as a single process is stopped.
 const (
-	WorkerReady  = "ready"
-	WorkerLimit  = "limit"
+	WorkerReady = "ready"
+	WorkerLimit = "limit"
+	// WorkerStuck: a request outlived --request-timeout; the worker has
+	// started draining and wants a replacement.
+	WorkerStuck  = "stuck"
 	WorkerDrain  = "drain"
 	WorkerReopen = "reopen"
 )
-
-// HeartbeatSize is the size of the heartbeat file: one int64, the unix
-// nanoseconds the worker's loop last stamped.
-const HeartbeatSize = 8
 
 // Worker is the worker side of the master's supervision. Its methods do
 // nothing on a nil Worker (the single process of today).
@@ -55,9 +54,11 @@ type Worker struct {
 
 	control   *os.File
 	heartbeat *atomic.Int64
+	inFlight  *inFlight // in the heartbeat file (inflight.go)
 	loop      *loop.Loop
 	grace     time.Duration
-	served    int // on the loop thread
+	served    int  // on the loop thread
+	stuck     bool // a request timed out (on the loop thread)
 	cfg       *Config
 	logf      func(string, ...any)
 }
@@ -89,6 +90,7 @@ func WorkerFromEnv() (*Worker, error) {
 		MaxRequests: limit,
 		control:     os.NewFile(WorkerControlFD, "control"),
 		heartbeat:   (*atomic.Int64)(unsafe.Pointer(&mem[0])),
+		inFlight:    &inFlight{mem: mem},
 	}, nil
 }
 
@@ -140,6 +142,15 @@ func (w *Worker) handler(next loop.Handler) loop.Handler {
 	})
 }
 
+// requests is the worker's table of requests inside the app; nil in a
+// single process.
+func (w *Worker) requests() *inFlight {
+	if w == nil {
+		return nil
+	}
+	return w.inFlight
+}
+
 func (w *Worker) heartbeatStamp() *atomic.Int64 {
 	if w == nil {
 		return nil
@@ -186,4 +197,51 @@ func (w *Worker) follow() {
 	}
 	w.logf("m0serve: the master is gone: draining")
 	w.loop.Shutdown(w.grace)
+}
+
+// stackDumpSignal makes faulthandler write Python's stacks (--request-
+// timeout). The Go side neither uses it nor is notified of it.
+const stackDumpSignal = unix.SIGUSR2
+
+// watchStacks sets up the stack dump of --request-timeout, once Python
+// runs: to fd 2, which is the error log.
+func (w *Worker) watchStacks(cfg *Config, py *python) error {
+	if w == nil || cfg.RequestTimeout <= 0 || py == nil {
+		return nil
+	}
+	return py.interp.DumpStacksOn(stackDumpSignal, 2)
+}
+
+// requestTimedOut runs on the loop thread before the loop answers 504 to
+// a job past --request-timeout. A Python thread cannot be stopped safely,
+// so the worker is replaced: the first time, Python's stacks go to the
+// log (the stuck request's among them), the worker stops accepting and
+// asks the master for a replacement; the requests queued behind the stuck
+// one time out too, without a second dump.
+func (w *Worker) requestTimedOut(j *loop.Job) {
+	req := &j.Request
+	w.logf("m0serve: %q from %v: in the app for more than %v (--request-timeout): 504",
+		string(req.Bytes(req.Method))+" "+string(req.Bytes(req.Target)), j.RemoteAddr, w.cfg.RequestTimeout)
+	if w.stuck {
+		return
+	}
+	w.stuck = true
+	w.logf("m0serve: Python's threads follow; this worker is to be replaced")
+	if err := dumpStacks(); err != nil {
+		w.logf("m0serve: dumping Python's stacks: %v", err)
+	}
+	w.loop.Drain(w.grace)
+	w.send(WorkerStuck)
+}
+
+// stuckInApp: a request timed out. Read on the loop's goroutine once its
+// Run has returned.
+func (w *Worker) stuckInApp() bool { return w != nil && w.stuck }
+
+// requestTimeout is the loop's hook for --request-timeout, nil when off.
+func (w *Worker) requestTimeout(cfg *Config) func(*loop.Job) {
+	if w == nil || cfg.RequestTimeout <= 0 || cfg.App == "" {
+		return nil
+	}
+	return w.requestTimedOut
 }

@@ -22,6 +22,7 @@ type wsgiJob struct {
 	remote  []byte // RemoteAddr's text, reused
 	sent    int64  // body bytes written, for the access log
 	logLine []byte // the access-log line, reused
+	record  int    // in the worker's table of requests in flight, or -1
 	// gone: the client left; inputEnded: it ended its side (ASGI only;
 	// see jobGone), set by the loop thread and read as the executor
 	// starts the job.
@@ -38,6 +39,8 @@ type wsgiPool struct {
 	app       *pybridge.App
 	accessLog bool
 	logf      func(format string, args ...any)
+	// inFlight names what is in the app for the master (nil: no master).
+	inFlight *inFlight
 
 	// asgi: the pool feeds the ASGI executor, which hears of a closed
 	// connection through jobGone (set before the executor starts; the
@@ -67,7 +70,7 @@ func (p *wsgiPool) get() *wsgiJob {
 		return w
 	}
 	p.mu.Unlock()
-	w := &wsgiJob{pool: p, remote: make([]byte, 0, 64)}
+	w := &wsgiJob{pool: p, remote: make([]byte, 0, 64), record: -1}
 	w.job.App = p.app
 	w.job.Response = pybridge.NewResponse()
 	w.job.Writer = w
@@ -78,6 +81,8 @@ func (p *wsgiPool) get() *wsgiJob {
 }
 
 func (p *wsgiPool) put(w *wsgiJob) {
+	p.inFlight.release(w.record)
+	w.record = -1
 	w.loopJob = nil
 	p.mu.Lock()
 	p.free = append(p.free, w)
@@ -89,6 +94,7 @@ func (p *wsgiPool) wrap(lj *loop.Job) *pybridge.Job {
 	w := p.get()
 	w.loopJob = lj
 	w.sent = 0
+	w.record = p.inFlight.claim(lj.Request.Bytes(lj.Request.Method), lj.Request.Bytes(lj.Request.Target))
 	r := &w.job.Request
 	r.FromHTTP1(&lj.Request, lj.Head)
 	w.remote = lj.RemoteAddr.Addr().AppendTo(w.remote[:0])

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"time"
+
+	"github.com/m0serve/m0serve/server"
 )
 
 // sweep runs every sweepEvery: respawns that are due, heartbeats,
@@ -98,4 +101,27 @@ func (m *master) checkRSS(w *worker) {
 	if w.rssHigh >= 2 {
 		m.retire(w, fmt.Sprintf("resident memory %d MiB over --max-worker-rss %d", rss>>20, m.cfg.MaxWorkerRSS))
 	}
+}
+
+// inFlightNote names the requests that were inside the app of a worker
+// that has exited, from its heartbeat file: what a crash (os._exit, a
+// segfault) or a kill cut off. Empty when none was.
+func inFlightNote(w *worker, now time.Time) string {
+	requests := server.InFlightRequests(w.heartMem)
+	if len(requests) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("; in flight: ")
+	for i, r := range requests {
+		if i == 3 {
+			fmt.Fprintf(&b, " and %d more", len(requests)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q for %v", r.Line, now.Sub(r.Started).Round(time.Millisecond))
+	}
+	return b.String()
 }

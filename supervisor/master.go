@@ -205,6 +205,11 @@ func (m *master) handle(e event) {
 		w.draining = true
 		w.killAt = time.Now().Add(m.cfg.Server.GracefulTimeout + killGrace)
 		m.retire(w, "--max-requests")
+	case server.WorkerStuck:
+		m.logf("m0serve: %s: a request outlived --request-timeout; draining", w)
+		w.draining = true
+		w.killAt = time.Now().Add(m.cfg.Server.GracefulTimeout + killGrace)
+		m.retire(w, "--request-timeout")
 	}
 }
 
@@ -267,36 +272,39 @@ func (m *master) retire(w *worker, why string) {
 
 func (m *master) exited(w *worker, status string) {
 	delete(m.live, w)
+	// What was in the app when it ended, last on the line.
+	note := inFlightNote(w, time.Now())
+	logf := func(format string, args ...any) { m.logf(format+"%s", append(args, note)...) }
 	w.release()
 	s := w.slot
 	switch {
 	case m.stopping:
-		m.logf("m0serve: %s: %s", w, status)
+		logf("m0serve: %s: %s", w, status)
 	case w.readyAt.IsZero() && !m.booted:
-		m.logf("m0serve: %s: %s before it was ready; stopping", w, status)
+		logf("m0serve: %s: %s before it was ready; stopping", w, status)
 		m.fail(&BootError{Slot: s.index, Pid: w.pid, Status: status})
 	case w == s.replacement:
 		s.replacement = nil
 		if m.reload >= 0 {
-			m.logf("m0serve: %s: %s before it was ready: reload aborted, the old workers keep serving", w, status)
+			logf("m0serve: %s: %s before it was ready: reload aborted, the old workers keep serving", w, status)
 			m.reload = -1
 		} else {
-			m.logf("m0serve: %s: %s before it was ready", w, status)
+			logf("m0serve: %s: %s before it was ready", w, status)
 		}
 	case w == s.current:
 		s.current = nil
 		if s.removed {
-			m.logf("m0serve: %s: %s (slot removed)", w, status)
+			logf("m0serve: %s: %s (slot removed)", w, status)
 			m.closeSlot(s)
 			return
 		}
 		if w.draining && s.replacement != nil {
-			m.logf("m0serve: %s: %s after draining", w, status)
+			logf("m0serve: %s: %s after draining", w, status)
 			return
 		}
 		if w.draining && !w.heartbeatKilled {
 			// Its replacement failed to boot: start another, backing off.
-			m.logf("m0serve: %s: %s after draining, with no replacement", w, status)
+			logf("m0serve: %s: %s after draining, with no replacement", w, status)
 			m.scheduleRespawn(s)
 			return
 		}
@@ -304,13 +312,13 @@ func (m *master) exited(w *worker, status string) {
 		if w.readyAt.IsZero() {
 			why = "died before it was ready"
 		}
-		m.logf("m0serve: %s: %s: %s", w, why, status)
+		logf("m0serve: %s: %s: %s", w, why, status)
 		if s.replacement == nil {
 			m.scheduleRespawn(s)
 		}
 	default:
 		// An old worker that drained after its replacement took over.
-		m.logf("m0serve: %s: %s after draining", w, status)
+		logf("m0serve: %s: %s after draining", w, status)
 		if s.removed && s.current == nil && s.replacement == nil {
 			m.closeSlot(s)
 		}

@@ -27,6 +27,7 @@ func addWorkerFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.IntVar(&master.MaxRequests, "max-requests", 0, "with --workers: replace a worker after it served this many requests (0: never)")
 	fs.IntVar(&master.MaxRequestsJitter, "max-requests-jitter", 0, "with --max-requests: add rand(0..N) per worker, so they do not all recycle at once")
 	fs.Var((*duration)(&master.MaxWorkerLifetime), "max-worker-lifetime", "with --workers: replace a worker after it has run this long (0: off)")
+	fs.Var((*duration)(&cfg.RequestTimeout), "request-timeout", "with --workers: answer 504 to a request in the app this long, log Python's stacks and replace the worker (0: off)")
 	fs.Int64Var(&master.MaxWorkerRSS, "max-worker-rss", 0, "with --workers: replace a worker whose resident memory is over this many MiB in two samples running (0: off)")
 	fs.Var((*duration)(&master.RSSCheckInterval), "rss-check-interval", "with --max-worker-rss: how often the master samples /proc/PID/statm")
 	fs.StringVar(&master.PidFile, "pid-file", "", "with --workers: write the master's pid to this file (removed at exit)")
@@ -93,7 +94,7 @@ func masterOnlyFlag(fs *flag.FlagSet) string {
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "listener", "worker-timeout", "max-requests", "max-requests-jitter",
-			"max-worker-lifetime", "max-worker-rss", "rss-check-interval", "pid-file":
+			"max-worker-lifetime", "max-worker-rss", "rss-check-interval", "pid-file", "request-timeout":
 			name = f.Name
 		}
 	})
