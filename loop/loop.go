@@ -705,6 +705,13 @@ func (l *Loop) tick() {
 		if s.closing || s.deadline == 0 || l.now < s.deadline {
 			continue
 		}
+		if s.deadlineKind == deadlineIdle && (s.sending || len(s.send) > 0) {
+			// Not idle: a response is still going out to a client that
+			// reads slowly, which --send-timeout (checkSend) judges. The
+			// idle time counts from when it has gone.
+			s.deadline = l.now + int64(l.cfg.KeepAliveTimeout)
+			continue
+		}
 		switch s.deadlineKind {
 		case deadlineHeader:
 			if !s.sending && len(s.send) == 0 && len(s.input()) > 0 {

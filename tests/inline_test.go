@@ -5,9 +5,11 @@ package tests
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // threadOf asks inline_app which OS thread served a GET (no body) or a
@@ -99,5 +101,31 @@ func TestWSGIThreadsZeroResponses(t *testing.T) {
 		if !strings.Contains(logs, line) {
 			t.Errorf("access log lacks %s:\n%s", line, logs)
 		}
+	}
+}
+
+// TestKeepAliveSparesASend: the idle deadline (--keepalive-timeout) is
+// for a connection with nothing to do, not one whose response is still
+// going out to a client that reads slowly: that is --send-timeout's to
+// judge. A 64 MiB response the client starts reading after 3 s, with a
+// 1 s keep-alive timeout, arrives whole (it was cut off at about the
+// socket buffers' size before).
+func TestKeepAliveSparesASend(t *testing.T) {
+	for _, threads := range []string{"0", "1"} {
+		t.Run("threads="+threads, func(t *testing.T) {
+			s := startWSGI(t, "inline_app:app", "--threads", threads, "--keepalive-timeout", "1")
+			c := dial(t, s)
+			defer c.Close()
+			fmt.Fprint(c, "GET /big?64 HTTP/1.1\r\nHost: x\r\n\r\n")
+			time.Sleep(3 * time.Second)
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := io.Copy(io.Discard, resp.Body)
+			if err != nil || n != 64<<20 {
+				t.Fatalf("read %d of %d body bytes: %v", n, 64<<20, err)
+			}
+		})
 	}
 }

@@ -10,6 +10,13 @@ def _app(environ, start_response):
     path = environ["PATH_INFO"]
     if path == "/raise":
         raise RuntimeError("raised before start_response, on purpose")
+    if path == "/big":
+        # A body far larger than the socket buffers: its send stays in
+        # flight while the client does not read.
+        size = int(environ.get("QUERY_STRING") or "1") << 20
+        start_response("200 OK", [("Content-Type", "application/octet-stream"),
+                                  ("Content-Length", str(size))])
+        return [b"x" * size]
     if path == "/stream":
         start_response("200 OK", [("Content-Type", "text/plain")])
         return (piece for piece in (b"a", b"bc", b"def"))
