@@ -40,8 +40,16 @@ typedef struct {
 	uint8_t version; /* 10 or 11 */
 	uint8_t chunked;
 	uint8_t stream; /* a Go stream takes a body of unknown length */
+	uint8_t scheme; /* M0_SCHEME_*: what a trusted proxy said, or the app's */
 	uint32_t buffer_limit; /* with a stream, a longer list body streams too */
 } m0_request;
+
+/* m0_request.scheme: the app's default, or a trusted proxy's word. */
+enum {
+	M0_SCHEME_DEFAULT = 0,
+	M0_SCHEME_HTTP = 1,
+	M0_SCHEME_HTTPS = 2,
+};
 
 /* What became of a response (m0_response.outcome). */
 enum {

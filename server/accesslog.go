@@ -35,16 +35,19 @@ func (w *wsgiJob) logAccess(status int) {
 // or oversized request, a header timeout: loop.Config.OnLoopResponse) in
 // the same format. It runs on the loop thread only, so one buffer does.
 type loopAccessLog struct {
+	proxy  *proxyTrust // --proxy-headers; nil: off
 	remote []byte
 	line   []byte
 }
 
 func (a *loopAccessLog) log(remote netip.AddrPort, req *http1.Request, status, body int) {
-	a.remote = a.remote[:0]
-	if remote.IsValid() {
-		a.remote = remote.Addr().AppendTo(a.remote)
-	} else {
-		a.remote = append(a.remote, '-')
+	switch {
+	case req != nil:
+		a.remote, _, _ = a.proxy.client(a.remote, remote, &req.Header)
+	case remote.IsValid():
+		a.remote = remote.Addr().AppendTo(a.remote[:0])
+	default:
+		a.remote = append(a.remote[:0], '-')
 	}
 	a.line = appendAccessLine(a.line[:0], a.remote, req, status, int64(body))
 	unix.Write(int(accessLogFD.Load()), a.line)

@@ -41,6 +41,12 @@ type Config struct {
 	AccessLogFile string // the access log's file instead of stderr (implies AccessLog)
 	ErrorLogFile  string // the server's log (and Python's stderr) instead of stderr
 
+	// ProxyHeaders believes Forwarded and X-Forwarded-For/-Proto from the
+	// peers ForwardedAllowIPs lists (addresses, CIDR prefixes, "*").
+	ProxyHeaders      bool
+	ForwardedAllowIPs string
+	proxyTrust        *proxyTrust // parsed by Validate
+
 	// Worker is set in a worker process a master started (package
 	// supervisor): the listener comes from it, and it hears the master.
 	Worker *Worker
@@ -64,6 +70,8 @@ var Defaults = Config{
 	Loop:             "auto",
 	Lifespan:         "auto",
 	Threads:          DefaultThreads,
+
+	ForwardedAllowIPs: "127.0.0.1",
 }
 
 // ConfigError is a configuration mistake: the command line reports it in
@@ -116,6 +124,13 @@ func (c *Config) Validate() error {
 		}
 	default:
 		return &ConfigError{"backend", fmt.Sprintf("%q: want auto, uring, epoll or kqueue", c.Backend)}
+	}
+	if c.ProxyHeaders {
+		trust, err := newProxyTrust(c.ForwardedAllowIPs)
+		if err != nil {
+			return err
+		}
+		c.proxyTrust = trust
 	}
 	if c.App != "" {
 		return c.validatePython()

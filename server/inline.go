@@ -60,10 +60,8 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 	}
 	j := &h.job
 	j.Request.FromHTTP1(req.Request, req.Head())
-	addr := req.RemoteAddr()
-	h.remote = addr.Addr().AppendTo(h.remote[:0])
+	h.remote, j.Request.RemotePort, j.Request.Scheme = h.pool.proxy.client(h.remote, req.RemoteAddr(), &req.Request.Header)
 	j.Request.RemoteAddr = h.remote
-	j.Request.RemotePort = int(addr.Port())
 	h.in.Serve(j)
 
 	resp := j.Response

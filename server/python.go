@@ -92,6 +92,7 @@ func startPython(cfg *Config, bound netip.AddrPort, logf func(string, ...any)) (
 	}
 	py := &python{interp: interp, queue: loop.NewJobQueue(jobQueueSize)}
 	py.pool = newWSGIPool(py.queue, app, cfg.AccessLog, logf)
+	py.pool.proxy = cfg.proxyTrust
 	if servesASGI(cfg, app) {
 		return py, py.startASGI(cfg, app, bound)
 	}

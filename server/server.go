@@ -105,7 +105,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 
 	var loopResponses func(netip.AddrPort, *http1.Request, int, int)
 	if cfg.AccessLog {
-		loopResponses = (&loopAccessLog{}).log
+		loopResponses = (&loopAccessLog{proxy: cfg.proxyTrust}).log
 	}
 	url := "http://" + net.JoinHostPort(bound.Addr().String(), strconv.Itoa(int(bound.Port())))
 	l, err := loop.New(loop.Config{

@@ -35,6 +35,7 @@ type wsgiPool struct {
 	queue     *loop.JobQueue
 	app       *pybridge.App
 	accessLog bool
+	proxy     *proxyTrust // --proxy-headers; nil: off
 	logf      func(format string, args ...any)
 
 	// asgi: the pool feeds the ASGI executor, which hears of a closed
@@ -85,9 +86,8 @@ func (p *wsgiPool) wrap(lj *loop.Job) *pybridge.Job {
 	w.sent = 0
 	r := &w.job.Request
 	r.FromHTTP1(&lj.Request, lj.Head)
-	w.remote = lj.RemoteAddr.Addr().AppendTo(w.remote[:0])
+	w.remote, r.RemotePort, r.Scheme = p.proxy.client(w.remote, lj.RemoteAddr, &lj.Request.Header)
 	r.RemoteAddr = w.remote
-	r.RemotePort = int(lj.RemoteAddr.Port())
 	w.job.Body = nil
 	if lj.Request.HasBody() {
 		w.job.Body = lj

@@ -45,6 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "m0serve: %v (see --help)\n", err)
 		return 2
 	}
+	forwardedAllowIPsFromEnv(fs, &cfg)
 	if *showVersion {
 		fmt.Fprintln(stdout, versionLine())
 		return 0
@@ -140,6 +141,8 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.StringVar(&cfg.RootPath, "root-path", cfg.RootPath, "prefix the app is mounted under: SCRIPT_NAME, stripped from PATH_INFO")
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, threadsUsage)
 	fs.BoolVar(&cfg.AccessLog, "access-log", cfg.AccessLog, "log every response to stderr in the Common Log Format")
+	fs.BoolVar(&cfg.ProxyHeaders, "proxy-headers", cfg.ProxyHeaders, "take the client's address and scheme from Forwarded or X-Forwarded-For/-Proto sent by --forwarded-allow-ips peers")
+	fs.StringVar(&cfg.ForwardedAllowIPs, "forwarded-allow-ips", cfg.ForwardedAllowIPs, "with --proxy-headers: the proxies to believe, addresses and CIDRs, comma-separated, * for all (else $FORWARDED_ALLOW_IPS)")
 	addWorkerFlags(fs, cfg)
 	// Every flag defined here reads M0_ and its name in upper case, dashes
 	// as underscores (--version, added by the caller, has none).

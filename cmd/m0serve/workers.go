@@ -111,3 +111,14 @@ func reopenOnSIGUSR1(cfg *server.Config, logger *log.Logger) {
 		}
 	}()
 }
+
+// forwardedAllowIPsFromEnv reads FORWARDED_ALLOW_IPS, as uvicorn and
+// gunicorn do, when neither --forwarded-allow-ips nor its M0_ variable
+// was given.
+func forwardedAllowIPsFromEnv(fs *flag.FlagSet, cfg *server.Config) {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "forwarded-allow-ips" })
+	if text, ok := os.LookupEnv("FORWARDED_ALLOW_IPS"); ok && !given {
+		cfg.ForwardedAllowIPs = text
+	}
+}
