@@ -25,7 +25,11 @@ type Config struct {
 	// 500 (no handler threads).
 	Jobs *JobQueue
 
-	MaxConnections   int
+	MaxConnections int
+	// LimitConcurrency, when positive, answers 503 (and closes) a request
+	// that arrives while more connections than this are open or this many
+	// deferred requests are in flight, without calling the handler.
+	LimitConcurrency int
 	HeaderTimeout    time.Duration // a request head must complete within this (408)
 	KeepAliveTimeout time.Duration // idle time between requests before a silent close
 	BodyTimeout      time.Duration // longest stall while a request body is read

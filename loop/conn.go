@@ -92,6 +92,10 @@ func (l *Loop) dispatch(s *slot, head []byte) {
 		l.answerError(s, req, 413, "request body too large")
 		return
 	}
+	if l.overloaded() {
+		l.answerError(s, req, 503, "service unavailable")
+		return
+	}
 	l.request.Request, l.request.slot, l.request.head = req, s, head
 	l.writer.reset(s, req)
 	l.cfg.Handler.ServeInline(&l.request, &l.writer)

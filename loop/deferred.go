@@ -35,6 +35,7 @@ func (l *Loop) getJob() *Job {
 		j.cond.L = &j.mu
 	}
 	j.reset()
+	l.jobsOut++
 	return j
 }
 
@@ -42,6 +43,7 @@ func (l *Loop) getJob() *Job {
 // released, so a stale note for it still in the ring is ignored.
 func (l *Loop) releaseJob(j *Job) {
 	j.slot, j.gen, j.detached = 0, 0, false
+	l.jobsOut--
 	dropFileBody(j)
 	if cap(j.inbox) > 4*inboxLimit {
 		j.inbox = nil

@@ -41,6 +41,7 @@ type Loop struct {
 	// heldJobs are deferred jobs the full JobQueue could not take yet.
 	heldJobs []*Job
 	freeJobs []*Job
+	jobsOut  int // jobs taken and not yet released: deferred requests in flight
 
 	buffers bufferPool
 

@@ -16,6 +16,7 @@ type Config struct {
 	Port             int
 	Backlog          int
 	MaxConnections   int
+	LimitConcurrency int // 503 from the loop beyond this many connections or requests in flight; 0: off
 	HeaderTimeout    time.Duration
 	KeepAliveTimeout time.Duration
 	BodyTimeout      time.Duration
@@ -97,6 +98,8 @@ func (c *Config) Validate() error {
 		return &ConfigError{"backlog", "must be at least 1"}
 	case c.MaxConnections < 1:
 		return &ConfigError{"max-connections", "must be at least 1"}
+	case c.LimitConcurrency < 0:
+		return &ConfigError{"limit-concurrency", "must not be negative (0: no limit)"}
 	case c.HeaderTimeout <= 0:
 		return &ConfigError{"header-timeout", "must be positive"}
 	case c.KeepAliveTimeout <= 0:

@@ -116,6 +116,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		Handler:          cfg.Worker.handler(handler),
 		Jobs:             jobs,
 		MaxConnections:   cfg.MaxConnections,
+		LimitConcurrency: cfg.LimitConcurrency,
 		HeaderTimeout:    cfg.HeaderTimeout,
 		KeepAliveTimeout: cfg.KeepAliveTimeout,
 		BodyTimeout:      cfg.BodyTimeout,

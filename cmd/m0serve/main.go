@@ -123,6 +123,7 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.IntVar(&cfg.Port, "port", cfg.Port, "TCP port to listen on (0: any free port)")
 	fs.IntVar(&cfg.Backlog, "backlog", cfg.Backlog, "listen backlog")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", cfg.MaxConnections, "open connections at most; at the limit accepting pauses")
+	fs.IntVar(&cfg.LimitConcurrency, "limit-concurrency", cfg.LimitConcurrency, "answer 503 beyond this many open connections or requests in flight, without calling the app (0: no limit)")
 	fs.Var((*duration)(&cfg.HeaderTimeout), "header-timeout", "time to receive a request head (408 after)")
 	fs.Var((*duration)(&cfg.KeepAliveTimeout), "keepalive-timeout", "idle time between requests before closing")
 	fs.Var((*duration)(&cfg.BodyTimeout), "body-timeout", "longest stall while receiving a request body")
