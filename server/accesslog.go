@@ -57,6 +57,9 @@ func (a *loopAccessLog) log(remote netip.AddrPort, req *http1.Request, status, b
 // bytes written (0 logs "-"). A nil req (a head that did not parse) logs
 // the request line as "-".
 func appendAccessLine(b, remote []byte, req *http1.Request, status int, sent int64) []byte {
+	if len(remote) == 0 {
+		remote = dash // a Unix socket's peer
+	}
 	b = append(b, remote...)
 	b = append(b, " - - ["...)
 	b = time.Now().UTC().AppendFormat(b, "02/Jan/2006:15:04:05 -0700")
@@ -80,6 +83,8 @@ func appendAccessLine(b, remote []byte, req *http1.Request, status int, sent int
 	}
 	return append(b, '\n')
 }
+
+var dash = []byte("-")
 
 // appendPrintable appends p with quotes, backslashes and bytes outside
 // printable ASCII escaped as \xHH, so a request cannot forge log lines.

@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"net/netip"
 
 	"github.com/m0serve/m0serve/pybridge"
 )
@@ -35,13 +34,13 @@ func servesASGI(cfg *Config, app *pybridge.App) bool {
 // startASGI starts the executor on the pool and returns once lifespan
 // startup is over. On failure everything started is stopped and Python
 // is finalised.
-func (py *python) startASGI(cfg *Config, app *pybridge.App, bound netip.AddrPort) error {
+func (py *python) startASGI(cfg *Config, app *pybridge.App, listener *Listener) error {
 	py.pool.asgi = true
 	ex, err := py.interp.StartASGI(app, pybridge.ASGIOptions{
 		Loop:       asgiLoops[cfg.Loop],
 		Lifespan:   asgiLifespans[cfg.Lifespan],
-		ServerName: bound.Addr().String(),
-		ServerPort: int(bound.Port()),
+		ServerName: listener.serverName(),
+		ServerPort: listener.serverPort(),
 	}, py.pool, py.pool)
 	if err != nil {
 		py.queue.Close()

@@ -4,6 +4,7 @@ package server
 
 import (
 	"fmt"
+	"io/fs"
 	"runtime"
 	"strings"
 	"time"
@@ -14,6 +15,9 @@ import (
 type Config struct {
 	Host             string
 	Port             int
+	UDS              string      // a Unix socket's path instead of Host/Port
+	UDSMode          fs.FileMode // the Unix socket file's mode
+	FD               int         // an inherited listening socket instead of Host/Port; -1: none
 	Backlog          int
 	MaxConnections   int
 	LimitConcurrency int // 503 from the loop beyond this many connections or requests in flight; 0: off
@@ -57,6 +61,8 @@ type Config struct {
 var Defaults = Config{
 	Host:             "127.0.0.1",
 	Port:             8000,
+	UDSMode:          0o666,
+	FD:               -1,
 	Backlog:          4096,
 	MaxConnections:   10000,
 	HeaderTimeout:    30 * time.Second,
@@ -94,6 +100,12 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Port < 0 || c.Port > 65535:
 		return &ConfigError{"port", fmt.Sprintf("%d is not a TCP port (0-65535)", c.Port)}
+	case c.UDS != "" && c.FD >= 0:
+		return &ConfigError{"uds", "and --fd: one listener at a time"}
+	case c.FD < -1:
+		return &ConfigError{"fd", fmt.Sprintf("%d: not a descriptor", c.FD)}
+	case c.UDSMode&^fs.ModePerm != 0:
+		return &ConfigError{"uds-mode", fmt.Sprintf("%o: want permission bits such as 666 or 660", c.UDSMode)}
 	case c.Backlog < 1:
 		return &ConfigError{"backlog", "must be at least 1"}
 	case c.MaxConnections < 1:

@@ -80,9 +80,11 @@ func (t *proxyTrust) client(addr []byte, peer netip.AddrPort, h *http1.Header) (
 	return t.xForwarded(addr, peer, h)
 }
 
+// appendPeer appends the peer's address; a Unix socket's peer has none
+// (REMOTE_ADDR is empty, the access log shows "-").
 func appendPeer(b []byte, peer netip.AddrPort) []byte {
 	if !peer.IsValid() {
-		return append(b, "unix"...)
+		return b
 	}
 	return peer.Addr().AppendTo(b)
 }

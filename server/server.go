@@ -2,17 +2,14 @@ package server
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"os/signal"
 	"runtime"
-	"strconv"
 	"syscall"
 
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
-	"golang.org/x/sys/unix"
 )
 
 // nativeWorkers is how many goroutines run deferred native handlers: the
@@ -61,11 +58,11 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 	}()
 
-	listenFD, bound, err := cfg.openListener()
+	listener, err := cfg.openListener()
 	if err != nil {
 		return err
 	}
-	defer unix.Close(listenFD)
+	defer listener.Close()
 
 	var (
 		handler loop.Handler
@@ -75,7 +72,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		onExit  func()
 	)
 	if cfg.App != "" {
-		py, err = startPython(&cfg, bound, logf)
+		py, err = startPython(&cfg, &listener, logf)
 		if err != nil {
 			return err
 		}
@@ -107,12 +104,12 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	if cfg.AccessLog {
 		loopResponses = (&loopAccessLog{proxy: cfg.proxyTrust}).log
 	}
-	url := "http://" + net.JoinHostPort(bound.Addr().String(), strconv.Itoa(int(bound.Port())))
+	url := listener.URL()
 	l, err := loop.New(loop.Config{
 		NewBackend: func() (loop.Backend, error) {
 			return newBackend(cfg.Backend, logf)
 		},
-		ListenFD:         listenFD,
+		ListenFD:         listener.FD,
 		Handler:          cfg.Worker.handler(handler),
 		Jobs:             jobs,
 		MaxConnections:   cfg.MaxConnections,

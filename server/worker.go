@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"fmt"
-	"net/netip"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -94,33 +93,23 @@ func WorkerFromEnv() (*Worker, error) {
 
 // openListener opens the listening socket, or in a worker takes the one
 // its master made.
-func (c *Config) openListener() (int, netip.AddrPort, error) {
+func (c *Config) openListener() (Listener, error) {
 	if c.Worker != nil {
 		return c.Worker.listener()
 	}
-	return listen(c.Host, c.Port, c.Backlog)
+	return c.listen()
 }
 
-// listener returns the socket the master made, and the address it is
-// bound to.
-func (w *Worker) listener() (int, netip.AddrPort, error) {
-	sa, err := unix.Getsockname(WorkerListenFD)
+// listener returns the socket the master made, and what it is bound to.
+func (w *Worker) listener() (Listener, error) {
+	l, err := describeListener(WorkerListenFD)
 	if err != nil {
-		return -1, netip.AddrPort{}, fmt.Errorf("worker %d: the inherited listener: %w", w.Slot, err)
+		return Listener{}, fmt.Errorf("worker %d: the inherited listener: %w", w.Slot, err)
 	}
 	if err := unix.SetNonblock(WorkerListenFD, true); err != nil {
-		return -1, netip.AddrPort{}, fmt.Errorf("worker %d: non-blocking listener: %w", w.Slot, err)
+		return Listener{}, fmt.Errorf("worker %d: non-blocking listener: %w", w.Slot, err)
 	}
-	var bound netip.AddrPort
-	switch a := sa.(type) {
-	case *unix.SockaddrInet4:
-		bound = netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port))
-	case *unix.SockaddrInet6:
-		bound = netip.AddrPortFrom(netip.AddrFrom16(a.Addr).Unmap(), uint16(a.Port))
-	default:
-		return -1, netip.AddrPort{}, fmt.Errorf("worker %d: the inherited listener is not TCP", w.Slot)
-	}
-	return WorkerListenFD, bound, nil
+	return l, nil
 }
 
 // handler counts requests for --max-requests on the loop thread: the one

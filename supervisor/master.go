@@ -3,7 +3,6 @@ package supervisor
 import (
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/signal"
 	"strconv"
@@ -54,14 +53,17 @@ type master struct {
 	spawner spawner
 	events  chan event
 
-	shared   int // the one socket of --listener shared, or -1
-	slots    []*slot
-	live     map[*worker]bool
-	booted   bool // every first worker was ready once
-	stopping bool
-	stopBy   time.Time
-	reload   int    // the slot a rolling reload is at, or -1
-	steered  string // the positions a BPF program sends connections to (steer), or ""
+	shared int // the one socket of --listener shared, or -1
+	// sharedListener is shared's: with --uds, --fd or systemd's socket,
+	// always.
+	sharedListener server.Listener
+	slots          []*slot
+	live           map[*worker]bool
+	booted         bool // every first worker was ready once
+	stopping       bool
+	stopBy         time.Time
+	reload         int    // the slot a rolling reload is at, or -1
+	steered        string // the positions a BPF program sends connections to (steer), or ""
 
 	nextRSS time.Time
 	err     error
@@ -71,6 +73,10 @@ type master struct {
 // drained them (nil), a worker failed to boot (a *BootError), or the
 // master could not start.
 func Run(cfg Config, logf func(string, ...any)) error {
+	if cfg.Server.SharedListener() {
+		// One socket given (or one path): every worker accepts on it.
+		cfg.Listener = "shared"
+	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -147,16 +153,17 @@ func (m *master) done() bool { return m.stopping && len(m.live) == 0 }
 func (m *master) addSlot(port *int) error {
 	s := &slot{index: len(m.slots), listenFD: m.shared}
 	if s.listenFD < 0 {
-		fd, bound, err := server.Listen(&m.cfg.Server, *port, m.cfg.Listener == "reuseport")
+		listener, err := server.Listen(&m.cfg.Server, *port, m.cfg.Listener == "reuseport")
 		if err != nil {
 			return err
 		}
-		*port = int(bound.Port())
+		*port = int(listener.Addr.Port())
 		m.port = *port
-		m.url = "http://" + net.JoinHostPort(bound.Addr().String(), strconv.Itoa(*port))
-		s.listenFD = fd
+		m.url = listener.URL()
+		s.listenFD = listener.FD
 		if m.cfg.Listener == "shared" {
-			m.shared = fd
+			m.shared = listener.FD
+			m.sharedListener = listener
 		}
 	}
 	m.slots = append(m.slots, s)
@@ -170,7 +177,7 @@ func (m *master) closeSockets() {
 		}
 	}
 	if m.shared >= 0 {
-		unix.Close(m.shared)
+		m.sharedListener.Close() // a --uds socket's file too
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io/fs"
 	"strconv"
 	"strings"
 	"time"
@@ -74,4 +75,18 @@ func parseSize(text string) (int64, error) {
 		return 0, errors.New("want a byte count such as 1048576, 512K or 10M")
 	}
 	return v << shift, nil
+}
+
+// fileMode is a file's permission bits in octal ("666", "0660").
+type fileMode fs.FileMode
+
+func (m *fileMode) String() string { return strconv.FormatUint(uint64(*m), 8) }
+
+func (m *fileMode) Set(text string) error {
+	v, err := strconv.ParseUint(text, 8, 32)
+	if err != nil || v > 0o777 {
+		return errors.New("want permission bits in octal, such as 666 or 660")
+	}
+	*m = fileMode(v)
+	return nil
 }
