@@ -13,6 +13,7 @@ func (l *Loop) startJob(s *slot, head []byte) {
 	s.req, j.Request = j.Request, s.req
 	j.Request.Rebase(j.Head)
 	j.RemoteAddr = s.remoteAddr()
+	j.Arrived = l.now
 	j.slot, j.gen = s.index, s.gen
 	j.expect100 = j.Request.Expect100 && j.Request.HasBody()
 	j.bodyDone = !j.Request.HasBody()

@@ -46,6 +46,8 @@ type ResponseWriter struct {
 	fields    []byte
 	responded bool
 	deferred  bool
+	status    int // Respond's, for Responded
+	bodyLen   int
 }
 
 func (w *ResponseWriter) reset(s *slot, req *http1.Request) {
@@ -82,7 +84,18 @@ func (w *ResponseWriter) Respond(status int, body []byte) {
 		return
 	}
 	w.responded = true
+	w.status, w.bodyLen = status, len(body)
+	if w.req.MethodIs("HEAD") {
+		w.bodyLen = 0
+	}
 	w.loop.writeResponse(w.slot, w.req, status, w.fields, body)
+}
+
+// Responded reports the status and body length Respond wrote, for an
+// access log wrapped around an inline handler; ok is false when the
+// handler deferred or did not respond.
+func (w *ResponseWriter) Responded() (status, bodyLen int, ok bool) {
+	return w.status, w.bodyLen, w.responded
 }
 
 // Defer hands the request to the deferred path: a Job on the Config's

@@ -44,7 +44,10 @@ type Config struct {
 	AccessLog bool   // one common-log-format line per response on stderr
 
 	AccessLogFile string // the access log's file instead of stderr (implies AccessLog)
-	ErrorLogFile  string // the server's log (and Python's stderr) instead of stderr
+	// AccessLogFormat is gunicorn's access_log_format (atoms %(h)s ...).
+	AccessLogFormat string
+	accessFormat    *accessFormat // compiled by Validate
+	ErrorLogFile    string        // the server's log (and Python's stderr) instead of stderr
 
 	// ProxyHeaders believes Forwarded and X-Forwarded-For/-Proto from the
 	// peers ForwardedAllowIPs lists (addresses, CIDR prefixes, "*").
@@ -79,6 +82,7 @@ var Defaults = Config{
 	Threads:          DefaultThreads,
 
 	ForwardedAllowIPs: "127.0.0.1",
+	AccessLogFormat:   DefaultAccessLogFormat,
 }
 
 // ConfigError is a configuration mistake: the command line reports it in
@@ -140,6 +144,11 @@ func (c *Config) Validate() error {
 	default:
 		return &ConfigError{"backend", fmt.Sprintf("%q: want auto, uring, epoll or kqueue", c.Backend)}
 	}
+	format, err := compileAccessFormat(c.AccessLogFormat)
+	if err != nil {
+		return err
+	}
+	c.accessFormat = format
 	if c.ProxyHeaders {
 		trust, err := newProxyTrust(c.ForwardedAllowIPs)
 		if err != nil {

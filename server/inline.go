@@ -1,7 +1,7 @@
 package server
 
 import (
-	"os"
+	"time"
 
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
@@ -28,10 +28,11 @@ type inlineWSGI struct {
 	in        *pybridge.Inline
 	attachErr error
 
-	job     pybridge.Job
-	remote  []byte
-	file    []byte // a file body, read whole
-	logLine []byte
+	job      pybridge.Job
+	remote   []byte
+	file     []byte // a file body, read whole
+	logLine  []byte
+	logEntry accessEntry
 }
 
 func newInlineWSGI(pool *wsgiPool, ip *pybridge.Interpreter) *inlineWSGI {
@@ -57,6 +58,10 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 			return
 		}
 		h.in = in
+	}
+	var arrived time.Time
+	if h.pool.accessLog && h.pool.logFormat.timed {
+		arrived = time.Now()
 	}
 	j := &h.job
 	j.Request.FromHTTP1(req.Request, req.Head())
@@ -90,8 +95,13 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 		if req.MethodIs("HEAD") {
 			sent = 0
 		}
-		h.logLine = appendAccessLine(h.logLine[:0], h.remote, req.Request, status, sent)
-		unix.Write(int(os.Stderr.Fd()), h.logLine)
+		e := &h.logEntry
+		e.setResponse(h.remote, req.Request, resp, status, sent)
+		if format := h.pool.logFormat; format.timed {
+			e.duration = time.Since(arrived)
+		}
+		h.logLine = h.pool.logFormat.append(h.logLine[:0], e)
+		unix.Write(int(accessLogFD.Load()), h.logLine)
 	}
 	w.Respond(status, body) // copies body into the connection's send buffer
 	if cap(h.file) > inlineFileKeep {

@@ -87,6 +87,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	} else {
 		native := natives[cfg.Native]
 		handler = native.inline
+		if cfg.AccessLog {
+			handler = &nativeAccessLog{next: handler, format: cfg.accessFormat, proxy: cfg.proxyTrust}
+		}
 		if native.deferred != nil {
 			jobs = loop.NewJobQueue(4096)
 			for i := 0; i < nativeWorkers; i++ {
@@ -102,7 +105,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 
 	var loopResponses func(netip.AddrPort, *http1.Request, int, int)
 	if cfg.AccessLog {
-		loopResponses = (&loopAccessLog{proxy: cfg.proxyTrust}).log
+		loopResponses = (&loopAccessLog{format: cfg.accessFormat, proxy: cfg.proxyTrust}).log
 	}
 	url := listener.URL()
 	l, err := loop.New(loop.Config{

@@ -15,12 +15,13 @@ import (
 // BodyWriter). wsgiJobs are reused, each with its response arena, so a
 // request allocates nothing once the pool has grown to what is in flight.
 type wsgiJob struct {
-	job     pybridge.Job
-	loopJob *loop.Job
-	pool    *wsgiPool
-	remote  []byte // RemoteAddr's text, reused
-	sent    int64  // body bytes written, for the access log
-	logLine []byte // the access-log line, reused
+	job      pybridge.Job
+	loopJob  *loop.Job
+	pool     *wsgiPool
+	remote   []byte // RemoteAddr's text, reused
+	sent     int64  // body bytes written, for the access log
+	logLine  []byte // the access-log line, reused
+	logEntry accessEntry
 	// gone: the client left (ASGI only; see jobGone), set by the loop
 	// thread and read as the executor starts the job.
 	gone atomic.Bool
@@ -35,6 +36,7 @@ type wsgiPool struct {
 	queue     *loop.JobQueue
 	app       *pybridge.App
 	accessLog bool
+	logFormat *accessFormat
 	proxy     *proxyTrust // --proxy-headers; nil: off
 	logf      func(format string, args ...any)
 
