@@ -84,18 +84,31 @@ char *m0_format_exception(void)
 /* m0_log writes one line through the server's logger, so the bridge's
  * messages carry the same timestamp and format as the server's. A line
  * longer than the buffer is cut. */
-void m0_log(const char *format, ...)
+static void log_line(int error, const char *format, va_list ap)
 {
 	char line[1024];
-	va_list ap;
-	va_start(ap, format);
 	int n = vsnprintf(line, sizeof line, format, ap);
-	va_end(ap);
 	if (n < 0)
 		return;
 	if (n >= (int)sizeof line)
 		n = (int)sizeof line - 1;
-	m0goLog(line, n);
+	m0goLog(line, n, error);
+}
+
+void m0_log(const char *format, ...)
+{
+	va_list ap;
+	va_start(ap, format);
+	log_line(0, format, ap);
+	va_end(ap);
+}
+
+void m0_log_error(const char *format, ...)
+{
+	va_list ap;
+	va_start(ap, format);
+	log_line(1, format, ap);
+	va_end(ap);
 }
 
 /* m0_log_exception logs context as one line through the server's logger,
@@ -106,7 +119,7 @@ void m0_log(const char *format, ...)
  * failed request's frames alive until the next failure. */
 void m0_log_exception(const char *context)
 {
-	m0_log("%s", context);
+	m0_log_error("%s", context);
 	PyErr_PrintEx(0);
 }
 

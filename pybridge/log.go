@@ -8,6 +8,7 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 )
 
@@ -23,12 +24,17 @@ func SetLog(f func(format string, args ...any)) {
 }
 
 // m0goLog is m0_log's way out, called with the GIL held: the logger
-// writes at once and takes no lock Python could be holding.
+// writes at once and takes no lock Python could be holding. An error
+// line gets the level word the server's logger reads after its
+// "m0serve: " prefix.
 //
 //export m0goLog
-func m0goLog(line *C.char, n C.int) {
+func m0goLog(line *C.char, n C.int, isError C.int) {
 	text := C.GoStringN(line, n)
 	if f := logf.Load(); f != nil {
+		if rest, ok := strings.CutPrefix(text, "m0serve: "); ok && isError != 0 {
+			text = "m0serve: error: " + rest
+		}
 		(*f)("%s", text)
 		return
 	}

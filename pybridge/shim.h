@@ -142,6 +142,8 @@ m0_app *m0_app_load(const char *target, int factory, const char *root_path,
 void m0_app_free(m0_app *app);
 char *m0_format_exception(void);
 void m0_log(const char *format, ...) __attribute__((format(printf, 1, 2)));
+/* m0_log_error is m0_log at the error level (the server's --log-level). */
+void m0_log_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 void m0_log_exception(const char *context);
 
 /* Handler threads (thread.c). */
@@ -248,6 +250,6 @@ extern long m0goBodyRead(int thread, char *dst, size_t n);
 extern int m0goStream(int thread, int op, char *p, size_t n);
 enum { M0_STREAM_HEAD = 1, M0_STREAM_WRITE = 2 };
 /* The server's logger (log.go): one line, without its newline. */
-extern void m0goLog(char *line, int n);
+extern void m0goLog(char *line, int n, int error);
 
 #endif

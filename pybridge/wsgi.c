@@ -203,7 +203,7 @@ static void log_failure(m0_thread *t, const char *context)
 {
 	const m0_span *m = &t->req->method, *tg = &t->req->target;
 	int mlen = (int)(m->end - m->start), tlen = (int)(tg->end - tg->start);
-	m0_log("m0serve: %.*s %.*s: %s", mlen > 16 ? 16 : mlen, t->head + m->start,
+	m0_log_error("m0serve: %.*s %.*s: %s", mlen > 16 ? 16 : mlen, t->head + m->start,
 	       tlen > 200 ? 200 : tlen, t->head + tg->start, context);
 	PyErr_PrintEx(0);
 }

@@ -53,7 +53,7 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 		if err != nil {
 			// Serve on the handler thread from now on; say so once.
 			h.attachErr = err
-			h.pool.logf("m0serve: --threads 0: %v; requests go to the handler thread", err)
+			h.pool.logf("m0serve: warning: --threads 0: %v; requests go to the handler thread", err)
 			w.Defer()
 			return
 		}
@@ -83,7 +83,7 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 			}
 			if err := w.AddHeaderBytes(name, value); err != nil {
 				// start_response validated it: a refusal here is a bug.
-				h.pool.logf("m0serve: response header %q refused: %v", name, err)
+				h.pool.logf("m0serve: error: response header %q refused: %v", name, err)
 			}
 		}
 		if fd, offset, length, ok := resp.TakeFile(); ok {

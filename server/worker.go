@@ -169,7 +169,7 @@ func (w *Worker) follow() {
 			w.loop.Drain(w.grace)
 		case WorkerReopen:
 			if err := ReopenLogFiles(w.cfg); err != nil {
-				w.logf("m0serve: reopening log files: %v", err)
+				w.logf("m0serve: error: reopening log files: %v", err)
 			}
 		}
 	}

@@ -148,7 +148,7 @@ func (p *wsgiPool) Complete(j *pybridge.Job) {
 	lj := w.loopJob
 	resp := j.Response
 	if j.BodyErr != nil && p.logf != nil {
-		p.logf("m0serve: reading the request body: %v", j.BodyErr)
+		p.logf("m0serve: debug: reading the request body: %v", j.BodyErr)
 	}
 	// The loop job is the loop's again after Finish or Abort: log first.
 	switch resp.Outcome() {

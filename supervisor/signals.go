@@ -76,7 +76,7 @@ func (m *master) signal(sig syscall.Signal) {
 	case syscall.SIGUSR1:
 		m.logf("m0serve: %v: reopening log files", sig)
 		if err := server.ReopenLogFiles(&m.cfg.Server); err != nil {
-			m.logf("m0serve: reopening log files: %v", err)
+			m.logf("m0serve: error: reopening log files: %v", err)
 		}
 		for w := range m.live {
 			w.send(server.WorkerReopen)

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -63,7 +62,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	logger := log.New(stderr, "", log.LstdFlags|log.LUTC)
 	if path := os.Getenv("M0_CPUPROFILE"); path != "" {
 		// For engineers, not users (perf is not available everywhere):
 		// a CPU profile of the whole run for `go tool pprof`, written at
@@ -75,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 	}
-	err = serve(cfg, fs, args, logger)
+	err = serve(cfg, fs, args, stderr)
 	var cfgErr *server.ConfigError
 	var bootErr *supervisor.BootError
 	var loadErr *server.AppLoadError

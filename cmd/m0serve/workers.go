@@ -3,11 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
-	"log"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/m0serve/m0serve/server"
@@ -16,6 +15,9 @@ import (
 
 // master is the --workers configuration the flags fill in.
 var master supervisor.Config
+
+// The log's --log-level and --log-format.
+var logLevel, logFormat string
 
 // addWorkerFlags defines the flags of the master and its workers, and of
 // the log files.
@@ -31,13 +33,23 @@ func addWorkerFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.Var((*duration)(&master.RSSCheckInterval), "rss-check-interval", "with --max-worker-rss: how often the master samples /proc/PID/statm")
 	fs.StringVar(&master.PidFile, "pid-file", "", "with --workers: write the master's pid to this file (removed at exit)")
 	fs.StringVar(&cfg.AccessLogFile, "access-log-file", cfg.AccessLogFile, "write the access log to this file (implies --access-log); reopened on SIGUSR1")
+	fs.StringVar(&logLevel, "log-level", "info", "the server's log: critical, error, warning, info, debug or trace and above")
+	fs.StringVar(&logFormat, "log-format", "text", "the server's log lines: text, or json (one object per line: time, level, msg, pid, worker)")
 	fs.StringVar(&cfg.ErrorLogFile, "error-log-file", cfg.ErrorLogFile, "write the server's log and Python's stderr to this file; reopened on SIGUSR1")
 }
 
 // serve runs cfg as the process this is: a worker its master started, a
 // master (--workers), or the single process of today.
-func serve(cfg server.Config, fs *flag.FlagSet, args []string, logger *log.Logger) error {
+func serve(cfg server.Config, fs *flag.FlagSet, args []string, stderr io.Writer) error {
 	worker, err := server.WorkerFromEnv()
+	if err != nil {
+		return err
+	}
+	slot := -1
+	if worker != nil {
+		slot = worker.Slot
+	}
+	logf, err := server.NewLogf(stderr, logFormat, logLevel, slot)
 	if err != nil {
 		return err
 	}
@@ -49,25 +61,22 @@ func serve(cfg server.Config, fs *flag.FlagSet, args []string, logger *log.Logge
 	}
 	if worker != nil {
 		cfg.Worker = worker
-		who := fmt.Sprintf("m0serve: worker %d (pid %d): ", worker.Slot, os.Getpid())
-		return server.Run(cfg, func(format string, args ...any) {
-			logger.Printf(strings.Replace(format, "m0serve: ", who, 1), args...)
-		})
+		return server.Run(cfg, logf)
 	}
 	if err := workersFromEnv(fs); err != nil {
 		return err
 	}
 	if master.Workers != 0 {
 		master.Server, master.Args = cfg, args
-		return supervisor.Run(master, logger.Printf)
+		return supervisor.Run(master, logf)
 	}
 	if name := masterOnlyFlag(fs); name != "" {
 		return &server.ConfigError{Flag: name, Reason: "applies to worker processes: give --workers N too"}
 	}
 	if cfg.AccessLogFile != "" || cfg.ErrorLogFile != "" {
-		reopenOnSIGUSR1(&cfg, logger)
+		reopenOnSIGUSR1(&cfg, logf)
 	}
-	return server.Run(cfg, logger.Printf)
+	return server.Run(cfg, logf)
 }
 
 // workersFromEnv reads WEB_CONCURRENCY, as uvicorn and gunicorn do, when
@@ -100,13 +109,13 @@ func masterOnlyFlag(fs *flag.FlagSet) string {
 	return name
 }
 
-func reopenOnSIGUSR1(cfg *server.Config, logger *log.Logger) {
+func reopenOnSIGUSR1(cfg *server.Config, logf func(string, ...any)) {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGUSR1)
 	go func() {
 		for range signals {
 			if err := server.ReopenLogFiles(cfg); err != nil {
-				logger.Printf("m0serve: reopening log files: %v", err)
+				logf("m0serve: error: reopening log files: %v", err)
 			}
 		}
 	}()
