@@ -143,7 +143,7 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.StringVar(&cfg.RootPath, "root-path", cfg.RootPath, "prefix the app is mounted under: SCRIPT_NAME, stripped from PATH_INFO")
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, threadsUsage)
 	fs.BoolVar(&cfg.AccessLog, "access-log", cfg.AccessLog, "log every response to stderr in the Common Log Format")
-	fs.StringVar(&cfg.AccessLogFormat, "access-log-format", cfg.AccessLogFormat, "the access log's line in gunicorn's atoms: %(h)s %(t)s \"%(r)s\" %(s)s %(b)s %(D)s %(M)s %({name}i)s %({name}o)s ...")
+	fs.StringVar(&cfg.AccessLogFormat, "access-log-format", cfg.AccessLogFormat, "the access log's line in gunicorn's atoms (%(D)s, %({name}i)s, ...: README)")
 	fs.BoolVar(&cfg.ProxyHeaders, "proxy-headers", cfg.ProxyHeaders, "take the client's address and scheme from Forwarded or X-Forwarded-For/-Proto sent by --forwarded-allow-ips peers")
 	fs.StringVar(&cfg.ForwardedAllowIPs, "forwarded-allow-ips", cfg.ForwardedAllowIPs, "with --proxy-headers: the proxies to believe, addresses and CIDRs, comma-separated, * for all (else $FORWARDED_ALLOW_IPS)")
 	addWorkerFlags(fs, cfg)

@@ -177,7 +177,7 @@ func TestNearestFlag(t *testing.T) {
 		"lifespa":            "lifespan",
 		"reload":             "",
 		"x":                  "",
-		"proxy-headers":      "",
+		"ssl-keyfile":        "",
 		"max":                "",
 	} {
 		if got := nearestFlag(fs, name); got != want {
