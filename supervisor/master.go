@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -53,20 +54,24 @@ type master struct {
 	spawner spawner
 	events  chan event
 
-	shared int // the one socket of --listener shared, or -1
-	// sharedListener is shared's: with --uds, --fd or systemd's socket,
-	// always.
-	sharedListener server.Listener
-	slots          []*slot
-	live           map[*worker]bool
-	booted         bool // every first worker was ready once
-	stopping       bool
-	stopBy         time.Time
-	reload         int    // the slot a rolling reload is at, or -1
-	steered        string // the positions a BPF program sends connections to (steer), or ""
+	shared   int // the one socket of --listener shared, or -1
+	slots    []*slot
+	live     map[*worker]bool
+	booted   bool // every first worker was ready once
+	stopping bool
+	stopBy   time.Time
+	reload   int    // the slot a rolling reload is at, or -1
+	steered  string // the positions a BPF program sends connections to (steer), or ""
 
 	nextRSS time.Time
 	err     error
+
+	// sharedListener is shared's: with --uds, --fd or systemd's socket,
+	// always.
+	sharedListener server.Listener
+	// reloadPending: a source changed (--reload); a rolling reload
+	// starts once none is under way.
+	reloadPending bool
 }
 
 // Run starts the workers and supervises them until SIGTERM or SIGINT has
@@ -121,6 +126,17 @@ func Run(cfg Config, logf func(string, ...any)) error {
 	}
 	logf("m0serve: master (pid %d) on %s: %d workers (slots 0-%d), %s", os.Getpid(), m.url, cfg.Workers, cfg.Workers-1, listener)
 
+	var changes chan string // nil without --reload: never ready
+	if cfg.Reload != nil {
+		watcher, err := watchSources(*cfg.Reload, logf)
+		if err != nil {
+			return err
+		}
+		defer watcher.close()
+		changes = watcher.changes
+		logf("m0serve: --reload: watching %s for changes (not for production)", strings.Join(cfg.Reload.Dirs, ", "))
+	}
+
 	// The first worker boots alone: an app that does not import shows its
 	// traceback once, not once per worker.
 	m.slots[0].current = m.start(m.slots[0], "booting")
@@ -134,6 +150,13 @@ func Run(cfg Config, logf func(string, ...any)) error {
 			m.signal(sig.(syscall.Signal))
 		case now := <-sweep.C:
 			m.sweep(now)
+		case path := <-changes:
+			m.logf("m0serve: %s changed: reloading", path)
+			m.reloadPending = true
+		}
+		if m.reloadPending && m.reload < 0 && m.booted && !m.stopping {
+			m.reloadPending = false
+			m.startReload("source change")
 		}
 		if err := m.rebalance(); err != nil {
 			m.logf("m0serve: %v", err)

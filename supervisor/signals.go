@@ -33,9 +33,7 @@ func (m *master) signal(sig syscall.Signal) {
 			m.logf("m0serve: %v: a reload is already under way (slot %d)", sig, m.reload)
 			return
 		}
-		m.logf("m0serve: %v: rolling reload of %d workers, one slot at a time", sig, len(m.slots))
-		m.reload = -1
-		m.advanceReload()
+		m.startReload(sig.String())
 	case syscall.SIGTTIN:
 		if m.stopping || len(m.slots) >= maxWorkers {
 			return
@@ -82,6 +80,13 @@ func (m *master) signal(sig syscall.Signal) {
 			w.send(server.WorkerReopen)
 		}
 	}
+}
+
+// startReload starts a rolling reload, one slot at a time.
+func (m *master) startReload(why string) {
+	m.logf("m0serve: %s: rolling reload of %d workers, one slot at a time", why, len(m.slots))
+	m.reload = -1
+	m.advanceReload()
 }
 
 // advanceReload starts the replacement for the next slot of a reload.

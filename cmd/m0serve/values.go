@@ -90,3 +90,13 @@ func (m *fileMode) Set(text string) error {
 	*m = fileMode(v)
 	return nil
 }
+
+// stringList is a repeatable flag: each use adds one value.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(text string) error {
+	*l = append(*l, text)
+	return nil
+}

@@ -19,6 +19,12 @@ var master supervisor.Config
 // The log's --log-level and --log-format.
 var logLevel, logFormat string
 
+// --reload and its lists.
+var (
+	reload                                     bool
+	reloadDirs, reloadIncludes, reloadExcludes stringList
+)
+
 // addWorkerFlags defines the flags of the master and its workers, and of
 // the log files.
 func addWorkerFlags(fs *flag.FlagSet, cfg *server.Config) {
@@ -31,6 +37,10 @@ func addWorkerFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.Var((*duration)(&master.MaxWorkerLifetime), "max-worker-lifetime", "with --workers: replace a worker after it has run this long (0: off)")
 	fs.Int64Var(&master.MaxWorkerRSS, "max-worker-rss", 0, "with --workers: replace a worker whose resident memory is over this many MiB in two samples running (0: off)")
 	fs.Var((*duration)(&master.RSSCheckInterval), "rss-check-interval", "with --max-worker-rss: how often the master samples /proc/PID/statm")
+	fs.BoolVar(&reload, "reload", false, "restart the workers when a source file changes (development only, not for production)")
+	fs.Var(&reloadDirs, "reload-dir", "with --reload: a directory to watch (repeatable; default: --app-dir or the working directory)")
+	fs.Var(&reloadIncludes, "reload-include", "with --reload: a file-name glob that counts (repeatable; default *.py)")
+	fs.Var(&reloadExcludes, "reload-exclude", "with --reload: a file or directory glob to ignore (repeatable; default .* .py[cod] .sw.* ~*)")
 	fs.StringVar(&master.PidFile, "pid-file", "", "with --workers: write the master's pid to this file (removed at exit)")
 	fs.StringVar(&cfg.AccessLogFile, "access-log-file", cfg.AccessLogFile, "write the access log to this file (implies --access-log); reopened on SIGUSR1")
 	fs.StringVar(&logLevel, "log-level", "info", "the server's log: critical, error, warning, info, debug or trace and above")
@@ -65,6 +75,11 @@ func serve(cfg server.Config, fs *flag.FlagSet, args []string, stderr io.Writer)
 	}
 	if err := workersFromEnv(fs); err != nil {
 		return err
+	}
+	if reload {
+		if err := setReload(&cfg); err != nil {
+			return err
+		}
 	}
 	if master.Workers != 0 {
 		master.Server, master.Args = cfg, args
@@ -130,4 +145,33 @@ func forwardedAllowIPsFromEnv(fs *flag.FlagSet, cfg *server.Config) {
 	if text, ok := os.LookupEnv("FORWARDED_ALLOW_IPS"); ok && !given {
 		cfg.ForwardedAllowIPs = text
 	}
+}
+
+// setReload makes the master watch the app's sources: --reload runs one
+// worker under a master when --workers is not given, as uvicorn's
+// reloader runs the server in a child process.
+func setReload(cfg *server.Config) error {
+	dirs := []string(reloadDirs)
+	if len(dirs) == 0 {
+		dir := cfg.AppDir
+		if dir == "" {
+			var err error
+			if dir, err = os.Getwd(); err != nil {
+				return fmt.Errorf("--reload: %w", err)
+			}
+		}
+		dirs = []string{dir}
+	}
+	r := &supervisor.Reload{Dirs: dirs, Includes: reloadIncludes, Excludes: reloadExcludes}
+	if len(r.Includes) == 0 {
+		r.Includes = supervisor.DefaultReloadIncludes
+	}
+	if len(r.Excludes) == 0 {
+		r.Excludes = supervisor.DefaultReloadExcludes
+	}
+	master.Reload = r
+	if master.Workers == 0 {
+		master.Workers = 1
+	}
+	return nil
 }
