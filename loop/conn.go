@@ -101,7 +101,7 @@ func (l *Loop) dispatch(s *slot, head []byte) {
 	l.cfg.Handler.ServeInline(&l.request, &l.writer)
 	l.request.Request, l.request.slot, l.request.head = nil, nil, nil
 	if l.writer.deferred {
-		if l.cfg.Jobs == nil {
+		if l.cfg.Jobs == nil && l.writer.queue == nil {
 			l.answerError(s, req, 500, "no handler threads for a deferred request")
 			return
 		}

@@ -1,6 +1,8 @@
 package loop
 
 import (
+	"slices"
+
 	"github.com/m0serve/m0serve/http1"
 )
 
@@ -20,7 +22,14 @@ func (l *Loop) startJob(s *slot, head []byte) {
 	s.consume(len(head))
 	s.job = j
 	s.state = stateJob
-	if len(l.heldJobs) > 0 || !l.cfg.Jobs.push(j) {
+	j.queue = l.cfg.Jobs
+	if q := l.writer.queue; q != nil && q != l.cfg.Jobs {
+		j.queue = q
+		if !slices.Contains(l.otherQueues, q) {
+			l.otherQueues = append(l.otherQueues, q)
+		}
+	}
+	if len(l.heldJobs) > 0 || !j.queue.push(j) {
 		l.heldJobs = append(l.heldJobs, j)
 	}
 }
@@ -138,7 +147,7 @@ func (l *Loop) pushHeldJobs() {
 			j.finished = true
 			j.mu.Unlock()
 			l.releaseJob(j)
-		} else if !l.cfg.Jobs.push(j) {
+		} else if !j.queue.push(j) {
 			break
 		}
 		l.heldJobs[n] = nil

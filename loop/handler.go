@@ -48,12 +48,14 @@ type ResponseWriter struct {
 	deferred  bool
 	status    int // Respond's, for Responded
 	bodyLen   int
+	queue     *JobQueue // DeferTo's; nil: Config.Jobs
 }
 
 func (w *ResponseWriter) reset(s *slot, req *http1.Request) {
 	w.slot, w.req = s, req
 	w.fields = w.fields[:0]
 	w.responded, w.deferred = false, false
+	w.queue = nil
 }
 
 // AddHeader adds a response field; an invalid name or value is refused
@@ -103,5 +105,13 @@ func (w *ResponseWriter) Responded() (status, bodyLen int, ok bool) {
 func (w *ResponseWriter) Defer() {
 	if !w.responded {
 		w.deferred = true
+	}
+}
+
+// DeferTo is Defer onto q rather than the Config's JobQueue: requests a
+// handler of another kind serves (static files beside an app).
+func (w *ResponseWriter) DeferTo(q *JobQueue) {
+	if !w.responded {
+		w.deferred, w.queue = true, q
 	}
 }

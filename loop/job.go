@@ -50,7 +50,8 @@ type Job struct {
 	// loop's clock of that pass): an access log's request duration.
 	Arrived int64
 
-	loop *Loop
+	loop  *Loop
+	queue *JobQueue // the one the job was pushed to
 
 	mu   sync.Mutex
 	cond sync.Cond

@@ -42,6 +42,9 @@ type Loop struct {
 	heldJobs []*Job
 	freeJobs []*Job
 	jobsOut  int // jobs taken and not yet released: deferred requests in flight
+	// otherQueues are the queues besides Config.Jobs handlers deferred to
+	// (ResponseWriter.DeferTo): each is signalled at the end of a pass.
+	otherQueues []*JobQueue
 
 	buffers bufferPool
 
@@ -272,6 +275,9 @@ func (l *Loop) pass() error {
 	// hand-off: two more switches and a futex pair).
 	if l.cfg.Jobs != nil {
 		l.cfg.Jobs.signal()
+	}
+	for _, q := range l.otherQueues {
+		q.signal()
 	}
 	if l.draining && l.active == 0 {
 		l.stopped = true

@@ -5,6 +5,7 @@ package server
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -49,6 +50,11 @@ type Config struct {
 	accessFormat    *accessFormat // compiled by Validate
 	ErrorLogFile    string        // the server's log (and Python's stderr) instead of stderr
 
+	// StaticMounts are served by the server itself, StaticExpires their
+	// Cache-Control max-age (0: none).
+	StaticMounts  []StaticMount
+	StaticExpires time.Duration
+
 	// ProxyHeaders believes Forwarded and X-Forwarded-For/-Proto from the
 	// peers ForwardedAllowIPs lists (addresses, CIDR prefixes, "*").
 	ProxyHeaders      bool
@@ -82,6 +88,7 @@ var Defaults = Config{
 	Threads:          DefaultThreads,
 
 	ForwardedAllowIPs: "127.0.0.1",
+	StaticExpires:     24 * time.Hour,
 	AccessLogFormat:   DefaultAccessLogFormat,
 }
 
@@ -143,6 +150,17 @@ func (c *Config) Validate() error {
 		}
 	default:
 		return &ConfigError{"backend", fmt.Sprintf("%q: want auto, uring, epoll or kqueue", c.Backend)}
+	}
+	for _, m := range c.StaticMounts {
+		if !strings.HasPrefix(m.Route, "/") || strings.ContainsAny(m.Route, "?#%") {
+			return &ConfigError{"static-path-route", fmt.Sprintf("%q: want a path starting with /", m.Route)}
+		}
+		if info, err := os.Stat(m.Dir); err != nil || !info.IsDir() {
+			return &ConfigError{"static-path-mount", fmt.Sprintf("%s: not a directory", m.Dir)}
+		}
+	}
+	if c.StaticExpires < 0 {
+		return &ConfigError{"static-path-expires", "must not be negative"}
 	}
 	format, err := compileAccessFormat(c.AccessLogFormat)
 	if err != nil {

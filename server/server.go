@@ -64,6 +64,14 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	}
 	defer listener.Close()
 
+	var static *staticFiles
+	if len(cfg.StaticMounts) > 0 {
+		if static, err = newStaticFiles(cfg.StaticMounts, cfg.StaticExpires); err != nil {
+			return err
+		}
+		defer static.close()
+	}
+
 	var (
 		handler loop.Handler
 		jobs    *loop.JobQueue
@@ -101,6 +109,10 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			}
 			defer jobs.Close()
 		}
+	}
+
+	if static != nil {
+		static.next, handler = handler, static
 	}
 
 	var loopResponses func(netip.AddrPort, *http1.Request, int, int)

@@ -19,6 +19,9 @@ var master supervisor.Config
 // The log's --log-level and --log-format.
 var logLevel, logFormat string
 
+// --static-path-mount and --static-path-route, paired in order.
+var staticMountDirs, staticRoutes stringList
+
 // --reload and its lists.
 var (
 	reload                                     bool
@@ -41,6 +44,9 @@ func addWorkerFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.Var(&reloadDirs, "reload-dir", "with --reload: a directory to watch (repeatable; default: --app-dir or the working directory)")
 	fs.Var(&reloadIncludes, "reload-include", "with --reload: a file-name glob that counts (repeatable; default *.py)")
 	fs.Var(&reloadExcludes, "reload-exclude", "with --reload: a file or directory glob to ignore (repeatable; default .* .py[cod] .sw.* ~*)")
+	fs.Var(&staticMountDirs, "static-path-mount", "a directory whose files the server serves itself, without the app (repeatable)")
+	fs.Var(&staticRoutes, "static-path-route", "the path each --static-path-mount is served under, in order (default /static for one)")
+	fs.Var((*duration)(&cfg.StaticExpires), "static-path-expires", "Cache-Control max-age of static files (0: none)")
 	fs.StringVar(&master.PidFile, "pid-file", "", "with --workers: write the master's pid to this file (removed at exit)")
 	fs.StringVar(&cfg.AccessLogFile, "access-log-file", cfg.AccessLogFile, "write the access log to this file (implies --access-log); reopened on SIGUSR1")
 	fs.StringVar(&logLevel, "log-level", "info", "the server's log: critical, error, warning, info, debug or trace and above")
@@ -53,6 +59,9 @@ func addWorkerFlags(fs *flag.FlagSet, cfg *server.Config) {
 func serve(cfg server.Config, fs *flag.FlagSet, args []string, stderr io.Writer) error {
 	worker, err := server.WorkerFromEnv()
 	if err != nil {
+		return err
+	}
+	if err := pairStaticMounts(&cfg); err != nil {
 		return err
 	}
 	slot := -1
@@ -172,6 +181,23 @@ func setReload(cfg *server.Config) error {
 	master.Reload = r
 	if master.Workers == 0 {
 		master.Workers = 1
+	}
+	return nil
+}
+
+// pairStaticMounts pairs each --static-path-mount with the
+// --static-path-route given in the same place; one mount alone may go
+// without, at /static (Granian's default).
+func pairStaticMounts(cfg *server.Config) error {
+	routes := []string(staticRoutes)
+	if len(routes) == 0 && len(staticMountDirs) == 1 {
+		routes = []string{"/static"}
+	}
+	if len(routes) != len(staticMountDirs) {
+		return &server.ConfigError{Flag: "static-path-route", Reason: fmt.Sprintf("%d routes for %d --static-path-mount directories: give one each, in order", len(routes), len(staticMountDirs))}
+	}
+	for i, dir := range staticMountDirs {
+		cfg.StaticMounts = append(cfg.StaticMounts, server.StaticMount{Route: routes[i], Dir: dir})
 	}
 	return nil
 }
