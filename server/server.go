@@ -113,6 +113,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 
 	if static != nil {
 		static.next, handler = handler, static
+		if cfg.AccessLog {
+			static.logFormat, static.proxy = cfg.accessFormat, cfg.proxyTrust
+		}
 	}
 
 	var loopResponses func(netip.AddrPort, *http1.Request, int, int)

@@ -35,6 +35,32 @@ type staticFiles struct {
 	expires time.Duration // Cache-Control max-age; 0: none
 	queue   *loop.JobQueue
 	next    loop.Handler
+
+	// The access log (set before the loop starts): nil format, none.
+	logFormat *accessFormat
+	proxy     *proxyTrust
+}
+
+// staticLog is one goroutine's access-log buffers.
+type staticLog struct {
+	remote []byte
+	line   []byte
+	entry  accessEntry
+}
+
+// logAccess logs a response; it runs before the job is finished (the
+// loop reuses it after).
+func (s *staticFiles) logAccess(lg *staticLog, j *loop.Job, status int, sent int64) {
+	if s.logFormat == nil {
+		return
+	}
+	lg.remote, _, _ = s.proxy.client(lg.remote, j.RemoteAddr, &j.Request.Header)
+	lg.entry.setResponse(lg.remote, &j.Request, nil, status, sent)
+	if s.logFormat.timed {
+		lg.entry.duration = time.Duration(time.Now().UnixNano() - j.Arrived)
+	}
+	lg.line = s.logFormat.append(lg.line[:0], &lg.entry)
+	unix.Write(int(accessLogFD.Load()), lg.line)
 }
 
 type staticMount struct {
@@ -57,8 +83,9 @@ func newStaticFiles(mounts []StaticMount, expires time.Duration) (*staticFiles, 
 	// Started last: close ends them.
 	for i := 0; i < staticWorkers; i++ {
 		go func() {
+			lg := &staticLog{}
 			for j := s.queue.Take(); j != nil; j = s.queue.Take() {
-				s.serve(j)
+				s.serve(j, lg)
 			}
 		}()
 	}
@@ -92,7 +119,7 @@ func under(p []byte, route string) bool {
 		(len(p) == len(route) || p[len(route)] == '/' || route == "")
 }
 
-func (s *staticFiles) serve(j *loop.Job) {
+func (s *staticFiles) serve(j *loop.Job, lg *staticLog) {
 	req := &j.Request
 	raw := string(req.Bytes(req.Path))
 	var m *staticMount
@@ -104,20 +131,20 @@ func (s *staticFiles) serve(j *loop.Job) {
 	}
 	if !req.MethodIs("GET") && !req.MethodIs("HEAD") {
 		j.SetHeader("Allow", "GET, HEAD")
-		staticText(j, 405, "method not allowed")
+		s.text(j, lg, 405, "method not allowed")
 		return
 	}
 	name, ok := staticName(raw[len(m.route):])
 	if !ok {
-		staticText(j, 404, "not found")
+		s.text(j, lg, 404, "not found")
 		return
 	}
 	file, info, encoding := s.open(m, name, req)
 	if file == nil {
-		staticText(j, 404, "not found")
+		s.text(j, lg, 404, "not found")
 		return
 	}
-	s.send(j, file, info, encoding, name)
+	s.send(j, lg, file, info, encoding, name)
 }
 
 // staticName turns the request path below the route into a name inside
@@ -219,7 +246,7 @@ func acceptsEncoding(accept, encoding string) bool {
 
 // send answers with the file: 304 when the client's copy is current, 206
 // or 416 for a Range, else 200; the loop sends the bytes (Job.SendFile).
-func (s *staticFiles) send(j *loop.Job, file *os.File, info fs.FileInfo, encoding, name string) {
+func (s *staticFiles) send(j *loop.Job, lg *staticLog, file *os.File, info fs.FileInfo, encoding, name string) {
 	req := &j.Request
 	size, modified := info.Size(), info.ModTime().UTC().Truncate(time.Second)
 	etag := fmt.Sprintf(`"%x-%x"`, info.ModTime().UnixNano(), size)
@@ -244,6 +271,7 @@ func (s *staticFiles) send(j *loop.Job, file *os.File, info fs.FileInfo, encodin
 	if notModified(req, etag, modified) {
 		file.Close()
 		j.WriteHeader(304, 0)
+		s.logAccess(lg, j, 304, 0)
 		j.Finish()
 		return
 	}
@@ -254,7 +282,7 @@ func (s *staticFiles) send(j *loop.Job, file *os.File, info fs.FileInfo, encodin
 		case ok && !satisfiable:
 			file.Close()
 			j.SetHeader("Content-Range", "bytes */"+strconv.FormatInt(size, 10))
-			staticTextStatus(j, 416, "range not satisfiable")
+			s.textStatus(j, lg, 416, "range not satisfiable")
 			return
 		case ok:
 			offset, length, status = start, end-start+1, 206
@@ -275,6 +303,11 @@ func (s *staticFiles) send(j *loop.Job, file *os.File, info fs.FileInfo, encodin
 		return
 	}
 	unix.CloseOnExec(fd)
+	sent := length
+	if req.MethodIs("HEAD") {
+		sent = 0
+	}
+	s.logAccess(lg, j, status, sent)
 	if err := j.SendFile(fd, offset, length); err != nil {
 		unix.Close(fd)
 		j.Abort()
@@ -353,17 +386,22 @@ func parseRange(header string, size int64) (start, end int64, ok, satisfiable bo
 	return start, end, true, true
 }
 
-func staticText(j *loop.Job, status int, text string) {
+func (s *staticFiles) text(j *loop.Job, lg *staticLog, status int, text string) {
 	j.SetHeader("Content-Type", "text/plain; charset=utf-8")
-	staticTextStatus(j, status, text)
+	s.textStatus(j, lg, status, text)
 }
 
-func staticTextStatus(j *loop.Job, status int, text string) {
+func (s *staticFiles) textStatus(j *loop.Job, lg *staticLog, status int, text string) {
 	body := text + "\n"
 	if err := j.WriteHeader(status, int64(len(body))); err != nil {
 		j.Abort()
 		return
 	}
 	j.Write([]byte(body))
+	sent := int64(len(body))
+	if j.Request.MethodIs("HEAD") {
+		sent = 0
+	}
+	s.logAccess(lg, j, status, sent)
 	j.Finish()
 }

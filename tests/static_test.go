@@ -55,11 +55,11 @@ func staticGet(t *testing.T, s *server, method, path string, fields ...string) (
 
 // TestStaticFiles: --static-path-mount/--static-path-route served by the
 // server beside a WSGI app: types, validators and 304, ranges, HEAD,
-// Cache-Control, precompressed siblings, and every way out of the
-// directory refused.
+// Cache-Control, precompressed siblings, every way out of the directory
+// refused, and an access-log line for each.
 func TestStaticFiles(t *testing.T) {
 	mount := staticTree(t)
-	s := startWSGI(t, "proxy_app:app", "--static-path-mount", mount, "--static-path-route", "/assets", "--static-path-expires", "1h")
+	s := startWSGI(t, "proxy_app:app", "--static-path-mount", mount, "--static-path-route", "/assets", "--static-path-expires", "1h", "--access-log")
 
 	resp, body := staticGet(t, s, "GET", "/assets/css/site.css")
 	etag, modified := resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
@@ -121,5 +121,12 @@ func TestStaticFiles(t *testing.T) {
 	// The app still serves everything else.
 	if resp, body := staticGet(t, s, "GET", "/assetsx"); resp.StatusCode != 200 || !strings.Contains(body, `"scheme"`) {
 		t.Errorf("the app: %d %q", resp.StatusCode, body)
+	}
+	s.stop()
+	for _, line := range []string{`"GET /assets/css/site.css HTTP/1.1" 200 20`, `"GET /assets/css/site.css HTTP/1.1" 304 -`,
+		`"GET /assets/css/site.css HTTP/1.1" 206 5`, `"HEAD /assets/css/site.css HTTP/1.1" 200 -`, `"GET /assets/outside.txt HTTP/1.1" 404 10`} {
+		if !strings.Contains(s.logs.String(), line) {
+			t.Errorf("no access-log line with %s:\n%s", line, s.logs)
+		}
 	}
 }
