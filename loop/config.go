@@ -47,6 +47,10 @@ type Config struct {
 	// was called): a handler that keeps per-thread state on the loop
 	// thread (an inline Python thread state) releases it there.
 	OnExit func()
+	// OnPassEnd, when set, is called on the loop thread at the end of
+	// each pass, after the sends are queued: what inline handlers
+	// gathered during the pass (access-log lines) goes out in one write.
+	OnPassEnd func()
 	// OnJobGone is called on the loop thread when the connection of a
 	// deferred job closes while its handler still holds the job, with
 	// the owner the handler set (Job.SetOwner; never called for none).

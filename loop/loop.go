@@ -269,6 +269,9 @@ func (l *Loop) pass() error {
 		l.drain(deadline)
 	}
 	l.flush()
+	if l.cfg.OnPassEnd != nil {
+		l.cfg.OnPassEnd()
+	}
 	// Last, with no job's lock held: a handler woken on this core may
 	// preempt the loop at once, and finding a job's lock held by the
 	// preempted loop it would park in the Go scheduler (a locked thread's

@@ -37,10 +37,40 @@ func (w *wsgiJob) logAccess(status int) {
 	unix.Write(int(accessLogFD.Load()), w.logLine)
 }
 
+// loopLines gathers the access-log lines made on the loop thread (the
+// loop's own responses, native handlers', --threads 0's) and writes them
+// once per pass (loop.Config.OnPassEnd): one write for a pass's
+// responses rather than one each. A write stays within PIPE_BUF, so it
+// never interleaves with a handler thread's line in a pipe.
+type loopLines struct {
+	buf []byte
+}
+
+const pipeBuf = 4096
+
+func (b *loopLines) add(line []byte) {
+	if len(b.buf)+len(line) > pipeBuf {
+		b.flush()
+	}
+	if len(line) > pipeBuf {
+		unix.Write(int(accessLogFD.Load()), line)
+		return
+	}
+	b.buf = append(b.buf, line...)
+}
+
+func (b *loopLines) flush() {
+	if len(b.buf) > 0 {
+		unix.Write(int(accessLogFD.Load()), b.buf)
+		b.buf = b.buf[:0]
+	}
+}
+
 // loopAccessLog logs the responses the loop answers itself (a malformed
 // or oversized request, a header timeout: loop.Config.OnLoopResponse) in
 // the same format. It runs on the loop thread only, so one buffer does.
 type loopAccessLog struct {
+	lines  *loopLines
 	format *accessFormat
 	proxy  *proxyTrust // --proxy-headers; nil: off
 	remote []byte
@@ -59,7 +89,7 @@ func (a *loopAccessLog) log(remote netip.AddrPort, req *http1.Request, status, b
 	}
 	a.entry.setResponse(a.remote, req, nil, status, int64(body))
 	a.line = a.format.append(a.line[:0], &a.entry)
-	unix.Write(int(accessLogFD.Load()), a.line)
+	a.lines.add(a.line)
 }
 
 // appendPrintable appends p with quotes, backslashes and bytes outside
@@ -79,6 +109,7 @@ func appendPrintable(b, p []byte) []byte {
 // nativeAccessLog logs the responses of an inline native handler. It runs
 // on the loop thread only, so one buffer does.
 type nativeAccessLog struct {
+	lines  *loopLines
 	next   loop.Handler
 	format *accessFormat
 	proxy  *proxyTrust
@@ -104,5 +135,5 @@ func (a *nativeAccessLog) ServeInline(req *loop.Request, w *loop.ResponseWriter)
 		a.entry.duration = time.Duration(time.Now().UnixNano() - arrived)
 	}
 	a.line = a.format.append(a.line[:0], &a.entry)
-	unix.Write(int(accessLogFD.Load()), a.line)
+	a.lines.add(a.line)
 }

@@ -33,6 +33,7 @@ type inlineWSGI struct {
 	file     []byte // a file body, read whole
 	logLine  []byte
 	logEntry accessEntry
+	lines    *loopLines // set before the loop starts
 }
 
 func newInlineWSGI(pool *wsgiPool, ip *pybridge.Interpreter) *inlineWSGI {
@@ -101,7 +102,7 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 			e.duration = time.Since(arrived)
 		}
 		h.logLine = h.pool.logFormat.append(h.logLine[:0], e)
-		unix.Write(int(accessLogFD.Load()), h.logLine)
+		h.lines.add(h.logLine)
 	}
 	w.Respond(status, body) // copies body into the connection's send buffer
 	if cap(h.file) > inlineFileKeep {

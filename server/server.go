@@ -64,6 +64,8 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	}
 	defer listener.Close()
 
+	// Access-log lines made on the loop thread, written once per pass.
+	lines := &loopLines{}
 	var static *staticFiles
 	if len(cfg.StaticMounts) > 0 {
 		if static, err = newStaticFiles(cfg.StaticMounts, cfg.StaticExpires); err != nil {
@@ -87,6 +89,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		handler, jobs = deferAll, py.queue
 		if cfg.Threads == 0 && py.executor == nil {
 			inline := newInlineWSGI(py.pool, py.interp)
+			inline.lines = lines
 			handler, onExit = inline, inline.exit
 		}
 		if py.executor != nil {
@@ -96,7 +99,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		native := natives[cfg.Native]
 		handler = native.inline
 		if cfg.AccessLog {
-			handler = &nativeAccessLog{next: handler, format: cfg.accessFormat, proxy: cfg.proxyTrust}
+			handler = &nativeAccessLog{lines: lines, next: handler, format: cfg.accessFormat, proxy: cfg.proxyTrust}
 		}
 		if native.deferred != nil {
 			jobs = loop.NewJobQueue(4096)
@@ -120,7 +123,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 
 	var loopResponses func(netip.AddrPort, *http1.Request, int, int)
 	if cfg.AccessLog {
-		loopResponses = (&loopAccessLog{format: cfg.accessFormat, proxy: cfg.proxyTrust}).log
+		loopResponses = (&loopAccessLog{lines: lines, format: cfg.accessFormat, proxy: cfg.proxyTrust}).log
 	}
 	url := listener.URL()
 	l, err := loop.New(loop.Config{
@@ -141,7 +144,13 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		Logf:             logf,
 		OnJobGone:        jobGone,
 		OnLoopResponse:   loopResponses,
-		OnExit:           onExit,
+		OnPassEnd:        lines.flush,
+		OnExit: func() {
+			lines.flush()
+			if onExit != nil {
+				onExit()
+			}
+		},
 		OnStart: func(name string) {
 			logf("m0serve: %s: serving on %s (%s)", describeApp(&cfg, py), url, name)
 			cfg.Worker.started()
