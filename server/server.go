@@ -122,8 +122,10 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	}
 
 	var loopResponses func(netip.AddrPort, *http1.Request, int, int)
+	var passEnd func()
 	if cfg.AccessLog {
 		loopResponses = (&loopAccessLog{lines: lines, format: cfg.accessFormat, proxy: cfg.proxyTrust}).log
+		passEnd = lines.flush
 	}
 	url := listener.URL()
 	l, err := loop.New(loop.Config{
@@ -144,7 +146,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		Logf:             logf,
 		OnJobGone:        jobGone,
 		OnLoopResponse:   loopResponses,
-		OnPassEnd:        lines.flush,
+		OnPassEnd:        passEnd,
 		OnExit: func() {
 			lines.flush()
 			if onExit != nil {
