@@ -47,6 +47,8 @@ type Config struct {
 	// was called): a handler that keeps per-thread state on the loop
 	// thread (an inline Python thread state) releases it there.
 	OnExit func()
+	// Stats, when set, is kept up to date by the loop thread.
+	Stats *Stats
 	// OnPassEnd, when set, is called on the loop thread at the end of
 	// each pass, after the sends are queued: what inline handlers
 	// gathered during the pass (access-log lines) goes out in one write.

@@ -137,6 +137,7 @@ func (l *Loop) writeResponse(s *slot, req *http1.Request, status int, fields, bo
 		s.send = l.buffers.getSend()
 	}
 	s.send = http1.AppendStatusLine(s.send, status)
+	l.cfg.Stats.response(status)
 	s.send = append(s.send, fields...)
 	var mode http1.BodyMode
 	s.send, mode = http1.AppendFraming(s.send, &head, &l.date)
@@ -177,6 +178,7 @@ func (l *Loop) writeError(s *slot, status int, reason string) {
 		Server:        l.cfg.Server,
 	}
 	s.send = http1.AppendStatusLine(s.send, status)
+	l.cfg.Stats.response(status)
 	s.send, _ = http1.AppendFieldString(s.send, "Content-Type", "text/plain; charset=utf-8")
 	s.send, _ = http1.AppendFraming(s.send, &head, &l.date)
 	s.send = append(s.send, reason...)

@@ -270,6 +270,7 @@ func (l *Loop) writeJobHead(s *slot, j *Job) {
 		Server:        l.cfg.Server,
 	}
 	s.send = http1.AppendStatusLine(s.send, j.status)
+	l.cfg.Stats.response(j.status)
 	s.send = append(s.send, j.fields...)
 	s.send, j.mode = http1.AppendFraming(s.send, &head, &l.date)
 	j.headWritten = true

@@ -272,6 +272,10 @@ func (l *Loop) pass() error {
 	if l.cfg.OnPassEnd != nil {
 		l.cfg.OnPassEnd()
 	}
+	if st := l.cfg.Stats; st != nil {
+		st.Open.Store(int64(l.active))
+		st.InFlight.Store(int64(l.jobsOut))
+	}
 	// Last, with no job's lock held: a handler woken on this core may
 	// preempt the loop at once, and finding a job's lock held by the
 	// preempted loop it would park in the Go scheduler (a locked thread's

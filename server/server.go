@@ -158,6 +158,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			cfg.Worker.started()
 		},
 		Heartbeat: cfg.Worker.heartbeatStamp(),
+		Stats:     cfg.Worker.loopStats(),
 	})
 	if err != nil {
 		if py != nil {

@@ -43,8 +43,12 @@ const (
 )
 
 // HeartbeatSize is the size of the heartbeat file: one int64, the unix
-// nanoseconds the worker's loop last stamped.
-const HeartbeatSize = 8
+// nanoseconds the worker's loop last stamped, then the loop's Stats
+// (WorkerStats) for the master's metrics.
+const HeartbeatSize = 8 + int(unsafe.Sizeof(loop.Stats{}))
+
+// WorkerStats is the loop's Stats in a mapped heartbeat file.
+func WorkerStats(mem []byte) *loop.Stats { return (*loop.Stats)(unsafe.Pointer(&mem[8])) }
 
 // Worker is the worker side of the master's supervision. Its methods do
 // nothing on a nil Worker (the single process of today).
@@ -54,6 +58,7 @@ type Worker struct {
 
 	control   *os.File
 	heartbeat *atomic.Int64
+	stats     *loop.Stats
 	loop      *loop.Loop
 	grace     time.Duration
 	served    int // on the loop thread
@@ -88,6 +93,7 @@ func WorkerFromEnv() (*Worker, error) {
 		MaxRequests: limit,
 		control:     os.NewFile(WorkerControlFD, "control"),
 		heartbeat:   (*atomic.Int64)(unsafe.Pointer(&mem[0])),
+		stats:       WorkerStats(mem),
 	}, nil
 }
 
@@ -127,6 +133,13 @@ func (w *Worker) handler(next loop.Handler) loop.Handler {
 		}
 		next.ServeInline(req, rw)
 	})
+}
+
+func (w *Worker) loopStats() *loop.Stats {
+	if w == nil {
+		return nil
+	}
+	return w.stats
 }
 
 func (w *Worker) heartbeatStamp() *atomic.Int64 {

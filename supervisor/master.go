@@ -72,6 +72,13 @@ type master struct {
 	// reloadPending: a source changed (--reload); a rolling reload
 	// starts once none is under way.
 	reloadPending bool
+
+	// The metrics (--metrics-address): counts by reason, the responses of
+	// workers gone, and scrapes waiting for a snapshot.
+	spawnCounts   map[string]int
+	exitCounts    map[string]int
+	doneResponses [6]int64
+	scrapes       chan chan metricsSnapshot
 }
 
 // Run starts the workers and supervises them until SIGTERM or SIGINT has
@@ -99,6 +106,10 @@ func Run(cfg Config, logf func(string, ...any)) error {
 		shared:  -1,
 		live:    map[*worker]bool{},
 		reload:  -1,
+
+		spawnCounts: map[string]int{},
+		exitCounts:  map[string]int{},
+		scrapes:     make(chan chan metricsSnapshot),
 	}
 	// Signals first: one that comes while the workers boot is not lost.
 	signals := make(chan os.Signal, 8)
@@ -126,6 +137,14 @@ func Run(cfg Config, logf func(string, ...any)) error {
 	}
 	logf("m0serve: master (pid %d) on %s: %d workers (slots 0-%d), %s", os.Getpid(), m.url, cfg.Workers, cfg.Workers-1, listener)
 
+	if cfg.MetricsAddress != "" {
+		stop, err := m.serveMetrics(cfg.MetricsAddress)
+		if err != nil {
+			return &server.ConfigError{Flag: "metrics-address", Reason: err.Error()}
+		}
+		defer stop()
+	}
+
 	var changes chan string // nil without --reload: never ready
 	if cfg.Reload != nil {
 		watcher, err := watchSources(*cfg.Reload, logf)
@@ -150,6 +169,8 @@ func Run(cfg Config, logf func(string, ...any)) error {
 			m.signal(sig.(syscall.Signal))
 		case now := <-sweep.C:
 			m.sweep(now)
+		case reply := <-m.scrapes:
+			reply <- m.snapshot()
 		case path := <-changes:
 			m.logf("m0serve: %s changed: reloading", path)
 			m.reloadPending = true
@@ -217,6 +238,7 @@ func (m *master) start(s *slot, why string) *worker {
 		return nil
 	}
 	m.live[w] = true
+	m.spawnCounts[spawnReason(why)]++
 	m.logf("m0serve: %s: started (%s)", w, why)
 	return w
 }
@@ -297,6 +319,10 @@ func (m *master) retire(w *worker, why string) {
 
 func (m *master) exited(w *worker, status string) {
 	delete(m.live, w)
+	m.exitCounts[exitReason(w)]++
+	for i := range m.doneResponses {
+		m.doneResponses[i] += w.stats.Responses[i].Load()
+	}
 	w.release()
 	s := w.slot
 	switch {
