@@ -138,6 +138,7 @@ func (l *Loop) writeResponse(s *slot, req *http1.Request, status int, fields, bo
 	}
 	s.send = http1.AppendStatusLine(s.send, status)
 	l.cfg.Stats.response(status)
+	l.cfg.Stats.observe(0)
 	s.send = append(s.send, fields...)
 	var mode http1.BodyMode
 	s.send, mode = http1.AppendFraming(s.send, &head, &l.date)

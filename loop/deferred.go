@@ -2,6 +2,7 @@ package loop
 
 import (
 	"slices"
+	"time"
 
 	"github.com/m0serve/m0serve/http1"
 )
@@ -271,6 +272,7 @@ func (l *Loop) writeJobHead(s *slot, j *Job) {
 	}
 	s.send = http1.AppendStatusLine(s.send, j.status)
 	l.cfg.Stats.response(j.status)
+	l.cfg.Stats.observe(time.Duration(l.now - j.Arrived))
 	s.send = append(s.send, j.fields...)
 	s.send, j.mode = http1.AppendFraming(s.send, &head, &l.date)
 	j.headWritten = true

@@ -1,6 +1,17 @@
 package loop
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
+
+// DurationBounds are the upper bounds of the request-duration buckets
+// (Prometheus' default buckets); Stats.Durations has one more, +Inf.
+var DurationBounds = [...]time.Duration{
+	5 * time.Millisecond, 10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
+	100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond, time.Second,
+	2500 * time.Millisecond, 5 * time.Second, 10 * time.Second,
+}
 
 // Stats are counters the loop keeps for a supervisor's metrics. The loop
 // thread is the only writer; they may live in memory another process maps
@@ -12,6 +23,24 @@ type Stats struct {
 	Responses [6]atomic.Int64
 	Open      atomic.Int64 // connections open, as of the last pass
 	InFlight  atomic.Int64 // deferred requests in flight, as of the last pass
+	// Durations counts handlers' responses by the time from the head's
+	// arrival to the response head (bucket i: up to DurationBounds[i];
+	// the last: beyond); DurationSum is their total in nanoseconds. An
+	// inline handler answers within the pass: 0.
+	Durations   [len(DurationBounds) + 1]atomic.Int64
+	DurationSum atomic.Int64
+}
+
+func (s *Stats) observe(d time.Duration) {
+	if s == nil {
+		return
+	}
+	i := 0
+	for i < len(DurationBounds) && d > DurationBounds[i] {
+		i++
+	}
+	s.Durations[i].Add(1)
+	s.DurationSum.Add(int64(d))
 }
 
 func (s *Stats) response(status int) {

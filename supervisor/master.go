@@ -73,12 +73,12 @@ type master struct {
 	// starts once none is under way.
 	reloadPending bool
 
-	// The metrics (--metrics-address): counts by reason, the responses of
+	// The metrics (--metrics-address): counts by reason, the counters of
 	// workers gone, and scrapes waiting for a snapshot.
-	spawnCounts   map[string]int
-	exitCounts    map[string]int
-	doneResponses [6]int64
-	scrapes       chan chan metricsSnapshot
+	spawnCounts map[string]int
+	exitCounts  map[string]int
+	gone        metricsSnapshot // the counters of workers gone
+	scrapes     chan chan metricsSnapshot
 }
 
 // Run starts the workers and supervises them until SIGTERM or SIGINT has
@@ -320,9 +320,7 @@ func (m *master) retire(w *worker, why string) {
 func (m *master) exited(w *worker, status string) {
 	delete(m.live, w)
 	m.exitCounts[exitReason(w)]++
-	for i := range m.doneResponses {
-		m.doneResponses[i] += w.stats.Responses[i].Load()
-	}
+	m.gone.add(w.stats)
 	w.release()
 	s := w.slot
 	switch {

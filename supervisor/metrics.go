@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/m0serve/m0serve/loop"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -57,6 +58,8 @@ type metricsSnapshot struct {
 	open      int64
 	inFlight  int64
 	rss       map[string]int64 // by slot
+	durations [len(loop.DurationBounds) + 1]int64
+	sum       int64 // nanoseconds
 }
 
 func (m *master) snapshot() metricsSnapshot {
@@ -68,9 +71,7 @@ func (m *master) snapshot() metricsSnapshot {
 	for k, v := range m.exitCounts {
 		snap.exits[k] = v
 	}
-	for i := range m.doneResponses {
-		snap.responses[i] = m.doneResponses[i]
-	}
+	snap.responses, snap.durations, snap.sum = m.gone.responses, m.gone.durations, m.gone.sum
 	pageSize := int64(os.Getpagesize())
 	for w := range m.live {
 		switch {
@@ -81,9 +82,7 @@ func (m *master) snapshot() metricsSnapshot {
 		default:
 			snap.states["ready"]++
 		}
-		for i := range snap.responses {
-			snap.responses[i] += w.stats.Responses[i].Load()
-		}
+		snap.add(w.stats)
 		snap.open += w.stats.Open.Load()
 		snap.inFlight += w.stats.InFlight.Load()
 		if w == w.slot.current {
@@ -93,6 +92,17 @@ func (m *master) snapshot() metricsSnapshot {
 		}
 	}
 	return snap
+}
+
+// add adds a worker's counters.
+func (snap *metricsSnapshot) add(stats *loop.Stats) {
+	for i := range snap.responses {
+		snap.responses[i] += stats.Responses[i].Load()
+	}
+	for i := range snap.durations {
+		snap.durations[i] += stats.Durations[i].Load()
+	}
+	snap.sum += stats.DurationSum.Load()
 }
 
 // residentPages reads a process's resident pages (/proc/PID/statm).
@@ -113,7 +123,7 @@ type masterCollector struct {
 	snapshots chan chan metricsSnapshot // served by the master's loop
 	done      chan struct{}
 
-	workers, spawns, exits, responses, open, inFlight, rss *prometheus.Desc
+	workers, spawns, exits, responses, open, inFlight, rss, duration *prometheus.Desc
 }
 
 func newMasterCollector(snapshots chan chan metricsSnapshot, done chan struct{}) *masterCollector {
@@ -126,11 +136,12 @@ func newMasterCollector(snapshots chan chan metricsSnapshot, done chan struct{})
 		open:      prometheus.NewDesc("m0serve_open_connections", "Connections open in the workers.", nil, nil),
 		inFlight:  prometheus.NewDesc("m0serve_requests_in_flight", "Requests handed to the app and not yet answered.", nil, nil),
 		rss:       prometheus.NewDesc("m0serve_worker_resident_bytes", "Resident memory per worker slot.", []string{"slot"}, nil),
+		duration:  prometheus.NewDesc("m0serve_request_duration_seconds", "Time from a request's head to its response's head.", nil, nil),
 	}
 }
 
 func (c *masterCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.workers, c.spawns, c.exits, c.responses, c.open, c.inFlight, c.rss} {
+	for _, d := range []*prometheus.Desc{c.workers, c.spawns, c.exits, c.responses, c.open, c.inFlight, c.rss, c.duration} {
 		ch <- d
 	}
 }
@@ -163,6 +174,13 @@ func (c *masterCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, float64(snap.open))
 	ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(snap.inFlight))
+	buckets, count := map[float64]uint64{}, uint64(0)
+	for i, bound := range loop.DurationBounds {
+		count += uint64(snap.durations[i])
+		buckets[bound.Seconds()] = count
+	}
+	count += uint64(snap.durations[len(loop.DurationBounds)])
+	ch <- prometheus.MustNewConstHistogram(c.duration, count, time.Duration(snap.sum).Seconds(), buckets)
 	for slot, bytes := range snap.rss {
 		ch <- prometheus.MustNewConstMetric(c.rss, prometheus.GaugeValue, float64(bytes), slot)
 	}

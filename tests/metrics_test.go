@@ -52,6 +52,8 @@ func metricValue(families map[string]*dto.MetricFamily, name, label, value strin
 			return m.Counter.GetValue()
 		case m.Gauge != nil:
 			return m.Gauge.GetValue()
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount())
 		}
 	}
 	return -1
@@ -60,8 +62,9 @@ func metricValue(families map[string]*dto.MetricFamily, name, label, value strin
 var metricsLine = regexp.MustCompile(`metrics on (http://[0-9.:]+/metrics)`)
 
 // TestMetrics: the master's /metrics, scraped before and after load:
-// workers by state, spawns by reason, responses by class counted by the
-// workers in shared memory, and a crashed worker's exit and respawn.
+// workers by state, spawns by reason, responses by class and the
+// duration histogram counted by the workers in shared memory, and a
+// crashed worker's exit and respawn.
 func TestMetrics(t *testing.T) {
 	dir := workersAppDir(t, "v1")
 	s := startWorkers(t, dir, nil, "--workers", "2", "--metrics-address", "127.0.0.1:0")
@@ -96,6 +99,7 @@ func TestMetrics(t *testing.T) {
 	for {
 		after := scrape(t, m[1])
 		ok := metricValue(after, "m0serve_responses_total", "class", "2xx") >= 20 &&
+			metricValue(after, "m0serve_request_duration_seconds", "", "") >= 21 &&
 			metricValue(after, "m0serve_worker_exits_total", "reason", "crash") == 1 &&
 			metricValue(after, "m0serve_worker_spawns_total", "reason", "crash") == 1 &&
 			metricValue(after, "m0serve_workers", "state", "ready") == 2 &&
