@@ -273,8 +273,7 @@ func (l *Loop) pass() error {
 		l.cfg.OnPassEnd()
 	}
 	if st := l.cfg.Stats; st != nil {
-		st.Open.Store(int64(l.active))
-		st.InFlight.Store(int64(l.jobsOut))
+		st.gauges(l.active, l.jobsOut)
 	}
 	// Last, with no job's lock held: a handler woken on this core may
 	// preempt the loop at once, and finding a job's lock held by the

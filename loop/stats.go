@@ -40,7 +40,20 @@ func (s *Stats) observe(d time.Duration) {
 		i++
 	}
 	s.Durations[i].Add(1)
-	s.DurationSum.Add(int64(d))
+	if d > 0 {
+		s.DurationSum.Add(int64(d))
+	}
+}
+
+// gauges publishes the loop's gauges; a store (a locked instruction) only
+// when one changed.
+func (s *Stats) gauges(open, inFlight int) {
+	if s.Open.Load() != int64(open) {
+		s.Open.Store(int64(open))
+	}
+	if s.InFlight.Load() != int64(inFlight) {
+		s.InFlight.Store(int64(inFlight))
+	}
 }
 
 func (s *Stats) response(status int) {
