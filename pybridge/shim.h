@@ -145,6 +145,7 @@ void m0_log(const char *format, ...) __attribute__((format(printf, 1, 2)));
 /* m0_log_error is m0_log at the error level (the server's --log-level). */
 void m0_log_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 void m0_log_exception(const char *context);
+extern int m0_log_inline_tracebacks;
 
 /* Handler threads (thread.c). */
 m0_thread *m0_thread_new(int id);

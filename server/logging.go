@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+
+	"github.com/m0serve/m0serve/pybridge"
 )
 
 // The log's levels: slog's four and uvicorn's trace and critical.
@@ -55,6 +57,8 @@ func NewLogf(w io.Writer, format, level string, worker int) (func(string, ...any
 			text.Print(message)
 		}, nil
 	case "json":
+		// A traceback in the line of the failure it belongs to.
+		pybridge.SetTracebacksInline(true)
 		handler := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: threshold, ReplaceAttr: levelNames})
 		logger := slog.New(handler).With("pid", os.Getpid())
 		if worker >= 0 {
