@@ -28,3 +28,11 @@ func (l *Loop) pauseRecvIfFull(s *slot) {
 		canceler.CancelRecv(s.fd, s.index, s.gen)
 	}
 }
+
+// overloaded reports whether a request arriving now is beyond
+// LimitConcurrency: more connections open, or as many deferred requests
+// in flight (uvicorn's --limit-concurrency).
+func (l *Loop) overloaded() bool {
+	limit := l.cfg.LimitConcurrency
+	return limit > 0 && (l.active > limit || l.jobsOut >= limit)
+}

@@ -25,7 +25,11 @@ type Config struct {
 	// 500 (no handler threads).
 	Jobs *JobQueue
 
-	MaxConnections   int
+	MaxConnections int
+	// LimitConcurrency, when positive, answers 503 (and closes) a request
+	// that arrives while more connections than this are open or this many
+	// deferred requests are in flight, without calling the handler.
+	LimitConcurrency int
 	HeaderTimeout    time.Duration // a request head must complete within this (408)
 	KeepAliveTimeout time.Duration // idle time between requests before a silent close
 	BodyTimeout      time.Duration // longest stall while a request body is read
@@ -65,6 +69,12 @@ type Config struct {
 	// was called): a handler that keeps per-thread state on the loop
 	// thread (an inline Python thread state) releases it there.
 	OnExit func()
+	// Stats, when set, is kept up to date by the loop thread.
+	Stats *Stats
+	// OnPassEnd, when set, is called on the loop thread at the end of
+	// each pass, after the sends are queued: what inline handlers
+	// gathered during the pass (access-log lines) goes out in one write.
+	OnPassEnd func()
 	// OnJobGone is called on the loop thread when the connection of a
 	// deferred job closes while its handler still holds the job, with
 	// the owner the handler set (Job.SetOwner; never called for none).

@@ -100,12 +100,16 @@ func (l *Loop) dispatch(s *slot, head []byte) {
 		l.writeError(s, 405, "CONNECT is not supported")
 		return
 	}
+	if l.overloaded() {
+		l.answerError(s, req, 503, "service unavailable")
+		return
+	}
 	l.request.Request, l.request.slot, l.request.head = req, s, head
 	l.writer.reset(s, req)
 	l.cfg.Handler.ServeInline(&l.request, &l.writer)
 	l.request.Request, l.request.slot, l.request.head = nil, nil, nil
 	if l.writer.deferred {
-		if l.cfg.Jobs == nil {
+		if l.cfg.Jobs == nil && l.writer.queue == nil {
 			l.answerError(s, req, 500, "no handler threads for a deferred request")
 			return
 		}
@@ -144,6 +148,8 @@ func (l *Loop) writeResponse(s *slot, req *http1.Request, status int, fields []b
 		s.send = l.buffers.getSend()
 	}
 	s.send = http1.AppendStatusLine(s.send, status)
+	l.cfg.Stats.response(status)
+	l.cfg.Stats.observe(0)
 	s.send = append(s.send, fields...)
 	var date *http1.DateCache
 	s.send, head.Server, date = l.appendDefaults(s.send, fieldsSet)
@@ -190,6 +196,7 @@ func (l *Loop) writeError(s *slot, status int, reason string) {
 		// a tunnel's authority allows none.
 		s.send, _ = http1.AppendFieldString(s.send, "Allow", "")
 	}
+	l.cfg.Stats.response(status)
 	s.send, _ = http1.AppendFieldString(s.send, "Content-Type", "text/plain; charset=utf-8")
 	var date *http1.DateCache
 	s.send, head.Server, date = l.appendDefaults(s.send, 0)

@@ -1,6 +1,9 @@
 package loop
 
 import (
+	"slices"
+	"time"
+
 	"github.com/m0serve/m0serve/http1"
 )
 
@@ -13,6 +16,7 @@ func (l *Loop) startJob(s *slot, head []byte) {
 	s.req, j.Request = j.Request, s.req
 	j.Request.Rebase(j.Head)
 	j.RemoteAddr = s.remoteAddr()
+	j.Arrived = l.now
 	j.slot, j.gen = s.index, s.gen
 	j.handedOff = l.now
 	j.expect100 = j.Request.Expect100 && j.Request.HasBody()
@@ -20,6 +24,13 @@ func (l *Loop) startJob(s *slot, head []byte) {
 	s.consume(len(head))
 	s.job = j
 	s.state = stateJob
+	j.queue = l.cfg.Jobs
+	if q := l.writer.queue; q != nil && q != l.cfg.Jobs {
+		j.queue = q
+		if !slices.Contains(l.otherQueues, q) {
+			l.otherQueues = append(l.otherQueues, q)
+		}
+	}
 	if l.cfg.BufferBodies && !j.bodyDone && !j.expect100 &&
 		(j.Request.Chunked || j.Request.ContentLength <= inboxLimit) {
 		// serviceJob queues it once the body is in the inbox (or, chunked,
@@ -32,7 +43,7 @@ func (l *Loop) startJob(s *slot, head []byte) {
 
 // queueJob hands a job to the JobQueue, behind any held back.
 func (l *Loop) queueJob(j *Job) {
-	if len(l.heldJobs) > 0 || !l.cfg.Jobs.push(j) {
+	if len(l.heldJobs) > 0 || !j.queue.push(j) {
 		l.heldJobs = append(l.heldJobs, j)
 	}
 }
@@ -48,6 +59,7 @@ func (l *Loop) getJob() *Job {
 		j.cond.L = &j.mu
 	}
 	j.reset()
+	l.jobsOut++
 	return j
 }
 
@@ -55,6 +67,7 @@ func (l *Loop) getJob() *Job {
 // released, so a stale note for it still in the ring is ignored.
 func (l *Loop) releaseJob(j *Job) {
 	j.slot, j.gen, j.detached = 0, 0, false
+	l.jobsOut--
 	dropFileBody(j)
 	if cap(j.inbox) > 4*inboxLimit {
 		j.inbox = nil
@@ -152,7 +165,7 @@ func (l *Loop) pushHeldJobs() {
 			j.finished = true
 			j.mu.Unlock()
 			l.releaseJob(j)
-		} else if !l.cfg.Jobs.push(j) {
+		} else if !j.queue.push(j) {
 			break
 		}
 		l.heldJobs[n] = nil
@@ -281,6 +294,8 @@ func (l *Loop) writeJobHead(s *slot, j *Job) {
 		HeadRequest:   req.MethodIs("HEAD"),
 	}
 	s.send = http1.AppendStatusLine(s.send, j.status)
+	l.cfg.Stats.response(j.status)
+	l.cfg.Stats.observe(time.Duration(l.now - j.Arrived))
 	s.send = append(s.send, j.fields...)
 	var date *http1.DateCache
 	s.send, head.Server, date = l.appendDefaults(s.send, j.fieldsSet)

@@ -49,6 +49,9 @@ type ResponseWriter struct {
 	close     bool   // SetClose
 	responded bool
 	deferred  bool
+	status    int // Respond's, for Responded
+	bodyLen   int
+	queue     *JobQueue // DeferTo's; nil: Config.Jobs
 }
 
 func (w *ResponseWriter) reset(s *slot, req *http1.Request) {
@@ -56,6 +59,7 @@ func (w *ResponseWriter) reset(s *slot, req *http1.Request) {
 	w.fields = w.fields[:0]
 	w.fieldsSet = 0
 	w.close, w.responded, w.deferred = false, false, false
+	w.queue = nil
 }
 
 // AddHeader adds a response field; an invalid name or value is refused
@@ -93,6 +97,10 @@ func (w *ResponseWriter) Respond(status int, body []byte) {
 		return
 	}
 	w.responded = true
+	w.status, w.bodyLen = status, len(body)
+	if w.req.MethodIs("HEAD") {
+		w.bodyLen = 0
+	}
 	w.loop.writeResponse(w.slot, w.req, status, w.fields, w.fieldsSet, body, int64(len(body)), w.close)
 }
 
@@ -108,7 +116,15 @@ func (w *ResponseWriter) RespondHead(status int, contentLength int64) {
 		return
 	}
 	w.responded = true
+	w.status, w.bodyLen = status, 0
 	w.loop.writeResponse(w.slot, w.req, status, w.fields, w.fieldsSet, nil, contentLength, w.close)
+}
+
+// Responded reports the status and body length Respond wrote, for an
+// access log wrapped around an inline handler; ok is false when the
+// handler deferred or did not respond.
+func (w *ResponseWriter) Responded() (status, bodyLen int, ok bool) {
+	return w.status, w.bodyLen, w.responded
 }
 
 // Defer hands the request to the deferred path: a Job on the Config's
@@ -116,5 +132,13 @@ func (w *ResponseWriter) RespondHead(status int, contentLength int64) {
 func (w *ResponseWriter) Defer() {
 	if !w.responded {
 		w.deferred = true
+	}
+}
+
+// DeferTo is Defer onto q rather than the Config's JobQueue: requests a
+// handler of another kind serves (static files beside an app).
+func (w *ResponseWriter) DeferTo(q *JobQueue) {
+	if !w.responded {
+		w.deferred, w.queue = true, q
 	}
 }

@@ -50,8 +50,12 @@ type Job struct {
 	Head []byte
 	// RemoteAddr is the client's address (the zero value if unknown).
 	RemoteAddr netip.AddrPort
+	// Arrived is when the loop read the head (unix nanoseconds, the
+	// loop's clock of that pass): an access log's request duration.
+	Arrived int64
 
-	loop *Loop
+	loop  *Loop
+	queue *JobQueue // the one the job was pushed to
 
 	mu   sync.Mutex
 	cond sync.Cond

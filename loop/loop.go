@@ -52,6 +52,10 @@ type Loop struct {
 	// heldJobs are deferred jobs the full JobQueue could not take yet.
 	heldJobs []*Job
 	freeJobs []*Job
+	jobsOut  int // jobs taken and not yet released: deferred requests in flight
+	// otherQueues are the queues besides Config.Jobs handlers deferred to
+	// (ResponseWriter.DeferTo): each is signalled at the end of a pass.
+	otherQueues []*JobQueue
 
 	buffers bufferPool
 
@@ -289,12 +293,21 @@ func (l *Loop) pass() error {
 		l.drain(deadline)
 	}
 	l.flush()
+	if l.cfg.OnPassEnd != nil {
+		l.cfg.OnPassEnd()
+	}
+	if st := l.cfg.Stats; st != nil {
+		st.gauges(l.active, l.jobsOut)
+	}
 	// Last, with no job's lock held: a handler woken on this core may
 	// preempt the loop at once, and finding a job's lock held by the
 	// preempted loop it would park in the Go scheduler (a locked thread's
 	// hand-off: two more switches and a futex pair).
 	if l.cfg.Jobs != nil {
 		l.cfg.Jobs.signal()
+	}
+	for _, q := range l.otherQueues {
+		q.signal()
 	}
 	if l.draining && l.active == 0 {
 		l.stopped = true

@@ -12,6 +12,8 @@
  */
 #include "asgi.h"
 
+#include <stdio.h>
+
 #include <string.h>
 
 static m0_asgi_conn *slots[M0_ASGI_MAX_SLOTS]; /* strong references */
@@ -379,8 +381,9 @@ void m0_asgi_complete(m0_asgi_conn *c)
  * failed. */
 void m0_asgi_log_exception(m0_asgi_conn *c, const char *context)
 {
-	m0_log("m0serve: %.*s: %s", c->line_len, c->line, context);
-	m0_print_exception();
+	char line[512];
+	snprintf(line, sizeof line, "m0serve: %.*s: %s", c->line_len, c->line, context);
+	m0_log_exception(line);
 }
 
 /* m0_asgi_raise_again sets exc as the error being handled. */
@@ -406,7 +409,7 @@ void m0_asgi_fail(m0_asgi_conn *c, PyObject *exc, const char *context)
 			m0_asgi_raise_again(exc);
 			m0_asgi_log_exception(c, context);
 		} else {
-			m0_log("m0serve: %.*s: %s", c->line_len, c->line, context);
+			m0_log_error("m0serve: %.*s: %s", c->line_len, c->line, context);
 		}
 	}
 	m0_response *r = c->resp;

@@ -12,7 +12,7 @@
 static PyObject *k_type, *k_asgi, *k_http_version, *k_method, *k_scheme,
     *k_path, *k_raw_path, *k_query_string, *k_root_path, *k_headers,
     *k_client, *k_server, *k_state, *k_extensions;
-static PyObject *v_http, *v_10, *v_11, *v_empty_bytes;
+static PyObject *v_http, *v_https, *v_10, *v_11, *v_empty_bytes;
 
 /* The name cache: a lowercased bytes object per raw header name, direct
  * mapped by a hash of the lowercased name. Clients send the same dozen
@@ -36,7 +36,8 @@ int m0_asgi_scope_init(void)
 	    {&k_root_path, "root_path"}, {&k_headers, "headers"},
 	    {&k_client, "client"},       {&k_server, "server"},
 	    {&k_state, "state"},         {&k_extensions, "extensions"},
-	    {&v_http, "http"},           {&v_10, "1.0"},
+	    {&v_http, "http"},           {&v_https, "https"},
+	    {&v_10, "1.0"},
 	    {&v_11, "1.1"},
 	};
 	if (M0_INTERN_ALL(keys) < 0 || m0_values_init() < 0)
@@ -214,6 +215,8 @@ PyObject *m0_asgi_scope_build(m0_asgi *ex, const m0_request *req,
 	     m0_set_steal(scope, k_query_string, cached_bytes(&last_query, SPAN(req->query))) < 0) ||
 	    m0_set_steal(scope, k_headers, header_list(req, head, fields)) < 0 ||
 	    m0_set_steal(scope, k_client, client(remote, req->remote_len, req->remote_port)) < 0 ||
+	    (req->scheme != M0_SCHEME_DEFAULT &&
+	     PyDict_SetItem(scope, k_scheme, req->scheme == M0_SCHEME_HTTPS ? v_https : v_http) < 0) ||
 	    m0_set_steal(scope, k_state, PyDict_Copy(ex->state)) < 0) {
 		Py_DECREF(scope);
 		return NULL;

@@ -15,7 +15,8 @@ static PyObject *k_request_method, *k_script_name, *k_path_info,
     *k_raw_uri, *k_wsgi_version, *k_wsgi_url_scheme, *k_wsgi_input,
     *k_wsgi_errors, *k_wsgi_multithread, *k_wsgi_multiprocess,
     *k_wsgi_run_once, *k_wsgi_file_wrapper, *k_wsgi_input_terminated;
-static PyObject *v_http10, *v_http11, *v_empty, *v_comma, *v_semicolon;
+static PyObject *v_http10, *v_http11, *v_empty, *v_comma, *v_semicolon,
+    *v_scheme_http, *v_scheme_https;
 
 int m0_environ_init(void)
 {
@@ -46,6 +47,8 @@ int m0_environ_init(void)
 	    {&v_empty, ""},
 	    {&v_comma, ", "},
 	    {&v_semicolon, "; "},
+	    {&v_scheme_http, "http"},
+	    {&v_scheme_https, "https"},
 	};
 	if (M0_INTERN_ALL(keys) < 0 || m0_values_init() < 0)
 		return -1;
@@ -226,6 +229,9 @@ PyObject *m0_environ_build(m0_thread *t, m0_app *app, const m0_request *req,
 	    m0_set_steal(env, k_remote_addr, cached_latin1(&last_remote, remote, req->remote_len)) < 0 ||
 	    m0_set_steal(env, k_remote_port, remote_port(req->remote_port)) < 0 ||
 	    m0_set_steal(env, k_raw_uri, cached_latin1(&last_target, SPAN(req->target))) < 0 ||
+	    (req->scheme != M0_SCHEME_DEFAULT &&
+	     PyDict_SetItem(env, k_wsgi_url_scheme,
+	                    req->scheme == M0_SCHEME_HTTPS ? v_scheme_https : v_scheme_http) < 0) ||
 	    PyDict_SetItem(env, k_wsgi_input, (PyObject *)t->input) < 0)
 		goto fail;
 	for (uint32_t i = 0; i < req->nfields; i++) {

@@ -104,6 +104,9 @@ func (t *thread) serve(j *Job, mode C.int) {
 	}
 }
 
+// The scheme's numbers are the C side's (a compile-time check).
+var _ = [1]struct{}{}[int(SchemeHTTP)-C.M0_SCHEME_HTTP+int(SchemeHTTPS)-C.M0_SCHEME_HTTPS]
+
 // fillRequest describes j's request to C (WSGI and ASGI alike).
 func fillRequest(c *C.m0_request, j *Job) {
 	r := &j.Request
@@ -122,6 +125,7 @@ func fillRequest(c *C.m0_request, j *Job) {
 	c.nfields = C.uint32_t(len(r.Fields))
 	c.remote_len = C.uint32_t(len(r.RemoteAddr))
 	c.remote_port = C.int32_t(r.RemotePort)
+	c.scheme = C.uint8_t(r.Scheme)
 	c.version = C.uint8_t(r.Version)
 	c.stream = 0
 	if j.Writer != nil {

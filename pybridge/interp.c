@@ -85,29 +85,65 @@ char *m0_format_exception(void)
 /* m0_log writes one line through the server's logger, so the bridge's
  * messages carry the same timestamp and format as the server's. A line
  * longer than the buffer is cut. */
-void m0_log(const char *format, ...)
+static void log_line(int error, const char *format, va_list ap)
 {
 	char line[1024];
-	va_list ap;
-	va_start(ap, format);
 	int n = vsnprintf(line, sizeof line, format, ap);
-	va_end(ap);
 	if (n < 0)
 		return;
 	if (n >= (int)sizeof line)
 		n = (int)sizeof line - 1;
-	m0goLog(line, n);
+	m0goLog(line, n, error);
 }
+
+void m0_log(const char *format, ...)
+{
+	va_list ap;
+	va_start(ap, format);
+	log_line(0, format, ap);
+	va_end(ap);
+}
+
+void m0_log_error(const char *format, ...)
+{
+	va_list ap;
+	va_start(ap, format);
+	log_line(1, format, ap);
+	va_end(ap);
+}
+
+/* m0_log_inline_tracebacks is set (SetTracebacksInline) when the log is
+ * read by a machine (--log-format json): a traceback then goes inside the
+ * line naming its context, one record, rather than under it. */
+int m0_log_inline_tracebacks;
 
 /* m0_log_exception logs context as one line through the server's logger,
  * then prints the raised exception's traceback under it to sys.stderr
  * (as gunicorn and uvicorn do: a timestamped line, then the traceback as
- * Python formats it), and clears it.
+ * Python formats it), and clears it; with m0_log_inline_tracebacks the
+ * traceback is part of the line.
  * PyErr_PrintEx(0) does not keep it in sys.last_*, which would hold the
  * failed request's frames alive until the next failure. */
 void m0_log_exception(const char *context)
 {
-	m0_log("%s", context);
+	if (m0_log_inline_tracebacks) {
+		char *text = m0_format_exception();
+		size_t n = strlen(context) + 1 + strlen(text);
+		char *line = malloc(n + 1);
+		if (line != NULL) {
+			snprintf(line, n + 1, "%s\n%s", context, text);
+			while (n > 0 && line[n - 1] == '\n')
+				n--;
+			m0goLog(line, (int)n, 1);
+			free(line);
+			free(text);
+			return;
+		}
+		m0_log_error("%s (%s)", context, text);
+		free(text);
+		return;
+	}
+	m0_log_error("%s", context);
 	m0_print_exception();
 }
 

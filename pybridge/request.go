@@ -29,7 +29,20 @@ type Request struct {
 
 	RemoteAddr []byte // the client's address as text, without port
 	RemotePort int
+	// Scheme overrides the app's URL scheme for this request (a trusted
+	// proxy's X-Forwarded-Proto or Forwarded proto=).
+	Scheme Scheme
 }
+
+// Scheme is a request's URL scheme, wsgi.url_scheme or the ASGI scope's
+// scheme.
+type Scheme uint8
+
+const (
+	SchemeDefault Scheme = iota // the app's (AppSpec.URLScheme)
+	SchemeHTTP
+	SchemeHTTPS
+)
 
 // FromHTTP1 fills the request from a parsed head; head is the buffer its
 // spans index (a copy the job owns: the receive buffer moves on). The

@@ -40,8 +40,16 @@ typedef struct {
 	uint8_t version; /* 10 or 11 */
 	uint8_t chunked;
 	uint8_t stream; /* a Go stream takes a body of unknown length */
+	uint8_t scheme; /* M0_SCHEME_*: what a trusted proxy said, or the app's */
 	uint32_t buffer_limit; /* with a stream, a longer list body streams too */
 } m0_request;
+
+/* m0_request.scheme: the app's default, or a trusted proxy's word. */
+enum {
+	M0_SCHEME_DEFAULT = 0,
+	M0_SCHEME_HTTP = 1,
+	M0_SCHEME_HTTPS = 2,
+};
 
 /* What became of a response (m0_response.outcome). */
 enum {
@@ -141,8 +149,11 @@ m0_app *m0_app_load(const char *target, int factory, const char *root_path,
 void m0_app_free(m0_app *app);
 char *m0_format_exception(void);
 void m0_log(const char *format, ...) __attribute__((format(printf, 1, 2)));
+/* m0_log_error is m0_log at the error level (the server's --log-level). */
+void m0_log_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 void m0_log_exception(const char *context);
 void m0_print_exception(void);
+extern int m0_log_inline_tracebacks;
 
 /* Handler threads (thread.c). */
 m0_thread *m0_thread_new(int id);
@@ -250,6 +261,6 @@ extern long m0goBodyRead(int thread, char *dst, size_t n);
 extern int m0goStream(int thread, int op, char *p, size_t n);
 enum { M0_STREAM_HEAD = 1, M0_STREAM_WRITE = 2 };
 /* The server's logger (log.go): one line, without its newline. */
-extern void m0goLog(char *line, int n);
+extern void m0goLog(char *line, int n, int error);
 
 #endif

@@ -6,6 +6,7 @@
  */
 #include "shim.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static PyObject *s_close; /* "close", interned */
@@ -203,9 +204,10 @@ static void log_failure(m0_thread *t, const char *context)
 {
 	const m0_span *m = &t->req->method, *tg = &t->req->target;
 	int mlen = (int)(m->end - m->start), tlen = (int)(tg->end - tg->start);
-	m0_log("m0serve: %.*s %.*s: %s", mlen > 16 ? 16 : mlen, t->head + m->start,
-	       tlen > 200 ? 200 : tlen, t->head + tg->start, context);
-	m0_print_exception();
+	char line[512];
+	snprintf(line, sizeof line, "m0serve: %.*s %.*s: %s", mlen > 16 ? 16 : mlen, t->head + m->start,
+	         tlen > 200 ? 200 : tlen, t->head + tg->start, context);
+	m0_log_exception(line);
 }
 
 /* fail logs the raised exception and records the outcome: a 500 while

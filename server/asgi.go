@@ -3,12 +3,10 @@ package server
 import (
 	"bytes"
 	"errors"
-	"net/netip"
 
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
-	"golang.org/x/sys/unix"
 )
 
 // asgiLoops and asgiLifespans map --loop and --lifespan to the bridge's.
@@ -39,13 +37,13 @@ func servesASGI(cfg *Config, app *pybridge.App) bool {
 // startASGI starts the executor on the pool and returns once lifespan
 // startup is over. On failure everything started is stopped and Python
 // is finalised.
-func (py *python) startASGI(cfg *Config, app *pybridge.App, bound netip.AddrPort) error {
+func (py *python) startASGI(cfg *Config, app *pybridge.App, listener *Listener) error {
 	py.pool.asgi = true
 	ex, err := py.interp.StartASGI(app, pybridge.ASGIOptions{
 		Loop:       asgiLoops[cfg.Loop],
 		Lifespan:   asgiLifespans[cfg.Lifespan],
-		ServerName: bound.Addr().String(),
-		ServerPort: int(bound.Port()),
+		ServerName: listener.serverName(),
+		ServerPort: listener.serverPort(),
 	}, py.pool, py.pool)
 	if err != nil {
 		py.queue.Close()
@@ -97,11 +95,8 @@ func (w *wsgiJob) ClientGoneAtStart() (closed, inputEnded bool) {
 // to upgrade and 400 would blame it. The connection stays usable: no
 // upgrade happened.
 type asgiRequests struct {
-	accessLog bool
-	logf      func(string, ...any)
-	warned    bool // the first refusal was logged (the loop thread's)
-	logLine   []byte
-	remote    []byte
+	logf   func(string, ...any)
+	warned bool // the first refusal was logged (the loop thread's)
 }
 
 // webSocketRefusal is the 501's body.
@@ -117,11 +112,6 @@ func (h *asgiRequests) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 		h.warned = true
 		h.logf("m0serve: WebSocket handshake for %q answered 501: m0serve does not serve WebSockets yet (said once)",
 			req.Bytes(req.Path))
-	}
-	if h.accessLog {
-		h.remote = req.RemoteAddr().Addr().AppendTo(h.remote[:0])
-		h.logLine = appendAccessLine(h.logLine[:0], h.remote, req.Request, 501, int64(len(webSocketRefusal)))
-		unix.Write(int(accessLogFD.Load()), h.logLine)
 	}
 	w.AddHeader("Content-Type", "text/plain; charset=utf-8")
 	w.Respond(501, webSocketRefusal)

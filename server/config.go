@@ -4,6 +4,8 @@ package server
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -16,8 +18,12 @@ import (
 type Config struct {
 	Host             string
 	Port             int
+	UDS              string      // a Unix socket's path instead of Host/Port
+	UDSMode          fs.FileMode // the Unix socket file's mode
+	FD               int         // an inherited listening socket instead of Host/Port; -1: none
 	Backlog          int
 	MaxConnections   int
+	LimitConcurrency int // 503 from the loop beyond this many connections or requests in flight; 0: off
 	HeaderTimeout    time.Duration
 	KeepAliveTimeout time.Duration
 	BodyTimeout      time.Duration
@@ -47,7 +53,21 @@ type Config struct {
 	AccessLog bool   // one common-log-format line per response on stderr
 
 	AccessLogFile string // the access log's file instead of stderr (implies AccessLog)
-	ErrorLogFile  string // the server's log (and Python's stderr) instead of stderr
+	// AccessLogFormat is gunicorn's access_log_format (atoms %(h)s ...).
+	AccessLogFormat string
+	accessFormat    *accessFormat // compiled by Validate
+	ErrorLogFile    string        // the server's log (and Python's stderr) instead of stderr
+
+	// StaticMounts are served by the server itself, StaticExpires their
+	// Cache-Control max-age (0: none).
+	StaticMounts  []StaticMount
+	StaticExpires time.Duration
+
+	// ProxyHeaders believes Forwarded and X-Forwarded-For/-Proto from the
+	// peers ForwardedAllowIPs lists (addresses, CIDR prefixes, "*").
+	ProxyHeaders      bool
+	ForwardedAllowIPs string
+	proxyTrust        *proxyTrust // parsed by Validate
 
 	// Worker is set in a worker process a master started (package
 	// supervisor): the listener comes from it, and it hears the master.
@@ -71,6 +91,8 @@ type Config struct {
 var Defaults = Config{
 	Host:             "127.0.0.1",
 	Port:             8000,
+	UDSMode:          0o666,
+	FD:               -1,
 	Backlog:          4096,
 	MaxConnections:   10000,
 	HeaderTimeout:    30 * time.Second,
@@ -94,6 +116,9 @@ var Defaults = Config{
 	WSPingInterval:      20 * time.Second,
 	WSPingTimeout:       20 * time.Second,
 	WSPerMessageDeflate: true,
+	ForwardedAllowIPs:   "127.0.0.1",
+	StaticExpires:       24 * time.Hour,
+	AccessLogFormat:     DefaultAccessLogFormat,
 }
 
 // ConfigError is a configuration mistake: the command line reports it in
@@ -115,10 +140,18 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Port < 0 || c.Port > 65535:
 		return &ConfigError{"port", fmt.Sprintf("%d is not a TCP port (0-65535)", c.Port)}
+	case c.UDS != "" && c.FD >= 0:
+		return &ConfigError{"uds", "and --fd: one listener at a time"}
+	case c.FD < -1:
+		return &ConfigError{"fd", fmt.Sprintf("%d: not a descriptor", c.FD)}
+	case c.UDSMode&^fs.ModePerm != 0:
+		return &ConfigError{"uds-mode", fmt.Sprintf("%o: want permission bits such as 666 or 660", c.UDSMode)}
 	case c.Backlog < 1:
 		return &ConfigError{"backlog", "must be at least 1"}
 	case c.MaxConnections < 1:
 		return &ConfigError{"max-connections", "must be at least 1"}
+	case c.LimitConcurrency < 0:
+		return &ConfigError{"limit-concurrency", "must not be negative (0: no limit)"}
 	case c.HeaderTimeout <= 0:
 		return &ConfigError{"header-timeout", "must be positive"}
 	case c.KeepAliveTimeout <= 0:
@@ -162,6 +195,29 @@ func (c *Config) Validate() error {
 	}
 	if _, _, err := c.responseFields(); err != nil {
 		return err
+	}
+	for _, m := range c.StaticMounts {
+		if !strings.HasPrefix(m.Route, "/") || strings.ContainsAny(m.Route, "?#%") {
+			return &ConfigError{"static-path-route", fmt.Sprintf("%q: want a path starting with /", m.Route)}
+		}
+		if info, err := os.Stat(m.Dir); err != nil || !info.IsDir() {
+			return &ConfigError{"static-path-mount", fmt.Sprintf("%s: not a directory", m.Dir)}
+		}
+	}
+	if c.StaticExpires < 0 {
+		return &ConfigError{"static-path-expires", "must not be negative"}
+	}
+	format, err := compileAccessFormat(c.AccessLogFormat)
+	if err != nil {
+		return err
+	}
+	c.accessFormat = format
+	if c.ProxyHeaders {
+		trust, err := newProxyTrust(c.ForwardedAllowIPs)
+		if err != nil {
+			return err
+		}
+		c.proxyTrust = trust
 	}
 	if c.App != "" {
 		return c.validatePython()

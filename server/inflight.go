@@ -5,15 +5,19 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/m0serve/m0serve/loop"
 )
 
 // The heartbeat file a worker shares with its master: the loop's stamp,
-// then a table of the requests inside the app, so that the master can say
-// which request a worker was serving when it died (os._exit, a segfault,
-// a kill) and how long it had been there.
+// the loop's counters for the master's metrics, then a table of the
+// requests inside the app, so that the master can say which request a
+// worker was serving when it died (os._exit, a segfault, a kill) and how
+// long it had been there.
 //
 //	[0, 8)        the loop's last stamp, unix nanoseconds
-//	[64, 4096)    inFlightRecords records of inFlightRecordSize bytes:
+//	[8, 8+Stats)  loop.Stats (WorkerStats)
+//	[512, 4096)   inFlightRecords records of inFlightRecordSize bytes:
 //	              state uint32, line length uint32, start unix ns int64,
 //	              the request line's method and target (cut)
 //
@@ -25,11 +29,15 @@ import (
 const (
 	HeartbeatSize = 4096
 
-	inFlightOffset     = 64
+	statsOffset        = 8
+	inFlightOffset     = 512
 	inFlightRecordSize = 128
 	inFlightRecords    = (HeartbeatSize - inFlightOffset) / inFlightRecordSize
 	inFlightLineMax    = inFlightRecordSize - 16
 )
+
+// The counters must end before the table starts.
+var _ [inFlightOffset - statsOffset - int(unsafe.Sizeof(loop.Stats{}))]struct{}
 
 // Record states.
 const (

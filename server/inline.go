@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
@@ -27,10 +29,12 @@ type inlineWSGI struct {
 	in        *pybridge.Inline
 	attachErr error
 
-	job     pybridge.Job
-	remote  []byte
-	file    []byte // a file body, read whole
-	logLine []byte
+	job      pybridge.Job
+	remote   []byte
+	file     []byte // a file body, read whole
+	logLine  []byte
+	logEntry accessEntry
+	lines    *loopLines // set before the loop starts
 }
 
 func newInlineWSGI(pool *wsgiPool, ip *pybridge.Interpreter) *inlineWSGI {
@@ -51,18 +55,20 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 		if err != nil {
 			// Serve on the handler thread from now on; say so once.
 			h.attachErr = err
-			h.pool.logf("m0serve: --threads 0: %v; requests go to the handler thread", err)
+			h.pool.logf("m0serve: warning: --threads 0: %v; requests go to the handler thread", err)
 			w.Defer()
 			return
 		}
 		h.in = in
 	}
+	var arrived time.Time
+	if h.pool.accessLog && h.pool.logFormat.timed {
+		arrived = time.Now()
+	}
 	j := &h.job
 	j.Request.FromHTTP1(req.Request, req.Head())
-	addr := req.RemoteAddr()
-	h.remote = addr.Addr().AppendTo(h.remote[:0])
+	h.remote, j.Request.RemotePort, j.Request.Scheme = h.pool.proxy.client(h.remote, req.RemoteAddr(), &req.Request.Header)
 	j.Request.RemoteAddr = h.remote
-	j.Request.RemotePort = int(addr.Port())
 	record := h.pool.inFlight.claim(req.Request.Bytes(req.Request.Method), req.Request.Bytes(req.Request.Target))
 	h.in.Serve(j)
 	h.pool.inFlight.release(record)
@@ -85,7 +91,7 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 			}
 			if err := w.AddHeaderBytes(name, value); err != nil {
 				// start_response validated it: a refusal here is a bug.
-				h.pool.logf("m0serve: response header %q refused: %v", name, err)
+				h.pool.logf("m0serve: error: response header %q refused: %v", name, err)
 			}
 		}
 		if fd, offset, length, ok := resp.TakeFile(); ok {
@@ -101,8 +107,13 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 		if req.MethodIs("HEAD") {
 			sent = 0
 		}
-		h.logLine = appendAccessLine(h.logLine[:0], h.remote, req.Request, status, sent)
-		unix.Write(int(accessLogFD.Load()), h.logLine)
+		e := &h.logEntry
+		e.setResponse(h.remote, req.Request, resp, status, sent)
+		if format := h.pool.logFormat; format.timed {
+			e.duration = time.Since(arrived)
+		}
+		h.logLine = h.pool.logFormat.append(h.logLine[:0], e)
+		h.lines.add(h.logLine)
 	}
 	if req.MethodIs("HEAD") {
 		length := int64(len(body))

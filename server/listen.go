@@ -9,18 +9,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// listen opens the non-blocking listening socket the loop accepts on, and
-// returns it with the address it is bound to (the real port when 0 was
-// asked for).
-func listen(host string, port, backlog int) (int, netip.AddrPort, error) {
-	return listenSocket(host, port, backlog, false)
+// listen opens the non-blocking listening socket the loop accepts on: the
+// --uds, --fd or systemd one, else a TCP socket bound to --host and
+// --port (its Addr has the real port when 0 was asked for).
+func (c *Config) listen() (Listener, error) {
+	return Listen(c, c.Port, false)
 }
 
 // Listen opens a listening socket for a master to hand its workers (with
 // SO_REUSEPORT when reusePort is set: one per worker slot, the kernel
-// spreading connections among them). A ConfigError names --host.
-func Listen(cfg *Config, port int, reusePort bool) (int, netip.AddrPort, error) {
-	return listenSocket(cfg.Host, port, cfg.Backlog, reusePort)
+// spreading connections among them), or takes the one socket cfg names
+// (SharedListener). A ConfigError names --host.
+func Listen(cfg *Config, port int, reusePort bool) (Listener, error) {
+	if l, ok, err := cfg.openShared(); ok {
+		return l, err
+	}
+	fd, addr, err := listenSocket(cfg.Host, port, cfg.Backlog, reusePort)
+	return Listener{FD: fd, Addr: addr}, err
 }
 
 func listenSocket(host string, port, backlog int, reusePort bool) (int, netip.AddrPort, error) {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -66,7 +65,7 @@ type python struct {
 // handler threads, or the ASGI executor and its lifespan startup: the
 // caller accepts connections only after it returns. SERVER_NAME and
 // SERVER_PORT (the scope's server) come from the listener.
-func startPython(cfg *Config, bound netip.AddrPort, logf func(string, ...any)) (*python, error) {
+func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*python, error) {
 	pybridge.SetLog(logf)
 	interp, err := pybridge.Start(pybridge.Config{AppDir: cfg.AppDir, VirtualEnv: cfg.Venv})
 	if err != nil {
@@ -76,8 +75,8 @@ func startPython(cfg *Config, bound netip.AddrPort, logf func(string, ...any)) (
 		Target:     cfg.App,
 		Factory:    cfg.Factory,
 		RootPath:   cfg.RootPath,
-		ServerName: bound.Addr().String(),
-		ServerPort: int(bound.Port()),
+		ServerName: listener.serverName(),
+		ServerPort: listener.serverPort(),
 		// --threads 0 calls the app on the loop thread and on the one
 		// handler thread (requests with a body).
 		MultiThread: cfg.Threads != 1,
@@ -94,8 +93,9 @@ func startPython(cfg *Config, bound netip.AddrPort, logf func(string, ...any)) (
 	py := &python{interp: interp, queue: loop.NewJobQueue(jobQueueSize)}
 	py.pool = newWSGIPool(py.queue, app, cfg.AccessLog, logf)
 	py.pool.inFlight = cfg.Worker.requests()
+	py.pool.proxy, py.pool.logFormat = cfg.proxyTrust, cfg.accessFormat
 	if servesASGI(cfg, app) {
-		return py, py.startASGI(cfg, app, bound)
+		return py, py.startASGI(cfg, app, listener)
 	}
 	threads := max(1, cfg.Threads) // --threads 0 keeps one for requests with a body
 	batch := batchJobs

@@ -2,18 +2,15 @@ package server
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"os/signal"
 	"runtime"
-	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
-	"golang.org/x/sys/unix"
 )
 
 // nativeWorkers is how many goroutines run deferred native handlers: the
@@ -62,11 +59,21 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 	}()
 
-	listenFD, bound, err := cfg.openListener()
+	listener, err := cfg.openListener()
 	if err != nil {
 		return err
 	}
-	defer unix.Close(listenFD)
+	defer listener.Close()
+
+	// Access-log lines made on the loop thread, written once per pass.
+	lines := &loopLines{}
+	var static *staticFiles
+	if len(cfg.StaticMounts) > 0 {
+		if static, err = newStaticFiles(cfg.StaticMounts, cfg.StaticExpires); err != nil {
+			return err
+		}
+		defer static.close()
+	}
 
 	var (
 		handler loop.Handler
@@ -79,7 +86,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		wsgi bool
 	)
 	if cfg.App != "" {
-		py, err = startPython(&cfg, bound, logf)
+		py, err = startPython(&cfg, &listener, logf)
 		if err != nil {
 			return err
 		}
@@ -87,15 +94,23 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		wsgi = py.executor == nil
 		if cfg.Threads == 0 && py.executor == nil {
 			inline := newInlineWSGI(py.pool, py.interp)
+			inline.lines = lines
 			handler, onExit = inline, inline.exit
 		}
 		if py.executor != nil {
-			handler = &asgiRequests{accessLog: cfg.AccessLog, logf: logf}
+			handler = &asgiRequests{logf: logf}
+			if cfg.AccessLog {
+				// The handshakes it answers itself; the rest are the pool's.
+				handler = &nativeAccessLog{lines: lines, next: handler, format: cfg.accessFormat, proxy: cfg.proxyTrust}
+			}
 			jobGone = py.pool.jobGone
 		}
 	} else {
 		native := natives[cfg.Native]
 		handler = native.inline
+		if cfg.AccessLog {
+			handler = &nativeAccessLog{lines: lines, next: handler, format: cfg.accessFormat, proxy: cfg.proxyTrust}
+		}
 		if native.deferred != nil {
 			jobs = loop.NewJobQueue(4096)
 			for i := 0; i < nativeWorkers; i++ {
@@ -109,9 +124,11 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 	}
 
-	var loopResponses func(netip.AddrPort, *http1.Request, int, int)
-	if cfg.AccessLog {
-		loopResponses = (&loopAccessLog{}).log
+	if static != nil {
+		static.next, handler = handler, static
+		if cfg.AccessLog {
+			static.logFormat, static.proxy = cfg.accessFormat, cfg.proxyTrust
+		}
 	}
 	server, headers, _ := cfg.responseFields() // checked by Validate
 	// --request-timeout recycles the worker; without a master there is
@@ -121,15 +138,23 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	if onRequestTimeout != nil {
 		requestTimeout = cfg.RequestTimeout
 	}
-	url := "http://" + net.JoinHostPort(bound.Addr().String(), strconv.Itoa(int(bound.Port())))
+
+	var loopResponses func(netip.AddrPort, *http1.Request, int, int)
+	var passEnd func()
+	if cfg.AccessLog {
+		loopResponses = (&loopAccessLog{lines: lines, format: cfg.accessFormat, proxy: cfg.proxyTrust}).log
+		passEnd = lines.flush
+	}
+	url := listener.URL()
 	l, err := loop.New(loop.Config{
 		NewBackend: func() (loop.Backend, error) {
 			return newBackend(cfg.Backend, logf)
 		},
-		ListenFD:         listenFD,
+		ListenFD:         listener.FD,
 		Handler:          cfg.Worker.handler(handler),
 		Jobs:             jobs,
 		MaxConnections:   cfg.MaxConnections,
+		LimitConcurrency: cfg.LimitConcurrency,
 		HeaderTimeout:    cfg.HeaderTimeout,
 		KeepAliveTimeout: cfg.KeepAliveTimeout,
 		BodyTimeout:      cfg.BodyTimeout,
@@ -142,7 +167,13 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		OnJobGone:        jobGone,
 		OnLoopResponse:   loopResponses,
 		WebSocket:        cfg.webSocket(),
-		OnExit:           onExit,
+		OnPassEnd:        passEnd,
+		OnExit: func() {
+			lines.flush()
+			if onExit != nil {
+				onExit()
+			}
+		},
 		OnStart: func(name string) {
 			logf("m0serve: %s: serving on %s (%s)", describeApp(&cfg, py), url, name)
 			cfg.Worker.started()
@@ -155,6 +186,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		BodyMinRate:         bodyMinRate(wsgi, cfg.BodyMinRate),
 		RequestTimeout:      requestTimeout,
 		OnRequestTimeout:    onRequestTimeout,
+		Stats:               cfg.Worker.loopStats(),
 	})
 	if err != nil {
 		if py != nil {
@@ -169,11 +201,11 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	}
 
 	stop := newStopper(l, cfg.GracefulTimeout, logf)
-	if cfg.Worker == nil {
+	if cfg.Worker == nil && !listener.Inherited {
 		// In a worker the socket is the master's, shared with the
-		// replacement and the other workers: the worker only stops
-		// accepting.
-		stop.listenFD = listenFD
+		// replacement and the other workers, and an inherited one (--fd,
+		// systemd) outlives this process: then it only stops accepting.
+		stop.listenFD = listener.FD
 	}
 	signal.Notify(stop.signals, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(stop.signals)

@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"fmt"
-	"net/netip"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -46,6 +45,10 @@ const (
 	WorkerReopen = "reopen"
 )
 
+// WorkerStats is the loop's Stats in a mapped heartbeat file
+// (inflight.go has the layout).
+func WorkerStats(mem []byte) *loop.Stats { return (*loop.Stats)(unsafe.Pointer(&mem[statsOffset])) }
+
 // Worker is the worker side of the master's supervision. Its methods do
 // nothing on a nil Worker (the single process of today).
 type Worker struct {
@@ -55,6 +58,7 @@ type Worker struct {
 	control   *os.File
 	heartbeat *atomic.Int64
 	inFlight  *inFlight // in the heartbeat file (inflight.go)
+	stats     *loop.Stats
 	loop      *loop.Loop
 	grace     time.Duration
 	served    int  // on the loop thread
@@ -91,38 +95,29 @@ func WorkerFromEnv() (*Worker, error) {
 		control:     os.NewFile(WorkerControlFD, "control"),
 		heartbeat:   (*atomic.Int64)(unsafe.Pointer(&mem[0])),
 		inFlight:    &inFlight{mem: mem},
+		stats:       WorkerStats(mem),
 	}, nil
 }
 
 // openListener opens the listening socket, or in a worker takes the one
 // its master made.
-func (c *Config) openListener() (int, netip.AddrPort, error) {
+func (c *Config) openListener() (Listener, error) {
 	if c.Worker != nil {
 		return c.Worker.listener()
 	}
-	return listen(c.Host, c.Port, c.Backlog)
+	return c.listen()
 }
 
-// listener returns the socket the master made, and the address it is
-// bound to.
-func (w *Worker) listener() (int, netip.AddrPort, error) {
-	sa, err := unix.Getsockname(WorkerListenFD)
+// listener returns the socket the master made, and what it is bound to.
+func (w *Worker) listener() (Listener, error) {
+	l, err := describeListener(WorkerListenFD)
 	if err != nil {
-		return -1, netip.AddrPort{}, fmt.Errorf("worker %d: the inherited listener: %w", w.Slot, err)
+		return Listener{}, fmt.Errorf("worker %d: the inherited listener: %w", w.Slot, err)
 	}
 	if err := unix.SetNonblock(WorkerListenFD, true); err != nil {
-		return -1, netip.AddrPort{}, fmt.Errorf("worker %d: non-blocking listener: %w", w.Slot, err)
+		return Listener{}, fmt.Errorf("worker %d: non-blocking listener: %w", w.Slot, err)
 	}
-	var bound netip.AddrPort
-	switch a := sa.(type) {
-	case *unix.SockaddrInet4:
-		bound = netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port))
-	case *unix.SockaddrInet6:
-		bound = netip.AddrPortFrom(netip.AddrFrom16(a.Addr).Unmap(), uint16(a.Port))
-	default:
-		return -1, netip.AddrPort{}, fmt.Errorf("worker %d: the inherited listener is not TCP", w.Slot)
-	}
-	return WorkerListenFD, bound, nil
+	return l, nil
 }
 
 // handler counts requests for --max-requests on the loop thread: the one
@@ -149,6 +144,13 @@ func (w *Worker) requests() *inFlight {
 		return nil
 	}
 	return w.inFlight
+}
+
+func (w *Worker) loopStats() *loop.Stats {
+	if w == nil {
+		return nil
+	}
+	return w.stats
 }
 
 func (w *Worker) heartbeatStamp() *atomic.Int64 {
@@ -191,7 +193,7 @@ func (w *Worker) follow() {
 			w.loop.Drain(w.grace)
 		case WorkerReopen:
 			if err := ReopenLogFiles(w.cfg); err != nil {
-				w.logf("m0serve: reopening log files: %v", err)
+				w.logf("m0serve: error: reopening log files: %v", err)
 			}
 		}
 	}

@@ -16,13 +16,14 @@ import (
 // BodyWriter). wsgiJobs are reused, each with its response arena, so a
 // request allocates nothing once the pool has grown to what is in flight.
 type wsgiJob struct {
-	job     pybridge.Job
-	loopJob *loop.Job
-	pool    *wsgiPool
-	remote  []byte // RemoteAddr's text, reused
-	sent    int64  // body bytes written, for the access log
-	logLine []byte // the access-log line, reused
-	record  int    // in the worker's table of requests in flight, or -1
+	job      pybridge.Job
+	loopJob  *loop.Job
+	pool     *wsgiPool
+	remote   []byte // RemoteAddr's text, reused
+	sent     int64  // body bytes written, for the access log
+	logLine  []byte // the access-log line, reused
+	logEntry accessEntry
+	record   int // in the worker's table of requests in flight, or -1
 	// gone: the client left; inputEnded: it ended its side (ASGI only;
 	// see jobGone), set by the loop thread and read as the executor
 	// starts the job.
@@ -38,6 +39,8 @@ type wsgiPool struct {
 	queue     *loop.JobQueue
 	app       *pybridge.App
 	accessLog bool
+	logFormat *accessFormat
+	proxy     *proxyTrust // --proxy-headers; nil: off
 	logf      func(format string, args ...any)
 	// inFlight names what is in the app for the master (nil: no master).
 	inFlight *inFlight
@@ -97,9 +100,8 @@ func (p *wsgiPool) wrap(lj *loop.Job) *pybridge.Job {
 	w.record = p.inFlight.claim(lj.Request.Bytes(lj.Request.Method), lj.Request.Bytes(lj.Request.Target))
 	r := &w.job.Request
 	r.FromHTTP1(&lj.Request, lj.Head)
-	w.remote = lj.RemoteAddr.Addr().AppendTo(w.remote[:0])
+	w.remote, r.RemotePort, r.Scheme = p.proxy.client(w.remote, lj.RemoteAddr, &lj.Request.Header)
 	r.RemoteAddr = w.remote
-	r.RemotePort = int(lj.RemoteAddr.Port())
 	w.job.Body = nil
 	if lj.Request.HasBody() {
 		w.job.Body = lj
@@ -160,7 +162,7 @@ func (p *wsgiPool) Complete(j *pybridge.Job) {
 	lj := w.loopJob
 	resp := j.Response
 	if j.BodyErr != nil && p.logf != nil {
-		p.logf("m0serve: reading the request body: %v", j.BodyErr)
+		p.logf("m0serve: debug: reading the request body: %v", j.BodyErr)
 	}
 	// The loop job is the loop's again after Finish or Abort: log first.
 	switch resp.Outcome() {

@@ -30,6 +30,12 @@ type Config struct {
 	MaxWorkerRSS      int64         // MiB; 0: off
 	RSSCheckInterval  time.Duration
 	PidFile           string
+	// Reload, when set, watches the app's sources and replaces the
+	// workers (a rolling reload) when one changes: for development.
+	Reload *Reload
+	// MetricsAddress, when set, is where the master serves Prometheus
+	// metrics (/metrics).
+	MetricsAddress string
 }
 
 // Defaults, shared with cmd/m0serve's --help.

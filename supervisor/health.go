@@ -89,7 +89,7 @@ func (m *master) checkRSS(w *worker) {
 	rss, err := residentBytes(w.pid)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			m.logf("m0serve: %s: reading its memory: %v", w, err)
+			m.logf("m0serve: warning: %s: reading its memory: %v", w, err)
 		}
 		return
 	}

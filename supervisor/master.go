@@ -3,10 +3,10 @@ package supervisor
 import (
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -65,12 +65,30 @@ type master struct {
 
 	nextRSS time.Time
 	err     error
+
+	// sharedListener is shared's: with --uds, --fd or systemd's socket,
+	// always.
+	sharedListener server.Listener
+	// reloadPending: a source changed (--reload); a rolling reload
+	// starts once none is under way.
+	reloadPending bool
+
+	// The metrics (--metrics-address): counts by reason, the counters of
+	// workers gone, and scrapes waiting for a snapshot.
+	spawnCounts map[string]int
+	exitCounts  map[string]int
+	gone        metricsSnapshot // the counters of workers gone
+	scrapes     chan chan metricsSnapshot
 }
 
 // Run starts the workers and supervises them until SIGTERM or SIGINT has
 // drained them (nil), a worker failed to boot (a *BootError), or the
 // master could not start.
 func Run(cfg Config, logf func(string, ...any)) error {
+	if cfg.Server.SharedListener() {
+		// One socket given (or one path): every worker accepts on it.
+		cfg.Listener = "shared"
+	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -88,6 +106,10 @@ func Run(cfg Config, logf func(string, ...any)) error {
 		shared:  -1,
 		live:    map[*worker]bool{},
 		reload:  -1,
+
+		spawnCounts: map[string]int{},
+		exitCounts:  map[string]int{},
+		scrapes:     make(chan chan metricsSnapshot),
 	}
 	// Signals first: one that comes while the workers boot is not lost.
 	signals := make(chan os.Signal, 8)
@@ -115,6 +137,25 @@ func Run(cfg Config, logf func(string, ...any)) error {
 	}
 	logf("m0serve: master (pid %d) on %s: %d workers (slots 0-%d), %s", os.Getpid(), m.url, cfg.Workers, cfg.Workers-1, listener)
 
+	if cfg.MetricsAddress != "" {
+		stop, err := m.serveMetrics(cfg.MetricsAddress)
+		if err != nil {
+			return &server.ConfigError{Flag: "metrics-address", Reason: err.Error()}
+		}
+		defer stop()
+	}
+
+	var changes chan string // nil without --reload: never ready
+	if cfg.Reload != nil {
+		watcher, err := watchSources(*cfg.Reload, logf)
+		if err != nil {
+			return err
+		}
+		defer watcher.close()
+		changes = watcher.changes
+		logf("m0serve: --reload: watching %s for changes (not for production)", strings.Join(cfg.Reload.Dirs, ", "))
+	}
+
 	// The first worker boots alone: an app that does not import shows its
 	// traceback once, not once per worker.
 	m.slots[0].current = m.start(m.slots[0], "booting")
@@ -128,6 +169,15 @@ func Run(cfg Config, logf func(string, ...any)) error {
 			m.signal(sig.(syscall.Signal))
 		case now := <-sweep.C:
 			m.sweep(now)
+		case reply := <-m.scrapes:
+			reply <- m.snapshot()
+		case path := <-changes:
+			m.logf("m0serve: %s changed: reloading", path)
+			m.reloadPending = true
+		}
+		if m.reloadPending && m.reload < 0 && m.booted && !m.stopping {
+			m.reloadPending = false
+			m.startReload("source change")
 		}
 		if err := m.rebalance(); err != nil {
 			m.logf("m0serve: %v", err)
@@ -147,16 +197,17 @@ func (m *master) done() bool { return m.stopping && len(m.live) == 0 }
 func (m *master) addSlot(port *int) error {
 	s := &slot{index: len(m.slots), listenFD: m.shared}
 	if s.listenFD < 0 {
-		fd, bound, err := server.Listen(&m.cfg.Server, *port, m.cfg.Listener == "reuseport")
+		listener, err := server.Listen(&m.cfg.Server, *port, m.cfg.Listener == "reuseport")
 		if err != nil {
 			return err
 		}
-		*port = int(bound.Port())
+		*port = int(listener.Addr.Port())
 		m.port = *port
-		m.url = "http://" + net.JoinHostPort(bound.Addr().String(), strconv.Itoa(*port))
-		s.listenFD = fd
+		m.url = listener.URL()
+		s.listenFD = listener.FD
 		if m.cfg.Listener == "shared" {
-			m.shared = fd
+			m.shared = listener.FD
+			m.sharedListener = listener
 		}
 	}
 	m.slots = append(m.slots, s)
@@ -170,7 +221,7 @@ func (m *master) closeSockets() {
 		}
 	}
 	if m.shared >= 0 {
-		unix.Close(m.shared)
+		m.sharedListener.Close() // a --uds socket's file too
 	}
 }
 
@@ -187,6 +238,7 @@ func (m *master) start(s *slot, why string) *worker {
 		return nil
 	}
 	m.live[w] = true
+	m.spawnCounts[spawnReason(why)]++
 	m.logf("m0serve: %s: started (%s)", w, why)
 	return w
 }
@@ -272,6 +324,8 @@ func (m *master) retire(w *worker, why string) {
 
 func (m *master) exited(w *worker, status string) {
 	delete(m.live, w)
+	m.exitCounts[exitReason(w)]++
+	m.gone.add(w.stats)
 	// What was in the app when it ended, last on the line.
 	note := inFlightNote(w, time.Now())
 	logf := func(format string, args ...any) { m.logf(format+"%s", append(args, note)...) }

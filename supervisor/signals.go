@@ -33,9 +33,7 @@ func (m *master) signal(sig syscall.Signal) {
 			m.logf("m0serve: %v: a reload is already under way (slot %d)", sig, m.reload)
 			return
 		}
-		m.logf("m0serve: %v: rolling reload of %d workers, one slot at a time", sig, len(m.slots))
-		m.reload = -1
-		m.advanceReload()
+		m.startReload(sig.String())
 	case syscall.SIGTTIN:
 		if m.stopping || len(m.slots) >= maxWorkers {
 			return
@@ -76,12 +74,19 @@ func (m *master) signal(sig syscall.Signal) {
 	case syscall.SIGUSR1:
 		m.logf("m0serve: %v: reopening log files", sig)
 		if err := server.ReopenLogFiles(&m.cfg.Server); err != nil {
-			m.logf("m0serve: reopening log files: %v", err)
+			m.logf("m0serve: error: reopening log files: %v", err)
 		}
 		for w := range m.live {
 			w.send(server.WorkerReopen)
 		}
 	}
+}
+
+// startReload starts a rolling reload, one slot at a time.
+func (m *master) startReload(why string) {
+	m.logf("m0serve: %s: rolling reload of %d workers, one slot at a time", why, len(m.slots))
+	m.reload = -1
+	m.advanceReload()
 }
 
 // advanceReload starts the replacement for the next slot of a reload.

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/server"
 	"golang.org/x/sys/unix"
 )
@@ -21,6 +22,7 @@ type worker struct {
 	pid             int
 	control         *os.File // the master's end of the socketpair
 	heartbeat       *atomic.Int64
+	stats           *loop.Stats // the worker's loop's counters, in heartMem
 	heartMem        []byte
 	started         time.Time
 	readyAt         time.Time // zero until ready
@@ -101,7 +103,7 @@ func (m *master) spawn(s *slot) (*worker, error) {
 		unix.Close(pair[0])
 		return nil, err
 	}
-	if err := heart.Truncate(server.HeartbeatSize); err != nil {
+	if err := heart.Truncate(int64(server.HeartbeatSize)); err != nil {
 		return fail(fmt.Errorf("heartbeat file: %w", err))
 	}
 	mem, err := unix.Mmap(int(heart.Fd()), 0, server.HeartbeatSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
@@ -126,6 +128,7 @@ func (m *master) spawn(s *slot) (*worker, error) {
 		pid:       pid,
 		control:   os.NewFile(uintptr(pair[0]), "control"),
 		heartbeat: (*atomic.Int64)(unsafe.Pointer(&mem[0])),
+		stats:     server.WorkerStats(mem),
 		heartMem:  mem,
 		started:   time.Now(),
 	}

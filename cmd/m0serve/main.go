@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -45,6 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "m0serve: %v (see --help)\n", err)
 		return 2
 	}
+	forwardedAllowIPsFromEnv(fs, &cfg)
 	if *showVersion {
 		fmt.Fprintln(stdout, versionLine())
 		return 0
@@ -68,8 +68,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-
-	logger := log.New(stderr, "", log.LstdFlags|log.LUTC)
 	if path := os.Getenv("M0_CPUPROFILE"); path != "" {
 		// For engineers, not users (perf is not available everywhere):
 		// a CPU profile of the whole run for `go tool pprof`, written at
@@ -81,7 +79,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 	}
-	err = serve(cfg, fs, args, logger)
+	err = serve(cfg, fs, args, stderr)
 	var cfgErr *server.ConfigError
 	var bootErr *supervisor.BootError
 	var loadErr *server.AppLoadError
@@ -127,8 +125,12 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&cfg.Host, "host", cfg.Host, "address to listen on")
 	fs.IntVar(&cfg.Port, "port", cfg.Port, "TCP port to listen on (0: any free port)")
+	fs.StringVar(&cfg.UDS, "uds", cfg.UDS, "listen on this Unix socket instead of --host/--port (a stale socket file is replaced; removed at exit)")
+	fs.Var((*fileMode)(&cfg.UDSMode), "uds-mode", "with --uds: the socket file's permissions, in octal")
+	fs.IntVar(&cfg.FD, "fd", cfg.FD, "accept on this inherited listening socket instead of --host/--port (-1: none; systemd's LISTEN_FDS is used by itself)")
 	fs.IntVar(&cfg.Backlog, "backlog", cfg.Backlog, "listen backlog")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", cfg.MaxConnections, "open connections at most; at the limit accepting pauses")
+	fs.IntVar(&cfg.LimitConcurrency, "limit-concurrency", cfg.LimitConcurrency, "answer 503 beyond this many open connections or requests in flight, without calling the app (0: no limit)")
 	fs.Var((*duration)(&cfg.HeaderTimeout), "header-timeout", "time to receive a request head (408 after)")
 	fs.Var((*duration)(&cfg.KeepAliveTimeout), "keepalive-timeout", "idle time between requests before closing")
 	fs.Var((*duration)(&cfg.BodyTimeout), "body-timeout", "longest stall while receiving a request body")
@@ -150,6 +152,9 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.StringVar(&cfg.RootPath, "root-path", cfg.RootPath, "prefix the app is mounted under: SCRIPT_NAME, stripped from PATH_INFO")
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, threadsUsage)
 	fs.BoolVar(&cfg.AccessLog, "access-log", cfg.AccessLog, "log every response to stderr in the Common Log Format")
+	fs.StringVar(&cfg.AccessLogFormat, "access-log-format", cfg.AccessLogFormat, "the access log's line in gunicorn's atoms (%(D)s, %({name}i)s, ...: README)")
+	fs.BoolVar(&cfg.ProxyHeaders, "proxy-headers", cfg.ProxyHeaders, "take the client's address and scheme from Forwarded or X-Forwarded-For/-Proto sent by --forwarded-allow-ips peers")
+	fs.StringVar(&cfg.ForwardedAllowIPs, "forwarded-allow-ips", cfg.ForwardedAllowIPs, "with --proxy-headers: the proxies to believe, addresses and CIDRs, comma-separated, * for all (else $FORWARDED_ALLOW_IPS)")
 	addWorkerFlags(fs, cfg)
 	fs.BoolVar(&cfg.NoServerHeader, "no-server-header", cfg.NoServerHeader, "send no Server field (an app's own still goes out)")
 	fs.BoolVar(&cfg.NoDateHeader, "no-date-header", cfg.NoDateHeader, "send no Date field (an app's own still goes out)")

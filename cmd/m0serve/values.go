@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io/fs"
 	"strconv"
 	"strings"
 	"time"
@@ -89,5 +90,29 @@ func (h *headerList) Set(text string) error {
 			*h = append(*h, line)
 		}
 	}
+	return nil
+}
+
+// fileMode is a file's permission bits in octal ("666", "0660").
+type fileMode fs.FileMode
+
+func (m *fileMode) String() string { return strconv.FormatUint(uint64(*m), 8) }
+
+func (m *fileMode) Set(text string) error {
+	v, err := strconv.ParseUint(text, 8, 32)
+	if err != nil || v > 0o777 {
+		return errors.New("want permission bits in octal, such as 666 or 660")
+	}
+	*m = fileMode(v)
+	return nil
+}
+
+// stringList is a repeatable flag: each use adds one value.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(text string) error {
+	*l = append(*l, text)
 	return nil
 }

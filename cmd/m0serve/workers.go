@@ -3,11 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
-	"log"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/m0serve/m0serve/server"
@@ -16,6 +15,18 @@ import (
 
 // master is the --workers configuration the flags fill in.
 var master supervisor.Config
+
+// The log's --log-level and --log-format.
+var logLevel, logFormat string
+
+// --static-path-mount and --static-path-route, paired in order.
+var staticMountDirs, staticRoutes stringList
+
+// --reload and its lists.
+var (
+	reload                                     bool
+	reloadDirs, reloadIncludes, reloadExcludes stringList
+)
 
 // addWorkerFlags defines the flags of the master and its workers, and of
 // the log files.
@@ -30,15 +41,36 @@ func addWorkerFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.Var((*duration)(&cfg.RequestTimeout), "request-timeout", "with --workers: answer 504 to a request in the app this long, log Python's stacks and replace the worker (0: off)")
 	fs.Int64Var(&master.MaxWorkerRSS, "max-worker-rss", 0, "with --workers: replace a worker whose resident memory is over this many MiB in two samples running (0: off)")
 	fs.Var((*duration)(&master.RSSCheckInterval), "rss-check-interval", "with --max-worker-rss: how often the master samples /proc/PID/statm")
+	fs.BoolVar(&reload, "reload", false, "restart the workers when a source file changes (development only, not for production)")
+	fs.Var(&reloadDirs, "reload-dir", "with --reload: a directory to watch (repeatable; default: --app-dir or the working directory)")
+	fs.Var(&reloadIncludes, "reload-include", "with --reload: a file-name glob that counts (repeatable; default *.py)")
+	fs.Var(&reloadExcludes, "reload-exclude", "with --reload: a file or directory glob to ignore (repeatable; default .* .py[cod] .sw.* ~*)")
+	fs.Var(&staticMountDirs, "static-path-mount", "a directory whose files the server serves itself, without the app (repeatable)")
+	fs.Var(&staticRoutes, "static-path-route", "the path each --static-path-mount is served under, in order (default /static for one)")
+	fs.Var((*duration)(&cfg.StaticExpires), "static-path-expires", "Cache-Control max-age of static files (0: none)")
+	fs.StringVar(&master.MetricsAddress, "metrics-address", "", "with --workers: serve Prometheus metrics at http://HOST:PORT/metrics from the master (off when empty)")
 	fs.StringVar(&master.PidFile, "pid-file", "", "with --workers: write the master's pid to this file (removed at exit)")
 	fs.StringVar(&cfg.AccessLogFile, "access-log-file", cfg.AccessLogFile, "write the access log to this file (implies --access-log); reopened on SIGUSR1")
+	fs.StringVar(&logLevel, "log-level", "info", "the server's log: critical, error, warning, info, debug or trace and above")
+	fs.StringVar(&logFormat, "log-format", "text", "the server's log lines: text, or json (one object per line: time, level, msg, pid, worker)")
 	fs.StringVar(&cfg.ErrorLogFile, "error-log-file", cfg.ErrorLogFile, "write the server's log and Python's stderr to this file; reopened on SIGUSR1")
 }
 
 // serve runs cfg as the process this is: a worker its master started, a
 // master (--workers), or the single process of today.
-func serve(cfg server.Config, fs *flag.FlagSet, args []string, logger *log.Logger) error {
+func serve(cfg server.Config, fs *flag.FlagSet, args []string, stderr io.Writer) error {
 	worker, err := server.WorkerFromEnv()
+	if err != nil {
+		return err
+	}
+	if err := pairStaticMounts(&cfg); err != nil {
+		return err
+	}
+	slot := -1
+	if worker != nil {
+		slot = worker.Slot
+	}
+	logf, err := server.NewLogf(stderr, logFormat, logLevel, slot)
 	if err != nil {
 		return err
 	}
@@ -50,25 +82,27 @@ func serve(cfg server.Config, fs *flag.FlagSet, args []string, logger *log.Logge
 	}
 	if worker != nil {
 		cfg.Worker = worker
-		who := fmt.Sprintf("m0serve: worker %d (pid %d): ", worker.Slot, os.Getpid())
-		return server.Run(cfg, func(format string, args ...any) {
-			logger.Printf(strings.Replace(format, "m0serve: ", who, 1), args...)
-		})
+		return server.Run(cfg, logf)
 	}
 	if err := workersFromEnv(fs); err != nil {
 		return err
 	}
+	if reload {
+		if err := setReload(&cfg); err != nil {
+			return err
+		}
+	}
 	if master.Workers != 0 {
 		master.Server, master.Args = cfg, args
-		return supervisor.Run(master, logger.Printf)
+		return supervisor.Run(master, logf)
 	}
 	if name := masterOnlyFlag(fs); name != "" {
 		return &server.ConfigError{Flag: name, Reason: "applies to worker processes: give --workers N too"}
 	}
 	if cfg.AccessLogFile != "" || cfg.ErrorLogFile != "" {
-		reopenOnSIGUSR1(&cfg, logger)
+		reopenOnSIGUSR1(&cfg, logf)
 	}
-	return server.Run(cfg, logger.Printf)
+	return server.Run(cfg, logf)
 }
 
 // workersFromEnv reads WEB_CONCURRENCY, as uvicorn and gunicorn do, when
@@ -94,21 +128,78 @@ func masterOnlyFlag(fs *flag.FlagSet) string {
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "listener", "worker-timeout", "max-requests", "max-requests-jitter",
-			"max-worker-lifetime", "max-worker-rss", "rss-check-interval", "pid-file", "request-timeout":
+			"max-worker-lifetime", "max-worker-rss", "rss-check-interval", "pid-file", "request-timeout", "metrics-address":
 			name = f.Name
 		}
 	})
 	return name
 }
 
-func reopenOnSIGUSR1(cfg *server.Config, logger *log.Logger) {
+func reopenOnSIGUSR1(cfg *server.Config, logf func(string, ...any)) {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGUSR1)
 	go func() {
 		for range signals {
 			if err := server.ReopenLogFiles(cfg); err != nil {
-				logger.Printf("m0serve: reopening log files: %v", err)
+				logf("m0serve: error: reopening log files: %v", err)
 			}
 		}
 	}()
+}
+
+// forwardedAllowIPsFromEnv reads FORWARDED_ALLOW_IPS, as uvicorn and
+// gunicorn do, when neither --forwarded-allow-ips nor its M0_ variable
+// was given.
+func forwardedAllowIPsFromEnv(fs *flag.FlagSet, cfg *server.Config) {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "forwarded-allow-ips" })
+	if text, ok := os.LookupEnv("FORWARDED_ALLOW_IPS"); ok && !given {
+		cfg.ForwardedAllowIPs = text
+	}
+}
+
+// setReload makes the master watch the app's sources: --reload runs one
+// worker under a master when --workers is not given, as uvicorn's
+// reloader runs the server in a child process.
+func setReload(cfg *server.Config) error {
+	dirs := []string(reloadDirs)
+	if len(dirs) == 0 {
+		dir := cfg.AppDir
+		if dir == "" {
+			var err error
+			if dir, err = os.Getwd(); err != nil {
+				return fmt.Errorf("--reload: %w", err)
+			}
+		}
+		dirs = []string{dir}
+	}
+	r := &supervisor.Reload{Dirs: dirs, Includes: reloadIncludes, Excludes: reloadExcludes}
+	if len(r.Includes) == 0 {
+		r.Includes = supervisor.DefaultReloadIncludes
+	}
+	if len(r.Excludes) == 0 {
+		r.Excludes = supervisor.DefaultReloadExcludes
+	}
+	master.Reload = r
+	if master.Workers == 0 {
+		master.Workers = 1
+	}
+	return nil
+}
+
+// pairStaticMounts pairs each --static-path-mount with the
+// --static-path-route given in the same place; one mount alone may go
+// without, at /static (Granian's default).
+func pairStaticMounts(cfg *server.Config) error {
+	routes := []string(staticRoutes)
+	if len(routes) == 0 && len(staticMountDirs) == 1 {
+		routes = []string{"/static"}
+	}
+	if len(routes) != len(staticMountDirs) {
+		return &server.ConfigError{Flag: "static-path-route", Reason: fmt.Sprintf("%d routes for %d --static-path-mount directories: give one each, in order", len(routes), len(staticMountDirs))}
+	}
+	for i, dir := range staticMountDirs {
+		cfg.StaticMounts = append(cfg.StaticMounts, server.StaticMount{Route: routes[i], Dir: dir})
+	}
+	return nil
 }

@@ -1,0 +1,60 @@
+//go:build linux
+
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// waitVersion waits for /version to answer want.
+func waitVersion(t *testing.T, s *workersServer, want string) {
+	t.Helper()
+	client := oneShot()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		status, body, err := fetch(client, s.url("/version"))
+		if err == nil && status == 200 && body == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/version: %d %q %v, want %q\n%s", status, body, err, want, s.logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestReload: an edit to the app's source replaces the worker; a broken
+// edit prints its traceback and the last good worker keeps serving until
+// the file is fixed; a file the globs leave out changes nothing.
+func TestReload(t *testing.T) {
+	dir := workersAppDir(t, "v1")
+	source := filepath.Join(dir, "workers_app.py")
+	good, err := os.ReadFile(source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startWorkers(t, dir, nil, "--reload")
+	waitVersion(t, s, "v1")
+
+	writeFile(t, filepath.Join(dir, "version.txt"), "v2")
+	writeFile(t, filepath.Join(dir, "notes.txt"), "not a source")
+	writeFile(t, source, string(good)+"\n# edited\n")
+	waitVersion(t, s, "v2")
+
+	writeFile(t, filepath.Join(dir, "version.txt"), "v3")
+	writeFile(t, source, string(good)+"\ndef broken(:\n")
+	s.waitLog(t, `SyntaxError`, 1, 30*time.Second)
+	s.waitLog(t, `reload aborted, the old workers keep serving`, 1, 30*time.Second)
+	waitVersion(t, s, "v2")
+
+	writeFile(t, source, string(good))
+	waitVersion(t, s, "v3")
+	// Edits to files outside the globs started no reload.
+	if n := strings.Count(s.logs.String(), "changed: reloading"); n != 3 {
+		t.Errorf("%d reloads, want 3 (one per edit of the source)\n%s", n, s.logs)
+	}
+}
