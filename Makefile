@@ -109,7 +109,7 @@ bench-quick: packages-bench build
 # uvicorn, one worker each, alternated in one run (bench/README.md, Python
 # section); about 6 minutes, QUICK=1 for a smoke check under 2. The peers
 # come from Debian.
-.PHONY: bench-python test-pythons
+.PHONY: bench-python test-pythons test-asan
 bench-python: packages-bench-python build
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms python-arms.json \
 		-scenarios c1,c16,c64 $(if $(QUICK),-quick)
@@ -146,6 +146,16 @@ test-pythons: packages-wheel
 		echo "test-pythons: the wheel for $$python (TestWheel)"; \
 		M0_WHEEL_PYTHON=$$python $(GO) test $(LDFLAGS) -count=1 -run '^TestWheel$$' ./tests/ || exit 1; \
 	done
+
+# The bridge's tests once under AddressSanitizer: Go's -asan builds the C
+# shim and the Go runtime with it. PYTHONMALLOC=malloc puts Python's own
+# objects on malloc, so that ASan checks the shim's use of them too; what
+# CPython keeps until exit is suppressed (pybridge/testdata/lsan.supp).
+# The test binary is kept: the leak report is symbolized from it at exit.
+test-asan: packages-test
+	$(GO) test $(LDFLAGS) -asan -c -o $(CURDIR)/bin/pybridge-asan.test ./pybridge/
+	cd pybridge && PYTHONMALLOC=malloc LSAN_OPTIONS=suppressions=$(CURDIR)/pybridge/testdata/lsan.supp \
+		$(CURDIR)/bin/pybridge-asan.test -test.count=1
 
 # http1 beside fasthttp and net/http on the same request heads, one run.
 bench-parsers:

@@ -75,16 +75,14 @@ type Config struct {
 	// each pass, after the sends are queued: what inline handlers
 	// gathered during the pass (access-log lines) goes out in one write.
 	OnPassEnd func()
-	// OnJobGone is called on the loop thread when the connection of a
-	// deferred job closes while its handler still holds the job, with
-	// the owner the handler set (Job.SetOwner; never called for none).
-	// It runs with the job's lock held, so the job cannot finish (and be
-	// reused) under it: it must not block, nor call the job's methods.
-	// An event-loop handler uses it to tell a task waiting on no read or
-	// write that its client left: how is ConnectionClosed, or InputEnded
-	// for the client's end of input (a receive stays armed while a job
-	// runs when this is set), once the owner is set; what came before,
-	// SetOwner reports. A job may hear InputEnded, then ConnectionClosed.
+	// OnJobGone is called on the loop thread when the client of a job a
+	// handler still holds closes (how: ConnectionClosed) or ends its input
+	// (InputEnded, which may come first), with the owner the handler set
+	// (Job.SetOwner; never for none, and what came before, SetOwner
+	// reports). It runs under the job's lock, so the job cannot finish
+	// under it: it must not block nor call the job's methods. An event-loop
+	// handler uses it to tell a task waiting on no read or write; when it
+	// is set, a receive stays armed while a job runs.
 	OnJobGone func(owner any, how JobGone)
 	// OnLoopResponse, when set, is called on the loop thread for each
 	// response the loop answers itself rather than a handler: a malformed

@@ -7,6 +7,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// futex(2) operations (linux/futex.h); x/sys/unix does not name them.
+const (
+	futexWaitPrivate = 0 | 128 // FUTEX_WAIT | FUTEX_PRIVATE_FLAG
+	futexWakePrivate = 1 | 128 // FUTEX_WAKE | FUTEX_PRIVATE_FLAG
+)
+
 // parking puts handler threads to sleep on a futex word (Linux 2.6).
 //
 // Why not a sync.Cond or a channel: the threads that take jobs are locked
@@ -18,12 +24,6 @@ import (
 // thread blocked in the futex syscall keeps its P while another P is idle
 // (GOMAXPROCS is locked threads + 1), so a wake is one FUTEX_WAKE and the
 // woken thread goes on without the scheduler.
-// futex(2) operations (linux/futex.h); x/sys/unix does not name them.
-const (
-	futexWaitPrivate = 0 | 128 // FUTEX_WAIT | FUTEX_PRIVATE_FLAG
-	futexWakePrivate = 1 | 128 // FUTEX_WAKE | FUTEX_PRIVATE_FLAG
-)
-
 type parking struct {
 	word    atomic.Uint32 // bumped by every wake; sleepers wait on a stale value
 	waiters atomic.Int32

@@ -496,14 +496,10 @@ func (ex *ASGIExecutor) spawn(j *Job) {
 	}
 }
 
-// GoneAtStart is what a BodyWriter implements when the server may learn
-// that a job's client has gone before the executor has started the job:
-// ClientGone for a job not yet started is ignored (it cannot be told
-// from a note about the job's previous use), so the executor asks this
-// as it starts the task, and tells the request at once if so. A server
-// that records the departure here before calling ClientGone misses no
-// departure: one recorded after the start is ClientGone's, delivered
-// after the start.
+// GoneAtStart is implemented by a BodyWriter whose server may learn of a
+// departed client before the executor starts the job. ClientGone for a
+// job not yet started is ignored (it could be a note about the job's
+// previous use), so spawn asks this instead and tells the request at once.
 type GoneAtStart interface {
 	// ClientGoneAtStart: closed as for ClientGone, inputEnded as for
 	// ClientInputEnded.

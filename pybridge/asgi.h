@@ -78,7 +78,6 @@ PyObject *m0_asgi_scope_build(m0_asgi *ex, const m0_request *req,
 /* The response head and trailers through the C API (asgi_head.c). */
 int m0_asgi_read_head(m0_response *r, PyObject *status, PyObject *headers);
 int m0_asgi_read_fields(m0_response *r, PyObject *headers, const char *what);
-void m0_asgi_plain(m0_response *r, int status, const char *reason, int app_error);
 
 /* The shared plumbing (asgi_conn.c). */
 extern PyObject *m0_asgi_client_disconnected; /* _m0asgi.ClientDisconnected */

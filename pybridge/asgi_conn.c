@@ -389,12 +389,7 @@ void m0_asgi_log_exception(m0_asgi_conn *c, const char *context)
 /* m0_asgi_raise_again sets exc as the error being handled. */
 void m0_asgi_raise_again(PyObject *exc)
 {
-#if PY_VERSION_HEX >= 0x030C0000
-	PyErr_SetRaisedException(Py_NewRef(exc));
-#else
-	PyObject *tb = PyException_GetTraceback(exc);
-	PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), Py_NewRef(exc), tb);
-#endif
+	m0_restore_exception(Py_NewRef(exc));
 }
 
 /* m0_asgi_fail: the app raised exc, or returned without ending its
@@ -420,7 +415,7 @@ void m0_asgi_fail(m0_asgi_conn *c, PyObject *exc, const char *context)
 			r->outcome = M0_ABORTED;
 			r->app_error = 1;
 		} else {
-			m0_asgi_plain(r, 500, "Internal Server Error", 1);
+			m0_response_plain(r, 500, "Internal Server Error", 1);
 		}
 		m0_asgi_complete(c);
 	}
@@ -447,7 +442,7 @@ int m0_asgi_release(m0_asgi_conn *c)
 	if (c->ended)
 		return 0;
 	if (c->resp != NULL) {
-		m0_asgi_plain(c->resp, 500, "Internal Server Error", 1);
+		m0_response_plain(c->resp, 500, "Internal Server Error", 1);
 		m0_asgi_complete(c);
 	}
 	c->ended = 1;

@@ -56,11 +56,13 @@ static PyObject *load_python_half(const char *source)
 		return python_half;
 	if (m0_asgi_module_init() < 0)
 		return NULL;
-	if (s_create_task == NULL && ((s_create_task = PyUnicode_InternFromString("create_task")) == NULL ||
-	                      (s_receive = PyUnicode_InternFromString("receive")) == NULL ||
-	                      (s_send = PyUnicode_InternFromString("send")) == NULL ||
-	                      (task_name = PyUnicode_InternFromString("m0serve ASGI request")) == NULL ||
-	                      (task_kwnames = TASK_KWNAMES) == NULL))
+	static const m0_interned names[] = {
+	    {&s_create_task, "create_task"},
+	    {&s_receive, "receive"},
+	    {&s_send, "send"},
+	    {&task_name, "m0serve ASGI request"},
+	};
+	if (M0_INTERN_ALL(names) < 0 || (task_kwnames == NULL && (task_kwnames = TASK_KWNAMES) == NULL))
 		return NULL;
 	if (task_type == NULL) {
 		PyObject *asyncio = PyImport_ImportModule("asyncio");
@@ -166,12 +168,11 @@ static void start_task(m0_asgi *ex, PyObject *request, PyObject *scope)
 	if (coro == NULL) {
 		if (awaitable != NULL && PyCoro_CheckExact(awaitable)) {
 			/* Closed, so no "never awaited" warning follows. */
-			PyObject *type, *value, *traceback;
-			PyErr_Fetch(&type, &value, &traceback);
+			PyObject *raised = m0_fetch_exception();
 			PyObject *r = PyObject_CallMethod(awaitable, "close", NULL);
 			Py_XDECREF(r);
 			PyErr_Clear();
-			PyErr_Restore(type, value, traceback);
+			m0_restore_exception(raised);
 		}
 		Py_XDECREF(awaitable);
 		m0_asgi_app_raised(request);
@@ -211,7 +212,7 @@ void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
 	PyObject *request = m0_asgi_request_new(ex, slot, req, head, resp, writer);
 	if (request == NULL) {
 		m0_log_exception("m0serve: cannot start the ASGI request");
-		m0_asgi_plain(resp, 500, "Internal Server Error", 0);
+		m0_response_plain(resp, 500, "Internal Server Error", 0);
 		m0goASGIComplete(slot);
 		m0goASGIRelease(slot);
 		return;
@@ -223,7 +224,7 @@ void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
 	} else {
 		m0_asgi_conn *c = (m0_asgi_conn *)request;
 		m0_asgi_log_exception(c, "cannot start the ASGI request");
-		m0_asgi_plain(resp, 500, "Internal Server Error", 0);
+		m0_response_plain(resp, 500, "Internal Server Error", 0);
 		m0_asgi_complete(c);
 		if (m0_asgi_release(c) < 0)
 			PyErr_Clear();

@@ -98,28 +98,7 @@ int m0_asgi_read_head(m0_response *r, PyObject *status, PyObject *headers)
 	return 0;
 }
 
-/* m0_asgi_plain replaces whatever head was set with a plain-text answer
- * of the bridge's own: 500 for an app's failure, 503 for a request the
- * shutdown cancelled. */
-void m0_asgi_plain(m0_response *r, int status, const char *reason, int app_error)
-{
-	char body[64];
-	size_t rn = strlen(reason);
-	if (rn > sizeof body - 2)
-		rn = sizeof body - 2;
-	memcpy(body, reason, rn);
-	body[rn] = '\n';
-	m0_response_reset(r);
-	r->status = status;
-	r->app_error = app_error;
-	m0_arena_append(r, reason, rn, &r->reason);
-	m0_arena_add_header(r, "Content-Type", 12, "text/plain; charset=utf-8", 25);
-	m0_arena_append(r, body, rn + 1, &r->body);
-	r->content_length = (int64_t)(rn + 1);
-	r->outcome = M0_COMPLETE;
-}
-
 void m0_asgi_unavailable(m0_response *r)
 {
-	m0_asgi_plain(r, 503, "Service Unavailable", 0);
+	m0_response_plain(r, 503, "Service Unavailable", 0);
 }

@@ -15,7 +15,9 @@ import (
 // asgiSlot is the Go side of one request in flight on an ASGI executor:
 // the job and the goroutines that block for it. The request's protocol
 // state is the C object's of the same slot id (asgi_conn.c); this holds
-// only what the job's hand-back waits on. The request body and a streamed response move through two goroutines
+// only what the job's hand-back waits on.
+//
+// The request body and a streamed response move through two goroutines
 // of the slot's own (made at first use, kept with the slot), because
 // BodyReader.Read and BodyWriter.Write block and the event loop must not:
 // the event loop asks, the goroutine does the blocking call without the

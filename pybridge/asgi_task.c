@@ -35,18 +35,12 @@ static int settle(PyObject *request, int failed)
 {
 	m0_asgi_conn *c = (m0_asgi_conn *)request;
 	if (failed) {
-		PyObject *type, *value, *traceback;
-		PyErr_Fetch(&type, &value, &traceback);
-		PyErr_NormalizeException(&type, &value, &traceback);
-		if (traceback != NULL && value != NULL)
-			PyException_SetTraceback(value, traceback);
+		PyObject *value = m0_fetch_exception();
 		if (value != NULL && PyErr_GivenExceptionMatches(value, cancelled_error))
 			m0_asgi_cancel(c);
 		else
 			m0_asgi_fail(c, value, "the ASGI application raised");
-		Py_XDECREF(type);
 		Py_XDECREF(value);
-		Py_XDECREF(traceback);
 	} else if (!c->kind->responded(c)) {
 		m0_asgi_fail(c, NULL, "the ASGI application returned without completing its response");
 	}
@@ -189,13 +183,12 @@ static void run_dealloc(m0_asgi_task_coro *self)
 	PyObject_GC_UnTrack(self);
 	if (!self->ended && self->app != NULL && self->request != NULL) {
 		/* A task dropped unfinished: close as a coroutine would. */
-		PyObject *type, *value, *traceback;
-		PyErr_Fetch(&type, &value, &traceback);
+		PyObject *raised = m0_fetch_exception();
 		PyObject *r = run_close((PyObject *)self, NULL);
 		if (r == NULL)
 			PyErr_WriteUnraisable((PyObject *)self);
 		Py_XDECREF(r);
-		PyErr_Restore(type, value, traceback);
+		m0_restore_exception(raised);
 	}
 	run_clear(self);
 	PyObject_GC_Del(self);

@@ -42,79 +42,50 @@
 // An app error before the head is final gives Complete with the bridge's
 // plain 500 (AppError true; traceback on sys.stderr).
 //
-// # Adapting the loop's deferred jobs
-//
-// The server wraps each loop job in a pybridge.Job it owns and reuses:
-// Request.FromHTTP1(&lj.Request, lj.Head), RemoteAddr/RemotePort from the
-// connection, Body = the loop job (its Read blocks and ends with io.EOF),
-// Writer = an adapter whose WriteHead copies the arena's head into the
-// loop job (the app's Content-Length, AppContentLength, becomes the
-// framing length; other fields as they are) and whose Write/Flush go to
-// the loop job's Write. Its Completer finishes the loop job per Outcome.
-// Complete runs with the GIL held and must not block: BufferLimit keeps a
-// Complete body within what the loop queues without blocking.
-//
 // # ASGI
 //
-// StartASGI(app, ASGIOptions{Loop, Lifespan, ServerName, ServerPort,
-// URLScheme, MaxInFlight, Batch, CancelTimeout}, src, done) runs one
-// handler thread with an event loop (uvloop when it imports under
-// LoopAuto) and returns once lifespan startup is over: call it before
-// accepting; a *StartupError carries the app's message (exit 3). Any app
-// is accepted: ASGI 3, or ASGI 2 (double-callable) by uvicorn's rule (a
-// class whose instances are not awaitable, which LoadApp reports as
-// WSGI: choose the executor by configuration, not by Interface alone).
-// src is a NotifySource: the executor's thread takes jobs from it (up to
-// MaxInFlight in flight) and, when it runs dry, arms its notification,
-// which writes an eventfd the event loop watches (add_reader); one wake
-// delivers every finished body read and write and spawns every job
-// queued since the last. Each job is one asyncio Task (started eagerly
-// from Python 3.12) whose coroutine is C's (asgi_task.c) around the
-// app's, and which settles the response when the app ends. receive and
-// send are bound methods of one C object per request (asgi_request.c on
-// asgi_conn.c's plumbing, which a WebSocket type would share) that owns
-// the request's protocol: the head, a body sent whole and a request
-// without a body are answered with an awaitable that is already done; a
-// receive that waits for a body piece or the disconnect, and a send that
-// waits for its write, get a future of the loop's, which the resume
-// settles from C. The Python half (asgi_executor.py) is the loop's main
-// coroutine and the lifespan protocol. Jobs are
-// the WSGI ones, Response and Completer alike, with these differences:
-//   - A single http.response.body (more_body False) is Complete with its
-//     length; over BufferLimit with a Writer it streams, length known.
-//     Several body messages gather in the arena without a Writer, or go
-//     to the Writer piece by piece (WriteHead at the first non-empty
-//     piece, Write+Flush per piece): Streamed. A send awaits its Write,
-//     so a blocking Writer is the back-pressure, off the loop's thread.
+// StartASGI runs one handler thread with an event loop (uvloop when it
+// imports under LoopAuto) and returns once lifespan startup is over; a
+// *StartupError carries the app's message. ASGI 2 apps (double-callable)
+// are taken by uvicorn's rule, which LoadApp reports as WSGI: choose the
+// executor by configuration, not by Interface alone. The executor takes
+// jobs from a NotifySource on its own thread; when the source runs dry it
+// arms a notification that writes an eventfd the event loop watches, and
+// one wake delivers every finished body read and write and spawns every
+// job queued since the last. Each job is one task whose coroutine is
+// C's (asgi_task.c) around the app's; receive and send are methods of one
+// C object per request (asgi_request.c, on asgi_conn.c's plumbing), which
+// owns the request's protocol. asgi_executor.py is only the loop's main
+// coroutine and lifespan. Jobs, Response and Completer are the WSGI ones;
+// the differences:
+//   - One http.response.body is Complete with its length (over
+//     BufferLimit with a Writer it streams); several go to the Writer
+//     piece by piece (Streamed). A send awaits its Write: a blocking
+//     Writer is the back-pressure, off the loop's thread.
 //   - Response.Reason is empty: write http1.StatusText for the status.
-//   - http.response.pathsend is Response.File, as wsgi.file_wrapper.
-//   - Trailers go to the Writer when it implements TrailerWriter (after
-//     the last body block), and are dropped otherwise.
-//   - The request body is read by a goroutine of the request's slot in
-//     pieces of up to 64 KiB as receive asks; never whole.
+//   - http.response.pathsend is Response.File; trailers go to a Writer
+//     that implements TrailerWriter and are dropped otherwise.
+//   - The request body is read in pieces of up to 64 KiB as receive asks.
 //   - Completion may come before the task ends (a background task runs
-//     on); the job is not touched after it. It waits for a body Read or
-//     Write still under way: a Read blocked on a silent client delays it.
-//   - ClientGone(j) when the connection of a job in flight closes:
-//     receive returns http.disconnect and send raises.
-//     ClientInputEnded(j) when its client ends its side (a half-close):
-//     receive after the body returns http.disconnect, send goes on.
+//     on); the job is not touched after it.
+//   - ClientGone(j): receive returns http.disconnect and send raises.
+//     ClientInputEnded(j) (a half-close): receive after the body returns
+//     http.disconnect, send goes on.
 //
 // Hops, counted as calls that cross a language, a goroutine or the wake
 // descriptor. A streamed send: send (C) -> m0goASGIWrite (Go) -> the
-// slot's writer goroutine -> BodyWriter.Write -> post -> eventfd -> the
-// loop's reader, _m0asgi.wake (C) -> deliver (Go) -> m0_asgi_resume_write
-// (C) -> the future's set_result, which wakes the app's task: ten. It was
-// fourteen while the Python half held the send state machine (send -> a
-// Python _send coroutine -> _m0asgi.write -> ... -> resume_write (C) ->
-// the Python Request.resume_write -> its future -> the _send frame ->
-// the app). Telling a task its client left: ClientGone -> post ->
+// slot's writer goroutine -> BodyWriter.Write -> post -> eventfd ->
+// _m0asgi.wake (C) -> deliver (Go) -> m0_asgi_resume_write (C) -> the
+// future's set_result: ten, down from fourteen while Python held the send
+// state machine. Telling a task its client left: ClientGone -> post ->
 // eventfd -> _m0asgi.wake (C) -> deliver (Go) -> m0_asgi_client_gone (C)
-// -> set_result of the waiting receive's future -> the app: seven, was
-// nine (Request.resume_gone and a Python _receive frame between).
+// -> set_result of the waiting receive's future -> the app: seven, down
+// from nine.
 //
-// Stop: close src, then Stop; jobs not yet started and jobs taken after
-// get 503, running tasks are cancelled (their finally runs, for up to
-// CancelTimeout; 503 if nothing was sent, else Aborted), lifespan
-// shutdown runs, the thread ends. Stop before Interpreter.Close.
+// Stop: close the source, then Stop; jobs not started get 503, running
+// tasks are cancelled (for up to CancelTimeout; 503 if nothing was sent,
+// else Aborted), lifespan shutdown runs. Stop before Interpreter.Close.
+//
+// ARCHITECTURE.md at the repository's root follows one request through
+// the server and this package.
 package pybridge

@@ -23,9 +23,9 @@ static char *copy_text(const char *s)
 	return c;
 }
 
-/* fetch_exception takes the raised exception as one object (3.12 deprecates
- * the type/value/traceback triple). */
-static PyObject *fetch_exception(void)
+/* m0_fetch_exception takes the raised exception as one object, its
+ * traceback attached (3.12 deprecates the type/value/traceback triple). */
+PyObject *m0_fetch_exception(void)
 {
 #if PY_VERSION_HEX >= 0x030C0000
 	return PyErr_GetRaisedException();
@@ -43,11 +43,26 @@ static PyObject *fetch_exception(void)
 #endif
 }
 
+/* m0_restore_exception raises exc again, taking its reference; NULL
+ * leaves none raised. */
+void m0_restore_exception(PyObject *exc)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+	PyErr_SetRaisedException(exc);
+#else
+	if (exc == NULL) {
+		PyErr_Clear();
+		return;
+	}
+	PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
+#endif
+}
+
 /* m0_format_exception clears the raised exception and returns it as text,
  * the way Python prints it, in malloc'd memory. */
 char *m0_format_exception(void)
 {
-	PyObject *exc = fetch_exception();
+	PyObject *exc = m0_fetch_exception();
 	if (exc == NULL)
 		return copy_text("unknown error (no Python exception set)");
 	char *text = NULL;
@@ -159,7 +174,7 @@ void m0_print_exception(void)
 		PyErr_PrintEx(0);
 		return;
 	}
-	PyObject *exc = fetch_exception();
+	PyObject *exc = m0_fetch_exception();
 	if (exc == NULL)
 		return;
 	PyObject *type = (PyObject *)Py_TYPE(exc);
@@ -268,8 +283,10 @@ char *m0_init(const char *app_dir, const char *site_dirs, const char *home,
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
 		if (n > 0) {
 			char *dir = malloc(n + 1);
-			if (dir == NULL)
-				return copy_text("out of memory");
+			if (dir == NULL) {
+				err = copy_text("out of memory");
+				goto out;
+			}
 			memcpy(dir, p, n);
 			dir[n] = '\0';
 			int rc = add_site_dir(dir);
@@ -310,20 +327,17 @@ static int detect_asgi(PyObject *app)
 	PyObject *inspect = PyImport_ImportModule("inspect");
 	if (inspect == NULL)
 		return -1;
-	int asgi = 0;
 	PyObject *r = PyObject_CallMethod(inspect, "iscoroutinefunction", "O", app);
-	if (r != NULL && !PyObject_IsTrue(r) && !PyFunction_Check(app) &&
-	    !PyType_Check(app) && PyObject_HasAttrString(app, "__call__")) {
+	int asgi = r != NULL ? PyObject_IsTrue(r) : -1;
+	if (asgi == 0 && !PyFunction_Check(app) && !PyType_Check(app) &&
+	    PyObject_HasAttrString(app, "__call__")) {
 		PyObject *call = PyObject_GetAttrString(app, "__call__");
 		Py_DECREF(r);
 		r = call ? PyObject_CallMethod(inspect, "iscoroutinefunction", "O", call)
 		         : NULL;
 		Py_XDECREF(call);
+		asgi = r != NULL ? PyObject_IsTrue(r) : -1;
 	}
-	if (r != NULL)
-		asgi = PyObject_IsTrue(r);
-	else
-		asgi = -1;
 	Py_XDECREF(r);
 	Py_DECREF(inspect);
 	return asgi;

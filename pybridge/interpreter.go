@@ -2,7 +2,7 @@ package pybridge
 
 /*
 #cgo pkg-config: python3-embed
-#cgo CFLAGS: -Wall -Wextra -O2
+#cgo CFLAGS: -Wall -Wextra -Werror -O2
 #include "shim.h"
 #include <stdlib.h>
 */

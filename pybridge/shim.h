@@ -148,6 +148,10 @@ m0_app *m0_app_load(const char *target, int factory, const char *root_path,
                     m0_load_result *result);
 void m0_app_free(m0_app *app);
 char *m0_format_exception(void);
+/* m0_fetch_exception clears the raised exception and returns it (NULL:
+ * none); m0_restore_exception raises it again, taking the reference. */
+PyObject *m0_fetch_exception(void);
+void m0_restore_exception(PyObject *exc);
 void m0_log(const char *format, ...) __attribute__((format(printf, 1, 2)));
 /* m0_log_error is m0_log at the error level (the server's --log-level). */
 void m0_log_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -251,6 +255,9 @@ m0_response *m0_response_new(void);
 void m0_response_free(m0_response *r);
 void m0_response_reset(m0_response *r);
 void m0_response_trim(m0_response *r);
+/* m0_response_plain makes r a whole plain-text response of the bridge's
+ * own: the reason is the body too. */
+void m0_response_plain(m0_response *r, int status, const char *reason, int app_error);
 int m0_arena_append(m0_response *r, const char *p, size_t n, m0_span *at);
 int m0_arena_add_header(m0_response *r, const char *name, size_t nlen,
                         const char *value, size_t vlen);

@@ -118,10 +118,10 @@ static int set_head(m0_thread *t, PyObject *status, PyObject *headers)
 			             "response header %R: want a (str, str) tuple, latin-1", pair);
 			goto fail;
 		}
-		for (Py_ssize_t j = 0; j < nn; j++)
-			if (!is_tchar(name[j]))
-				nn = -1;
-		if (nn <= 0 || !is_text(value, vn)) {
+		Py_ssize_t j = 0;
+		while (j < nn && is_tchar(name[j]))
+			j++;
+		if (nn == 0 || j < nn || !is_text(value, vn)) {
 			PyErr_Format(PyExc_ValueError,
 			             "response header %R: bad name or a control character "
 			             "(CR, LF, NUL) in it",

@@ -70,9 +70,8 @@ int m0_emit(m0_thread *t, PyObject *chunk)
 
 int m0_wsgi_ready(void)
 {
-	if ((s_close = PyUnicode_InternFromString("close")) == NULL)
-		return -1;
-	if (m0_start_response_ready() < 0 || m0_file_wrapper_ready() < 0)
+	static const m0_interned names[] = {{&s_close, "close"}};
+	if (M0_INTERN_ALL(names) < 0 || m0_start_response_ready() < 0 || m0_file_wrapper_ready() < 0)
 		return -1;
 	return 0;
 }
@@ -184,20 +183,6 @@ static int read_result(m0_thread *t, PyObject *result)
 	return rc;
 }
 
-/* internal_error replaces whatever head was set with a plain 500. */
-static void internal_error(m0_response *r)
-{
-	static const char body[] = "Internal Server Error\n";
-	m0_response_reset(r);
-	r->status = 500;
-	r->app_error = 1;
-	m0_arena_append(r, "Internal Server Error", 21, &r->reason);
-	m0_arena_add_header(r, "Content-Type", 12, "text/plain; charset=utf-8", 25);
-	m0_arena_append(r, body, sizeof body - 1, &r->body);
-	r->content_length = (int64_t)(sizeof body - 1);
-	r->outcome = M0_COMPLETE;
-}
-
 /* log_failure prints the raised exception after a line naming the
  * request: a traceback alone does not say which URL failed. */
 static void log_failure(m0_thread *t, const char *context)
@@ -227,7 +212,7 @@ static void fail(m0_thread *t, const char *context)
 		t->resp->app_error = 1;
 		return;
 	}
-	internal_error(t->resp);
+	m0_response_plain(t->resp, 500, "Internal Server Error", 1);
 }
 
 /* close_result calls result.close() if it has one. A missing attribute is

@@ -48,6 +48,7 @@
 // only after every operation the kernel still held for it has delivered its
 // own completion. The loop may reuse a slot with the next generation before
 // that OpClose arrives: the two generations are kept apart.
+//
 // # File sends
 //
 // QueueSendFile moves a file range to a socket with IORING_OP_SPLICE
