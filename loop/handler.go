@@ -49,13 +49,14 @@ type ResponseWriter struct {
 	close     bool   // SetClose
 	responded bool
 	deferred  bool
+	webSocket bool // DeferWebSocket: the job is a checked opening handshake
 }
 
 func (w *ResponseWriter) reset(s *slot, req *http1.Request) {
 	w.slot, w.req = s, req
 	w.fields = w.fields[:0]
 	w.fieldsSet = 0
-	w.close, w.responded, w.deferred = false, false, false
+	w.close, w.responded, w.deferred, w.webSocket = false, false, false, false
 }
 
 // AddHeader adds a response field; an invalid name or value is refused
