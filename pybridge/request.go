@@ -29,6 +29,11 @@ type Request struct {
 
 	RemoteAddr []byte // the client's address as text, without port
 	RemotePort int
+
+	// WebSocket: the request is a checked WebSocket opening handshake; an
+	// ASGI executor serves it as the websocket scope, and the job's
+	// Writer implements WebSocketAcceptor.
+	WebSocket bool
 }
 
 // FromHTTP1 fills the request from a parsed head; head is the buffer its

@@ -89,7 +89,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			handler, onExit = inline, inline.exit
 		}
 		if py.executor != nil {
-			handler = &asgiRequests{accessLog: cfg.AccessLog, logf: logf}
+			handler = asgiRequests{}
 			jobGone = py.pool.jobGone
 		}
 	} else {

@@ -94,6 +94,7 @@ func (p *wsgiPool) wrap(lj *loop.Job) *pybridge.Job {
 	w.remote = lj.RemoteAddr.Addr().AppendTo(w.remote[:0])
 	r.RemoteAddr = w.remote
 	r.RemotePort = int(lj.RemoteAddr.Port())
+	r.WebSocket = lj.IsWebSocket()
 	w.job.Body = nil
 	if lj.Request.HasBody() {
 		w.job.Body = lj
@@ -158,6 +159,9 @@ func (p *wsgiPool) Complete(j *pybridge.Job) {
 	}
 	// The loop job is the loop's again after Finish or Abort: log first.
 	switch resp.Outcome() {
+	case pybridge.Upgraded:
+		// The loop job ended with the accept (AcceptWebSocket logged
+		// it): the connection is the WebSocket's.
 	case pybridge.Complete:
 		if fd, offset, length, ok := resp.TakeFile(); ok {
 			w.sendFile(fd, offset, length)
