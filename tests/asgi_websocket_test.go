@@ -19,10 +19,12 @@ import (
 // Starlette WebSocket route (tests/apps/asgi_websocket_app.py).
 func TestASGIWebSocket(t *testing.T) {
 	forEachVariant(t, true, func(t *testing.T, v variant) {
-		s := startASGI(t, v, "asgi_websocket_app:app", "--access-log")
+		s := startASGI(t, v, "asgi_websocket_app:app", "--access-log", "--ws-max-size", "1M")
 		base := "ws://" + s.addr
+		t.Run("python websockets", func(t *testing.T) { testPythonWebsockets(t, base+"/mirror") })
 		t.Run("echo and disconnect", func(t *testing.T) { testASGIWebSocketEcho(t, s, base) })
 		t.Run("starlette", func(t *testing.T) { testASGIWebSocketStarlette(t, base) })
+		t.Run("fastapi", func(t *testing.T) { testASGIWebSocketFastAPI(t, s, base) })
 		t.Run("app closes", func(t *testing.T) { testASGIWebSocketAppCloses(t, s, base) })
 		t.Run("denials", func(t *testing.T) { testASGIWebSocketDenials(t, s, base) })
 		t.Run("close codes from the server", func(t *testing.T) { testASGIWebSocketServerCloses(t, base) })
@@ -107,6 +109,22 @@ func testASGIWebSocketStarlette(t *testing.T, base string) {
 	if err := c.Close(coder.StatusNormalClosure, ""); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// testASGIWebSocketFastAPI: FastAPI's WebSocket receives and sends
+// bytes and hears the client's close code as WebSocketDisconnect.
+func testASGIWebSocketFastAPI(t *testing.T, s *asgiServer, base string) {
+	c, _, err := websocket.DefaultDialer.Dial(base+"/fastapi/echo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.WriteMessage(websocket.BinaryMessage, []byte("abc"))
+	if k, p, err := c.ReadMessage(); err != nil || k != websocket.BinaryMessage || string(p) != "cba" {
+		t.Fatalf("read %d %q %v", k, p, err)
+	}
+	c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(1001, ""))
+	s.waitFile(t, "fastapi-disconnect", "1001")
 }
 
 // testASGIWebSocketAppCloses: the app's close code and reason reach the

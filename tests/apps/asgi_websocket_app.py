@@ -1,11 +1,12 @@
 """ASGI WebSocket test app for tests/asgi_websocket_test.go: a raw ASGI
-app whose path picks the behaviour, and a Starlette WebSocket route
-mounted under /starlette. Side effects (the disconnect seen, an error
+app whose path picks the behaviour, a Starlette WebSocket route under
+/starlette and a FastAPI one under /fastapi. Side effects (the disconnect seen, an error
 raised by send) go to $E2E_DIR."""
 
 import json
 import os
 
+from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 
@@ -22,6 +23,19 @@ async def starlette_echo(websocket):
 
 
 starlette_app = Starlette(routes=[WebSocketRoute("/starlette/echo", starlette_echo)])
+
+fastapi_app = FastAPI()
+
+
+@fastapi_app.websocket("/fastapi/echo")
+async def fastapi_echo(websocket: WebSocket):
+    await websocket.accept()
+    try:
+        while True:
+            data = await websocket.receive_bytes()
+            await websocket.send_bytes(data[::-1])
+    except WebSocketDisconnect as e:
+        record("fastapi-disconnect", str(e.code))
 
 
 async def app(scope, receive, send):
@@ -40,6 +54,9 @@ async def app(scope, receive, send):
     path = scope["path"]
     if path.startswith("/starlette/"):
         await starlette_app(scope, receive, send)
+        return
+    if path.startswith("/fastapi/"):
+        await fastapi_app(scope, receive, send)
         return
     first = await receive()
     assert first == {"type": "websocket.connect"}, first
@@ -74,6 +91,15 @@ async def app(scope, receive, send):
                 await send({"type": "websocket.send", "text": "echo " + m["text"]})
             else:
                 await send({"type": "websocket.send", "bytes": m["bytes"]})
+    elif path == "/mirror":
+        # What tests/tools/ws_client.py expects: every message echoed as it came.
+        await send({"type": "websocket.accept"})
+        while True:
+            m = await receive()
+            if m["type"] == "websocket.disconnect":
+                return
+            m["type"] = "websocket.send"
+            await send(m)
     elif path == "/deny":
         await send({"type": "websocket.close"})
     elif path == "/denial":
