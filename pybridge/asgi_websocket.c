@@ -184,8 +184,14 @@ static PyObject *accept(m0_asgi_ws *w, PyObject *message)
 	rc = m0goASGIWSAccept(c->id, encoded ? PyBytes_AS_STRING(encoded) : NULL,
 	                      encoded ? (size_t)PyBytes_GET_SIZE(encoded) : 0, r);
 	Py_XDECREF(encoded);
+	if (rc == -2) {
+		PyErr_SetString(PyExc_ValueError, "websocket.accept: the server refused its headers or subprotocol");
+		return NULL;
+	}
 	if (rc < 0) {
+		/* The client left while the app decided: not the app's error. */
 		w->state = WS_CLOSED;
+		c->client_gone = 1;
 		return gone_error();
 	}
 	w->state = WS_OPEN;

@@ -5,7 +5,10 @@ package pybridge
 */
 import "C"
 
-import "unsafe"
+import (
+	"errors"
+	"unsafe"
+)
 
 // WebSocketAcceptor is what a job's Writer implements when the job is a
 // WebSocket handshake (Request.WebSocket): the ASGI app's websocket.accept
@@ -17,6 +20,11 @@ import "unsafe"
 type WebSocketAcceptor interface {
 	AcceptWebSocket(protocol []byte, headers *Response, events WebSocketEvents) (WebSocketConn, error)
 }
+
+// ErrWebSocketGone is what AcceptWebSocket returns when the client left
+// before the accept: the app's send raises ClientDisconnected. Any other
+// error raises ValueError (a header or subprotocol the server refused).
+var ErrWebSocketGone = errors.New("pybridge: the WebSocket client left before the accept")
 
 // WebSocketEvents takes an accepted WebSocket's news for the app.
 type WebSocketEvents interface {
@@ -79,7 +87,7 @@ func m0goASGIWSAccept(slot C.int, protocol *C.char, n C.size_t, headers *C.m0_re
 	s := asgiSlots[slot]
 	acceptor, ok := s.job.Writer.(WebSocketAcceptor)
 	if !ok {
-		return -1
+		return -2
 	}
 	var p []byte
 	if protocol != nil {
@@ -87,8 +95,11 @@ func m0goASGIWSAccept(slot C.int, protocol *C.char, n C.size_t, headers *C.m0_re
 	}
 	events := &asgiWebSocket{slot: s, ex: s.ex}
 	conn, err := acceptor.AcceptWebSocket(p, s.job.Response, events)
-	if err != nil {
+	if errors.Is(err, ErrWebSocketGone) {
 		return -1
+	}
+	if err != nil {
+		return -2
 	}
 	s.ws, s.wsConn = events, conn
 	return 0

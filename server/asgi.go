@@ -7,6 +7,7 @@ import (
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
 	"github.com/m0serve/m0serve/ws"
+	"golang.org/x/sys/unix"
 )
 
 // asgiLoops and asgiLifespans map --loop and --lifespan to the bridge's.
@@ -102,8 +103,8 @@ func (asgiRequests) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 }
 
 // AcceptWebSocket implements pybridge.WebSocketAcceptor: the app's
-// websocket.accept, on the executor's thread. The 101 is logged first:
-// the loop reuses the job once it has written it.
+// websocket.accept, on the executor's thread. The 101's access-log line
+// is made first: the loop reuses the job once it has written the 101.
 func (w *wsgiJob) AcceptWebSocket(protocol []byte, headers *pybridge.Response,
 	events pybridge.WebSocketEvents) (pybridge.WebSocketConn, error) {
 	lj := w.loopJob
@@ -113,10 +114,18 @@ func (w *wsgiJob) AcceptWebSocket(protocol []byte, headers *pybridge.Response,
 			return nil, err
 		}
 	}
-	w.logAccess(101)
+	if w.pool.accessLog {
+		w.logLine = appendAccessLine(w.logLine[:0], w.remote, &lj.Request, 101, 0)
+	}
 	remote, err := lj.AcceptWebSocket(asgiWebSocket{events}, protocol)
+	if errors.Is(err, loop.ErrAborted) {
+		return nil, pybridge.ErrWebSocketGone
+	}
 	if err != nil {
 		return nil, err
+	}
+	if w.pool.accessLog {
+		unix.Write(int(accessLogFD.Load()), w.logLine)
 	}
 	return asgiWebSocketConn{remote}, nil
 }

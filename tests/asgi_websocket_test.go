@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	coder "github.com/coder/websocket"
 	"github.com/gorilla/websocket"
@@ -198,4 +199,26 @@ func testASGIWebSocketServerCloses(t *testing.T, base string) {
 	if _, _, err := r.ReadMessage(); !errors.As(err, &ce) || ce.Code != 1011 {
 		t.Fatalf("after the app raised: %v, want close 1011", err)
 	}
+}
+
+// TestASGIWebSocketShutdown: SIGTERM closes an ASGI app's open WebSocket
+// with 1001 (going away); the app hears the disconnect, and the server
+// exits.
+func TestASGIWebSocketShutdown(t *testing.T) {
+	s := startASGI(t, variants[0], "asgi_websocket_app:app")
+	c, _, err := websocket.DefaultDialer.Dial("ws://"+s.addr+"/echo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	exited := make(chan struct{})
+	go func() { s.stop(); close(exited) }()
+	_, _, err = c.ReadMessage() // gorilla answers the Close as it reads it
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway {
+		t.Fatalf("on SIGTERM: %v, want close 1001", err)
+	}
+	<-exited
+	s.waitFile(t, "disconnect", `[1001, "", 0, true]`)
 }
