@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -221,4 +223,43 @@ func TestASGIWebSocketShutdown(t *testing.T) {
 	}
 	<-exited
 	s.waitFile(t, "disconnect", `[1001, "", 0, true]`)
+}
+
+// TestASGIWebSocketSendWaits: to a client that does not read, the app's
+// send waits once the connection's output is above its high-water mark
+// (and the kernel's buffers are full), so the app does not get through
+// 25 MiB of messages; once the client reads, every message arrives.
+func TestASGIWebSocketSendWaits(t *testing.T) {
+	s := startASGI(t, variants[0], "asgi_websocket_app:app")
+	c, _, err := websocket.DefaultDialer.Dial("ws://"+s.addr+"/flood", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	path := filepath.Join(s.dir, "flood")
+	// Wait for the app's progress to stop (the limit bounds a failing test).
+	last, still := "", 0
+	for deadline := time.Now().Add(20 * time.Second); still < 10; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the app's sends never waited: %s messages sent", last)
+		}
+		time.Sleep(50 * time.Millisecond)
+		data, _ := os.ReadFile(path)
+		if string(data) != "" && string(data) == last {
+			still++
+		} else {
+			last, still = string(data), 0
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, "flood-done")); err == nil {
+		t.Fatalf("all 400 messages went out to a client that reads nothing")
+	}
+	t.Logf("the app's sends waited after %s messages of 64 KiB", last)
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	for i := 0; i < 400; i++ {
+		if _, p, err := c.ReadMessage(); err != nil || len(p) != 65536 {
+			t.Fatalf("message %d: %d bytes, %v", i, len(p), err)
+		}
+	}
+	s.waitFile(t, "flood-done", "yes")
 }

@@ -100,6 +100,16 @@ async def app(scope, receive, send):
                 return
             m["type"] = "websocket.send"
             await send(m)
+    elif path == "/flood":
+        # 400 messages of 64 KiB to a client that does not read at first:
+        # send must wait rather than queue 25 MiB.
+        await send({"type": "websocket.accept"})
+        chunk = b"x" * 65536
+        for i in range(400):
+            await send({"type": "websocket.send", "bytes": chunk})
+            record("flood", str(i + 1))
+        record("flood-done", "yes")
+        await receive()
     elif path == "/deny":
         await send({"type": "websocket.close"})
     elif path == "/denial":
