@@ -26,6 +26,7 @@ func TestASGIWebSocket(t *testing.T) {
 		base := "ws://" + s.addr
 		t.Run("python websockets", func(t *testing.T) { testPythonWebsockets(t, base+"/mirror") })
 		t.Run("echo and disconnect", func(t *testing.T) { testASGIWebSocketEcho(t, s, base) })
+		t.Run("1005 and 1006", func(t *testing.T) { testASGIWebSocketNoCode(t, s, base) })
 		t.Run("starlette", func(t *testing.T) { testASGIWebSocketStarlette(t, base) })
 		t.Run("fastapi", func(t *testing.T) { testASGIWebSocketFastAPI(t, s, base) })
 		t.Run("app closes", func(t *testing.T) { testASGIWebSocketAppCloses(t, s, base) })
@@ -89,6 +90,26 @@ func testASGIWebSocketEcho(t *testing.T, s *asgiServer, base string) {
 	}
 	c.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(4005, "bye"))
 	s.waitFile(t, "disconnect", `[4005, "bye", 3, true]`)
+}
+
+// testASGIWebSocketNoCode: a Close without a code is 1005 to the app, a
+// connection that drops without one 1006.
+func testASGIWebSocketNoCode(t *testing.T, s *asgiServer, base string) {
+	c, _, err := websocket.DefaultDialer.Dial(base+"/echo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.WriteMessage(websocket.CloseMessage, nil)
+	s.waitFile(t, "disconnect", `[1005, "", 0, true]`)
+	c.Close()
+
+	c, _, err = websocket.DefaultDialer.Dial(base+"/echo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.WriteMessage(websocket.TextMessage, []byte("queued"))
+	c.Close()
+	s.waitFile(t, "disconnect", `[1006, "", 1, true]`)
 }
 
 // testASGIWebSocketStarlette: Starlette's WebSocket class accepts the
