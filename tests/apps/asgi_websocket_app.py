@@ -120,7 +120,7 @@ async def app(scope, receive, send):
     elif path == "/send-first":
         try:
             await send({"type": "websocket.send", "text": "too soon"})
-        except RuntimeError as e:
+        except RuntimeError:
             record("send-first", "RuntimeError")
         await send({"type": "websocket.close"})
     elif path == "/bad-protocol":
