@@ -113,7 +113,7 @@ func (l *Loop) dispatch(s *slot, head []byte) {
 			l.answerError(s, req, 500, "no handler threads for a deferred request")
 			return
 		}
-		l.startJob(s, head)
+		l.startJob(s, head, l.writer.webSocket)
 		return
 	}
 	if !l.writer.responded {

@@ -10,8 +10,9 @@ import (
 // startJob hands the request just parsed to the JobQueue. The head is
 // copied into the job (the receive buffer moves on) and the parsed request
 // is swapped into it, so neither side allocates.
-func (l *Loop) startJob(s *slot, head []byte) {
+func (l *Loop) startJob(s *slot, head []byte, webSocket bool) {
 	j := l.getJob()
+	j.webSocket = webSocket
 	j.Head = append(j.Head[:0], head...)
 	s.req, j.Request = j.Request, s.req
 	j.Request.Rebase(j.Head)
@@ -102,6 +103,7 @@ func (l *Loop) detachJob(j *Job, err error) {
 	finished := j.finished
 	j.cond.Broadcast()
 	j.mu.Unlock()
+	l.jobWebSocketGone(j)
 	if finished {
 		l.releaseJob(j)
 	}
@@ -210,6 +212,10 @@ func (l *Loop) serviceJob(s *slot) bool {
 		}
 		s.closeAfter = true
 		return false
+	}
+	if j.wsRemote != nil {
+		l.acceptJobWebSocket(s, j)
+		return true // serve the frames already in
 	}
 	if s.send == nil {
 		s.send = l.buffers.getSend()

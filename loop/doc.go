@@ -32,7 +32,10 @@
 // See Example for both shapes side by side.
 //
 // An inline handler may also accept a WebSocket upgrade
-// (ResponseWriter.AcceptWebSocket): the connection then carries frames,
+// (ResponseWriter.AcceptWebSocket), or defer the handshake
+// (ResponseWriter.DeferWebSocket) to a handler thread that accepts it
+// later (Job.AcceptWebSocket) or answers it as any request: the
+// connection then carries frames,
 // decoded by package ws, and the loop runs the protocol around a
 // WebSocketHandler (websocket.go): pings both ways, the close handshake,
 // the message size limit, and back-pressure.

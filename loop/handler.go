@@ -52,13 +52,14 @@ type ResponseWriter struct {
 	status    int // Respond's, for Responded
 	bodyLen   int
 	queue     *JobQueue // DeferTo's; nil: Config.Jobs
+	webSocket bool      // DeferWebSocket: the job is a checked opening handshake
 }
 
 func (w *ResponseWriter) reset(s *slot, req *http1.Request) {
 	w.slot, w.req = s, req
 	w.fields = w.fields[:0]
 	w.fieldsSet = 0
-	w.close, w.responded, w.deferred = false, false, false
+	w.close, w.responded, w.deferred, w.webSocket = false, false, false, false
 	w.queue = nil
 }
 

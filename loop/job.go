@@ -86,6 +86,14 @@ type Job struct {
 	owner      any
 	inputEnded bool
 
+	// webSocket: a checked opening handshake (DeferWebSocket); once
+	// AcceptWebSocket is called, wsRemote is set until the loop writes
+	// the 101 and hands the connection to wsHandler.
+	webSocket  bool
+	wsHandler  WebSocketHandler
+	wsProtocol []byte
+	wsRemote   *WebSocketRemote
+
 	// queued: the job sits in the loop's notification ring (at most once).
 	queued bool
 	// kickOwed: notify queued the job; unlock wakes the loop.
@@ -121,6 +129,7 @@ func (j *Job) reset() {
 	j.bodySent = 0
 	j.RemoteAddr = netip.AddrPort{}
 	j.owner, j.inputEnded = nil, false
+	j.webSocket, j.wsHandler, j.wsRemote = false, nil, nil
 }
 
 // notify tells the loop this job has news (body wanted or drained, output

@@ -228,16 +228,21 @@ func (w *ResponseWriter) AcceptWebSocket(h WebSocketHandler, protocol []byte) (*
 	if s.send == nil {
 		s.send = l.buffers.getSend()
 	}
-	// The fields every response gets (--header, Server, Date), unless the
-	// handler set its own.
-	fields, server, date := l.appendDefaults(w.fields, w.fieldsSet)
+	c := l.openWebSocket(s, &hs, protocol, w.fields, w.fieldsSet, h)
+	return c, nil
+}
+
+// openWebSocket writes the 101 (protocol, fields, and the fields every
+// response gets: --header, Server, Date, unless the handler set its own)
+// into s's send buffer and makes s an open WebSocket served by h.
+func (l *Loop) openWebSocket(s *slot, hs *ws.Handshake, protocol, fields []byte, fieldsSet uint64, h WebSocketHandler) *WebSocket {
+	fields, server, date := l.appendDefaults(fields, fieldsSet)
 	if server != nil {
 		fields = append(append(append(fields, "Server: "...), server...), "\r\n"...)
 	}
 	if date != nil {
 		fields = append(date.AppendDate(append(fields, "Date: "...)), "\r\n"...)
 	}
-	w.fields = fields
 	s.send = hs.AppendResponse(s.send, protocol, fields)
 
 	c := &WebSocket{loop: l, slot: s, handler: h, deflate: hs.Compression, state: wsOpen}
@@ -252,7 +257,7 @@ func (w *ResponseWriter) AcceptWebSocket(h WebSocketHandler, protocol []byte) (*
 	s.ws = c
 	s.state = stateWebSocket
 	s.keepAlive = false
-	return c, nil
+	return c
 }
 
 // inflater and deflater are the loop's, shared by its connections: the

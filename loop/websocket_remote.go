@@ -142,10 +142,16 @@ func (l *Loop) drainWebSocketNotes() {
 		if !ok {
 			return
 		}
-		c := r.socket
-		s := c.slot
 		r.mu.Lock()
 		r.queued = false
+		c := r.socket
+		if c == nil || c.slot == nil {
+			// Accepted from a job, the 101 not yet written (its news
+			// waits for it), or the connection died before it.
+			r.mu.Unlock()
+			continue
+		}
+		s := c.slot
 		out := r.pending
 		r.pending, r.spare = r.spare[:0], nil
 		taken := r.taken

@@ -63,6 +63,7 @@ struct m0_asgi_conn {
 	PyObject *waiters;    /* futures of waiting receives, oldest first */
 	uint8_t writer, head_sent, reading, writing, client_gone, read_failed,
 	    input_ended, closed, ended;
+	uint8_t app_failed; /* the app raised (a WebSocket closes with 1011) */
 	int line_len;
 	char line[232]; /* "METHOD target" for log lines */
 };
@@ -95,6 +96,8 @@ int m0_asgi_deliver_all(m0_asgi_conn *c, PyObject *message);
 int m0_asgi_has_waiter(m0_asgi_conn *c);
 void m0_asgi_read(m0_asgi_conn *c);
 PyObject *m0_asgi_write(m0_asgi_conn *c, PyObject *body, m0_response *trailers);
+PyObject *m0_asgi_write_message(m0_asgi_conn *c, PyObject *payload, int binary);
+m0_asgi_conn *m0_asgi_slot_conn(int slot);
 PyObject *m0_asgi_as_bytes(PyObject *body);
 int m0_asgi_live(m0_asgi_conn *c);
 void m0_asgi_complete(m0_asgi_conn *c);
@@ -108,6 +111,14 @@ int m0_asgi_release(m0_asgi_conn *c);
 int m0_asgi_request_init(PyObject *module);
 PyObject *m0_asgi_request_new(m0_asgi *ex, int slot, const m0_request *req,
                               const char *head, m0_response *resp, int writer);
+
+/* The WebSocket type (asgi_websocket.c). */
+int m0_asgi_websocket_init(void);
+PyObject *m0_asgi_websocket_new(m0_asgi *ex, int slot, const m0_request *req, const char *head,
+                                const m0_field *fields, m0_response *resp);
+int m0_asgi_websocket_scope(PyObject *scope, PyObject *conn);
+void m0_asgi_ws_message(int slot, int binary, const char *p, long n);
+void m0_asgi_ws_closed(int slot, int code, const char *reason, long n);
 
 /* The coroutine a request's task runs (asgi_task.c). */
 int m0_asgi_task_init(void);
@@ -148,5 +159,9 @@ extern void m0goASGIComplete(int slot);
 extern void m0goASGIRead(int slot);
 extern void m0goASGIWrite(int slot, int head, char *p, size_t n, m0_response *trailers);
 extern void m0goASGIRelease(int slot);
+extern int m0goASGIWSAccept(int slot, char *protocol, size_t n, m0_response *headers);
+extern void m0goASGIWSSend(int slot, int binary, char *p, size_t n);
+extern void m0goASGIWSClose(int slot, int code, char *reason, size_t n);
+extern void m0goASGIWSTaken(int slot);
 
 #endif

@@ -256,7 +256,39 @@ void m0_asgi_resume_read(int id, const char *p, long n)
 /* m0_asgi_write hands body (bytes, or NULL) and trailers (or NULL) to the
  * connection's writer goroutine, the head first when it has not gone out.
  * body is held until the resume, which settles the future returned. */
+static PyObject *start_write(m0_asgi_conn *c, PyObject *body);
+
 PyObject *m0_asgi_write(m0_asgi_conn *c, PyObject *body, m0_response *trailers)
+{
+	PyObject *fut = start_write(c, body);
+	if (fut == NULL)
+		return NULL;
+	int head = !c->head_sent;
+	c->head_sent = 1;
+	m0goASGIWrite(c->id, head, body ? PyBytes_AS_STRING(body) : NULL,
+	              body ? (size_t)PyBytes_GET_SIZE(body) : 0, trailers);
+	return fut;
+}
+
+/* m0_asgi_write_message hands a WebSocket message (payload: bytes) to the
+ * connection's writer goroutine, as m0_asgi_write a body piece. */
+PyObject *m0_asgi_write_message(m0_asgi_conn *c, PyObject *payload, int binary)
+{
+	PyObject *fut = start_write(c, payload);
+	if (fut != NULL)
+		m0goASGIWSSend(c->id, binary, PyBytes_AS_STRING(payload), (size_t)PyBytes_GET_SIZE(payload));
+	return fut;
+}
+
+/* m0_asgi_slot_conn: the connection of slot, or NULL. */
+m0_asgi_conn *m0_asgi_slot_conn(int slot)
+{
+	return slots[slot];
+}
+
+/* start_write readies c for a write of body (held until the resume) and
+ * returns the future the resume settles. */
+static PyObject *start_write(m0_asgi_conn *c, PyObject *body)
 {
 	if (c->client_gone) {
 		PyErr_SetString(m0_asgi_client_disconnected, "the client is gone");
@@ -275,10 +307,6 @@ PyObject *m0_asgi_write(m0_asgi_conn *c, PyObject *body, m0_response *trailers)
 	c->writing = 1;
 	c->held = Py_XNewRef(body);
 	c->write_done = Py_NewRef(fut);
-	int head = !c->head_sent;
-	c->head_sent = 1;
-	m0goASGIWrite(c->id, head, body ? PyBytes_AS_STRING(body) : NULL,
-	              body ? (size_t)PyBytes_GET_SIZE(body) : 0, trailers);
 	return fut;
 }
 
@@ -399,6 +427,7 @@ void m0_asgi_raise_again(PyObject *exc)
 void m0_asgi_fail(m0_asgi_conn *c, PyObject *exc, const char *context)
 {
 	int quiet = c->client_gone || c->read_failed;
+	c->app_failed = 1;
 	if (!quiet) {
 		if (exc != NULL && PyExceptionInstance_Check(exc)) {
 			m0_asgi_raise_again(exc);

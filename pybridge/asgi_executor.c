@@ -209,7 +209,8 @@ void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
 {
 	m0_response_reset(resp);
 	m0_response_trim(resp);
-	PyObject *request = m0_asgi_request_new(ex, slot, req, head, resp, writer);
+	PyObject *request = req->websocket ? m0_asgi_websocket_new(ex, slot, req, head, fields, resp)
+	                                   : m0_asgi_request_new(ex, slot, req, head, resp, writer);
 	if (request == NULL) {
 		m0_log_exception("m0serve: cannot start the ASGI request");
 		m0_response_plain(resp, 500, "Internal Server Error", 0);
@@ -218,6 +219,8 @@ void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
 		return;
 	}
 	PyObject *scope = m0_asgi_scope_build(ex, req, head, fields, remote);
+	if (scope != NULL && req->websocket && m0_asgi_websocket_scope(scope, request) < 0)
+		Py_CLEAR(scope);
 	if (scope != NULL) {
 		start_task(ex, request, scope);
 		Py_DECREF(scope);

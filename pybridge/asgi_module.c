@@ -100,7 +100,7 @@ int m0_asgi_module_init(void)
 	PyObject *m = PyModule_Create(&module);
 	if (m == NULL)
 		return -1;
-	if (m0_asgi_conn_init(m) < 0 || m0_asgi_request_init(m) < 0 || m0_asgi_task_init() < 0) {
+	if (m0_asgi_conn_init(m) < 0 || m0_asgi_request_init(m) < 0 || m0_asgi_websocket_init() < 0 || m0_asgi_task_init() < 0) {
 		Py_DECREF(m);
 		return -1;
 	}

@@ -36,6 +36,10 @@ type asgiSlot struct {
 	completed        bool // the response is final; done waits for the ops
 	released         bool // the task ended
 
+	// ws is the accepted WebSocket's event sink, conn its handle.
+	ws     *asgiWebSocket
+	wsConn WebSocketConn
+
 	reads   chan *Job
 	writes  chan asgiWrite
 	readBuf []byte // lent by the executor while a read is out
@@ -47,6 +51,9 @@ type asgiWrite struct {
 	p        unsafe.Pointer // C memory: the bytes object the slot holds
 	n        int
 	trailers *Response
+	// conn: a WebSocket message (binary or text) rather than a body piece.
+	conn   WebSocketConn
+	binary bool
 }
 
 type asgiEventKind uint8
@@ -56,14 +63,18 @@ const (
 	eventWrite
 	eventGone       // the server says the client left (ClientGone)
 	eventInputEnded // the client ended its side (ClientInputEnded)
+	eventWSMessage  // a WebSocket message from the client
+	eventWSClosed   // the WebSocket ended
 )
 
 type asgiEvent struct {
 	slot *asgiSlot
 	job  *Job // eventGone, eventInputEnded: the slot is looked up on the executor's thread
 	kind asgiEventKind
-	n    int   // read: bytes in readBuf; 0 end of body
+	n    int   // read: bytes in readBuf; 0 end of body; WebSocket: binary (1) or the close code
 	err  error // read: the reader failed; write: the client is gone
+	ws   *asgiWebSocket
+	data []byte // a WebSocket message, or the close reason
 }
 
 // asgiReadSize is the largest request body piece one receive returns.
@@ -110,6 +121,7 @@ func newASGISlot(ex *ASGIExecutor, j *Job) *asgiSlot {
 
 func (s *asgiSlot) free() {
 	s.ex, s.job = nil, nil
+	s.ws, s.wsConn = nil, nil
 	asgiSlotsMu.Lock()
 	asgiFreeSlots = append(asgiFreeSlots, s)
 	asgiSlotsMu.Unlock()
@@ -202,6 +214,9 @@ func (s *asgiSlot) writeLoop() {
 }
 
 func writePiece(w asgiWrite) error {
+	if w.conn != nil {
+		return w.conn.Send(w.binary, unsafe.Slice((*byte)(w.p), w.n))
+	}
 	bw := w.job.Writer
 	if bw == nil {
 		return errors.New("no writer")
@@ -231,6 +246,9 @@ func writePiece(w asgiWrite) error {
 func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 	s := e.slot
 	switch e.kind {
+	case eventWSMessage, eventWSClosed:
+		ex.deliverWebSocket(e)
+		return
 	case eventGone, eventInputEnded:
 		// Only while the job is still in flight here: a job completed
 		// (and perhaps handed over again) since has nothing to tell.

@@ -1,7 +1,7 @@
 // Package pybridge runs Python web applications in-process: an embedded
 // CPython (3.10 or newer) and a C shim that serves PEP 3333 (WSGI) apps
-// with one cgo call per request, and ASGI 3.0 apps (HTTP and lifespan)
-// on one thread running an event loop.
+// with one cgo call per request, and ASGI 3.0 apps (HTTP, WebSocket and
+// lifespan) on one thread running an event loop.
 //
 // # Shape
 //
@@ -81,6 +81,20 @@
 // eventfd -> _m0asgi.wake (C) -> deliver (Go) -> m0_asgi_client_gone (C)
 // -> set_result of the waiting receive's future -> the app: seven, down
 // from nine.
+//
+// A job whose Request.WebSocket is set runs as the websocket scope (spec
+// 2.5). Its receive says websocket.connect, then the client's messages,
+// then websocket.disconnect (the client's code; repeated). websocket.accept
+// calls the Writer's WebSocketAcceptor with the subprotocol (one the client
+// offered) and the headers, and the job completes Upgraded; the server then
+// reports messages and the close through WebSocketEvents (posted like a
+// body read, each held untaken until a receive takes it: the server's
+// back-pressure) and takes sends through WebSocketConn on the slot's write
+// goroutine (Send blocks above the connection's high-water mark, so a send
+// awaits it). A close before accept is a 403, websocket.http.response.* the
+// app's own answer, an exception before accept a 500; after accept an
+// exception closes 1011 and a return 1000, and a send once closed raises
+// ClientDisconnected, not logged as the app's error.
 //
 // Stop: close the source, then Stop; jobs not started get 503, running
 // tasks are cancelled (for up to CancelTimeout; 503 if nothing was sent,

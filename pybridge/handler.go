@@ -127,6 +127,10 @@ func fillRequest(c *C.m0_request, j *Job) {
 	c.remote_port = C.int32_t(r.RemotePort)
 	c.scheme = C.uint8_t(r.Scheme)
 	c.version = C.uint8_t(r.Version)
+	c.websocket = 0
+	if r.WebSocket {
+		c.websocket = 1
+	}
 	c.stream = 0
 	if j.Writer != nil {
 		c.stream = 1

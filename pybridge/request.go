@@ -32,6 +32,11 @@ type Request struct {
 	// Scheme overrides the app's URL scheme for this request (a trusted
 	// proxy's X-Forwarded-Proto or Forwarded proto=).
 	Scheme Scheme
+
+	// WebSocket: the request is a checked WebSocket opening handshake; an
+	// ASGI executor serves it as the websocket scope, and the job's
+	// Writer implements WebSocketAcceptor.
+	WebSocket bool
 }
 
 // Scheme is a request's URL scheme, wsgi.url_scheme or the ASGI scope's

@@ -23,6 +23,9 @@ const (
 	// Aborted: the head went out, then the app failed or the client
 	// left; the server closes the connection without a valid end.
 	Aborted Outcome = 3
+	// Upgraded: an ASGI app accepted a WebSocket (WebSocketAcceptor);
+	// the job is the connection's now: finish nothing.
+	Upgraded Outcome = 4
 )
 
 // BodyWriter takes a response whose body the app produces piece by piece

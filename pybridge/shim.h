@@ -41,6 +41,7 @@ typedef struct {
 	uint8_t chunked;
 	uint8_t stream; /* a Go stream takes a body of unknown length */
 	uint8_t scheme; /* M0_SCHEME_*: what a trusted proxy said, or the app's */
+	uint8_t websocket; /* a checked WebSocket opening handshake (ASGI) */
 	uint32_t buffer_limit; /* with a stream, a longer list body streams too */
 } m0_request;
 
@@ -57,6 +58,8 @@ enum {
 	M0_STREAMED = 2, /* the head and body went to the Go stream; it ended well */
 	M0_ABORTED = 3,  /* the head went out, then the app failed or the client
 	                    left: the connection must close without a valid end */
+	M0_UPGRADED = 4, /* an ASGI WebSocket was accepted: the job is the
+	                    connection's now; the server finishes nothing */
 };
 
 /* The job-owned arena: C memory the Go side reads after the call. Header

@@ -1,12 +1,13 @@
 package server
 
 import (
-	"bytes"
 	"errors"
+	"time"
 
-	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
+	"github.com/m0serve/m0serve/ws"
+	"golang.org/x/sys/unix"
 )
 
 // asgiLoops and asgiLifespans map --loop and --lifespan to the bridge's.
@@ -86,53 +87,81 @@ func (w *wsgiJob) ClientGoneAtStart() (closed, inputEnded bool) {
 	return w.gone.Load(), w.inputEnded.Load()
 }
 
-// asgiRequests hands every request to the ASGI executor but a WebSocket
-// handshake, which it answers itself: the bridge speaks no WebSocket
-// yet, and passing the handshake on as a plain HTTP request (what the
-// app would see) leaves the app to answer a request it cannot tell from
-// an upgrade. 501 Not Implemented is the status for a server lacking
-// what the request needs (RFC 9110 §15.6.2); 426 would tell the client
-// to upgrade and 400 would blame it. The connection stays usable: no
-// upgrade happened.
-type asgiRequests struct {
-	logf   func(string, ...any)
-	warned bool // the first refusal was logged (the loop thread's)
-}
-
-// webSocketRefusal is the 501's body.
-var webSocketRefusal = []byte("WebSockets are not supported yet\n")
+// asgiRequests hands every request to the ASGI executor; a WebSocket
+// opening handshake goes as a job marked as one (the loop answers a bad
+// handshake itself), which the app accepts or denies. With --ws none an
+// upgrade request is a plain HTTP request to the app.
+type asgiRequests struct{}
 
 // ServeInline implements loop.Handler.
-func (h *asgiRequests) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
-	if !req.Upgrade || !upgradesToWebSocket(req.Header.Known(http1.HeaderUpgrade)) {
-		w.Defer()
+func (asgiRequests) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
+	if req.IsWebSocket() {
+		w.DeferWebSocket()
 		return
 	}
-	if !h.warned {
-		h.warned = true
-		h.logf("m0serve: WebSocket handshake for %q answered 501: m0serve does not serve WebSockets yet (said once)",
-			req.Bytes(req.Path))
-	}
-	w.AddHeader("Content-Type", "text/plain; charset=utf-8")
-	w.Respond(501, webSocketRefusal)
+	w.Defer()
 }
 
-// upgradesToWebSocket reports "websocket" among the protocols of an
-// Upgrade value (RFC 9110 §7.8: a comma-separated list, case-insensitive).
-func upgradesToWebSocket(value []byte) bool {
-	for len(value) > 0 {
-		end := bytes.IndexByte(value, ',')
-		if end < 0 {
-			end = len(value)
+// AcceptWebSocket implements pybridge.WebSocketAcceptor: the app's
+// websocket.accept, on the executor's thread. The 101's access-log line
+// is made first: the loop reuses the job once it has written the 101.
+func (w *wsgiJob) AcceptWebSocket(protocol []byte, headers *pybridge.Response,
+	events pybridge.WebSocketEvents) (pybridge.WebSocketConn, error) {
+	lj := w.loopJob
+	for i := 0; i < headers.HeaderLen(); i++ {
+		name, value := headers.Header(i)
+		if err := lj.SetHeaderBytes(name, value); err != nil {
+			return nil, err
 		}
-		protocol := bytes.TrimSpace(value[:end])
-		if slash := bytes.IndexByte(protocol, '/'); slash >= 0 {
-			protocol = protocol[:slash] // websocket/13
-		}
-		if http1.EqualFold(protocol, "websocket") {
-			return true
-		}
-		value = value[min(end+1, len(value)):]
 	}
-	return false
+	if p := w.pool; p.accessLog {
+		e := &w.logEntry
+		e.setResponse(w.remote, &lj.Request, nil, 101, 0)
+		if p.logFormat.timed {
+			e.duration = time.Duration(time.Now().UnixNano() - lj.Arrived)
+		}
+		w.logLine = p.logFormat.append(w.logLine[:0], e)
+	}
+	remote, err := lj.AcceptWebSocket(asgiWebSocket{events}, protocol)
+	if errors.Is(err, loop.ErrAborted) {
+		return nil, pybridge.ErrWebSocketGone
+	}
+	if err != nil {
+		return nil, err
+	}
+	if w.pool.accessLog {
+		unix.Write(int(accessLogFD.Load()), w.logLine)
+	}
+	return asgiWebSocketConn{remote}, nil
 }
+
+// asgiWebSocket is the loop's handler of an ASGI app's WebSocket: each
+// message goes to the executor, held untaken until the app receives it
+// (the loop stops reading past --ws-max-queue).
+type asgiWebSocket struct{ events pybridge.WebSocketEvents }
+
+func (h asgiWebSocket) OnMessage(_ *loop.WebSocket, op ws.Opcode, payload []byte) bool {
+	h.events.Message(op == ws.OpBinary, payload)
+	return true
+}
+
+func (h asgiWebSocket) OnClose(_ *loop.WebSocket, code ws.CloseCode, reason []byte) {
+	h.events.Closed(int(code), reason)
+}
+
+// asgiWebSocketConn is pybridge.WebSocketConn over the loop's Remote.
+type asgiWebSocketConn struct{ remote *loop.WebSocketRemote }
+
+func (c asgiWebSocketConn) Send(binary bool, payload []byte) error {
+	op := ws.OpText
+	if binary {
+		op = ws.OpBinary
+	}
+	return c.remote.Send(op, payload)
+}
+
+func (c asgiWebSocketConn) Close(code int, reason string) {
+	c.remote.Close(ws.CloseCode(code), reason)
+}
+
+func (c asgiWebSocketConn) Taken() { c.remote.Taken() }

@@ -98,11 +98,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			handler, onExit = inline, inline.exit
 		}
 		if py.executor != nil {
-			handler = &asgiRequests{logf: logf}
-			if cfg.AccessLog {
-				// The handshakes it answers itself; the rest are the pool's.
-				handler = &nativeAccessLog{lines: lines, next: handler, format: cfg.accessFormat, proxy: cfg.proxyTrust}
-			}
+			handler = asgiRequests{}
 			jobGone = py.pool.jobGone
 		}
 	} else {

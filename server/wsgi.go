@@ -102,6 +102,7 @@ func (p *wsgiPool) wrap(lj *loop.Job) *pybridge.Job {
 	r.FromHTTP1(&lj.Request, lj.Head)
 	w.remote, r.RemotePort, r.Scheme = p.proxy.client(w.remote, lj.RemoteAddr, &lj.Request.Header)
 	r.RemoteAddr = w.remote
+	r.WebSocket = lj.IsWebSocket()
 	w.job.Body = nil
 	if lj.Request.HasBody() {
 		w.job.Body = lj
@@ -166,6 +167,9 @@ func (p *wsgiPool) Complete(j *pybridge.Job) {
 	}
 	// The loop job is the loop's again after Finish or Abort: log first.
 	switch resp.Outcome() {
+	case pybridge.Upgraded:
+		// The loop job ended with the accept (AcceptWebSocket logged
+		// it): the connection is the WebSocket's.
 	case pybridge.Complete:
 		if fd, offset, length, ok := resp.TakeFile(); ok {
 			w.sendFile(fd, offset, length)

@@ -8,11 +8,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -31,30 +33,76 @@ const benchConnections = 16
 func BenchmarkServerCPUWebSocketEcho(b *testing.B) {
 	for _, v := range variants[:2] {
 		b.Run(v.name, func(b *testing.B) {
-			s := start(b, v, "--native", "ws-echo")
-			conns := make([]*websocket.Conn, benchConnections)
-			for i := range conns {
-				c, _, err := websocket.DefaultDialer.Dial("ws://"+s.addr+"/", nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer c.Close()
-				conns[i] = c
-			}
-			message := []byte(strings.Repeat("m", 64))
-			measureServerCPU(b, s, func(c int, n int) error {
-				for range n {
-					if err := conns[c].WriteMessage(websocket.TextMessage, message); err != nil {
-						return err
-					}
-					if _, _, err := conns[c].ReadMessage(); err != nil {
-						return err
-					}
-				}
-				return nil
-			}, "message")
+			benchWebSocketEcho(b, start(b, v, "--native", "ws-echo"), "/")
 		})
 	}
+}
+
+// BenchmarkServerCPUASGIWebSocketEcho is the same ping-pong through an
+// ASGI app's receive and send (tests/apps/asgi_websocket_app.py's /mirror).
+func BenchmarkServerCPUASGIWebSocketEcho(b *testing.B) {
+	for _, v := range variants[:2] {
+		b.Run(v.name, func(b *testing.B) {
+			s := start(b, v, "--app-dir", appsDir(b), "asgi_websocket_app:app")
+			benchWebSocketEcho(b, s, "/mirror")
+		})
+	}
+}
+
+// BenchmarkServerCPUUvicornWebSocketEcho is the same app under Debian's
+// uvicorn, with each of its WebSocket implementations.
+func BenchmarkServerCPUUvicornWebSocketEcho(b *testing.B) {
+	for _, impl := range []string{"websockets", "wsproto"} {
+		b.Run(impl, func(b *testing.B) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			port := l.Addr().(*net.TCPAddr).Port
+			l.Close()
+			cmd := exec.Command("/usr/bin/python3", "-m", "uvicorn", "--app-dir", appsDir(b),
+				"--port", strconv.Itoa(port), "--ws", impl, "--log-level", "warning", "asgi_websocket_app:app")
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
+			defer func() { cmd.Process.Kill(); cmd.Wait() }()
+			addr := "127.0.0.1:" + strconv.Itoa(port)
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				if c, err := net.Dial("tcp", addr); err == nil {
+					c.Close()
+					break
+				}
+				if time.Now().After(deadline) {
+					b.Fatal("uvicorn did not start")
+				}
+			}
+			benchWebSocketEcho(b, &server{cmd: cmd, addr: addr}, "/mirror")
+		})
+	}
+}
+
+func benchWebSocketEcho(b *testing.B, s *server, path string) {
+	conns := make([]*websocket.Conn, benchConnections)
+	for i := range conns {
+		c, _, err := websocket.DefaultDialer.Dial("ws://"+s.addr+path, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	message := []byte(strings.Repeat("m", 64))
+	measureServerCPU(b, s, func(c int, n int) error {
+		for range n {
+			if err := conns[c].WriteMessage(websocket.TextMessage, message); err != nil {
+				return err
+			}
+			if _, _, err := conns[c].ReadMessage(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, "message")
 }
 
 func BenchmarkServerCPUHello(b *testing.B) {

@@ -1,0 +1,126 @@
+package pybridge
+
+/*
+#include "asgi.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"unsafe"
+)
+
+// WebSocketAcceptor is what a job's Writer implements when the job is a
+// WebSocket handshake (Request.WebSocket): the ASGI app's websocket.accept
+// calls AcceptWebSocket on the executor's thread, with the GIL held (it
+// must not block). headers holds the app's extra 101 fields (Header and
+// HeaderLen); events is where the server reports the connection's
+// messages and its end, from any goroutine. After it succeeds the job
+// completes Upgraded.
+type WebSocketAcceptor interface {
+	AcceptWebSocket(protocol []byte, headers *Response, events WebSocketEvents) (WebSocketConn, error)
+}
+
+// ErrWebSocketGone is what AcceptWebSocket returns when the client left
+// before the accept: the app's send raises ClientDisconnected. Any other
+// error raises ValueError (a header or subprotocol the server refused).
+var ErrWebSocketGone = errors.New("pybridge: the WebSocket client left before the accept")
+
+// WebSocketEvents takes an accepted WebSocket's news for the app.
+type WebSocketEvents interface {
+	// Message is a whole client message, valid during the call. The
+	// server counts it untaken until WebSocketConn.Taken.
+	Message(binary bool, payload []byte)
+	// Closed: the connection ended with the client's close code (1005
+	// when its Close had none, 1006 when the transport died) and reason.
+	Closed(code int, reason []byte)
+}
+
+// WebSocketConn is an accepted WebSocket as the executor drives it.
+type WebSocketConn interface {
+	// Send queues a whole message, blocking while the connection's
+	// output is above its high-water mark; it fails once the connection
+	// is closing or closed.
+	Send(binary bool, payload []byte) error
+	// Close starts the close handshake with code and reason.
+	Close(code int, reason string)
+	// Taken: the app took one message Message delivered.
+	Taken()
+}
+
+// asgiWebSocket is a slot's WebSocketEvents: it posts each message to
+// the executor's thread as a body read's result is posted.
+type asgiWebSocket struct {
+	slot *asgiSlot
+	ex   *ASGIExecutor
+}
+
+func (w *asgiWebSocket) Message(binary bool, payload []byte) {
+	e := asgiEvent{ws: w, kind: eventWSMessage, data: append([]byte(nil), payload...)}
+	if binary {
+		e.n = 1
+	}
+	w.ex.post(e)
+}
+
+func (w *asgiWebSocket) Closed(code int, reason []byte) {
+	w.ex.post(asgiEvent{ws: w, kind: eventWSClosed, n: code, data: append([]byte(nil), reason...)})
+}
+
+// deliverWebSocket runs on the executor's thread: a WebSocket's news to
+// its C object, unless the slot has moved on to another request.
+func (ex *ASGIExecutor) deliverWebSocket(e *asgiEvent) {
+	s := e.ws.slot
+	if s.ws != e.ws {
+		return
+	}
+	p := (*C.char)(unsafe.Pointer(unsafe.SliceData(e.data)))
+	if e.kind == eventWSMessage {
+		C.m0_asgi_ws_message(C.int(s.id), C.int(e.n), p, C.long(len(e.data)))
+	} else {
+		C.m0_asgi_ws_closed(C.int(s.id), C.int(e.n), p, C.long(len(e.data)))
+	}
+}
+
+//export m0goASGIWSAccept
+func m0goASGIWSAccept(slot C.int, protocol *C.char, n C.size_t, headers *C.m0_response) C.int {
+	s := asgiSlots[slot]
+	acceptor, ok := s.job.Writer.(WebSocketAcceptor)
+	if !ok {
+		return -2
+	}
+	var p []byte
+	if protocol != nil {
+		p = unsafe.Slice((*byte)(unsafe.Pointer(protocol)), int(n))
+	}
+	events := &asgiWebSocket{slot: s, ex: s.ex}
+	conn, err := acceptor.AcceptWebSocket(p, s.job.Response, events)
+	if errors.Is(err, ErrWebSocketGone) {
+		return -1
+	}
+	if err != nil {
+		return -2
+	}
+	s.ws, s.wsConn = events, conn
+	return 0
+}
+
+//export m0goASGIWSSend
+func m0goASGIWSSend(slot C.int, binary C.int, p *C.char, n C.size_t) {
+	s := asgiSlots[slot]
+	s.write(asgiWrite{p: unsafe.Pointer(p), n: int(n), conn: s.wsConn, binary: binary != 0})
+}
+
+//export m0goASGIWSClose
+func m0goASGIWSClose(slot C.int, code C.int, reason *C.char, n C.size_t) {
+	if s := asgiSlots[slot]; s.wsConn != nil {
+		s.wsConn.Close(int(code), C.GoStringN(reason, C.int(n)))
+	}
+}
+
+//export m0goASGIWSTaken
+func m0goASGIWSTaken(slot C.int) {
+	if s := asgiSlots[slot]; s.wsConn != nil {
+		s.wsConn.Taken()
+	}
+}

@@ -1,0 +1,91 @@
+package pybridge
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeSocket is a Writer that takes WebSocket accepts, and the accepted
+// connection: what the server side does, recorded.
+type fakeSocket struct {
+	recorder
+	mu       sync.Mutex
+	protocol string
+	headers  []string
+	events   WebSocketEvents
+	sent     chan string
+	taken    int
+	closes   int
+}
+
+func (f *fakeSocket) AcceptWebSocket(protocol []byte, headers *Response, events WebSocketEvents) (WebSocketConn, error) {
+	f.protocol = string(protocol)
+	for i := 0; i < headers.HeaderLen(); i++ {
+		n, v := headers.Header(i)
+		f.headers = append(f.headers, string(n)+": "+string(v))
+	}
+	f.events = events
+	return f, nil
+}
+
+func (f *fakeSocket) Send(binary bool, payload []byte) error {
+	f.sent <- string(payload)
+	return nil
+}
+
+func (f *fakeSocket) Close(code int, reason string) {
+	f.mu.Lock()
+	f.closes++
+	f.mu.Unlock()
+}
+
+func (f *fakeSocket) Taken() {
+	f.mu.Lock()
+	f.taken++
+	f.mu.Unlock()
+}
+
+// An accepted WebSocket: the job completes Upgraded with the app's
+// subprotocol and headers, messages go both ways (each taken once), and
+// after the disconnect the app's send and close raise: nothing reaches
+// the connection.
+func TestASGIWebSocketBridge(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_ws_app:app", ASGIOptions{Loop: loop})
+		j := s.job(t, "GET /ws HTTP/1.1\r\nHost: x\r\nSec-WebSocket-Protocol: a, b\r\n\r\n")
+		j.Request.WebSocket = true
+		f := &fakeSocket{sent: make(chan string, 4)}
+		j.Writer = f
+		s.run(j)
+		if j.Response.Outcome() != Upgraded || f.protocol != "b" || len(f.headers) != 1 || f.headers[0] != "x-scheme: ws" {
+			t.Fatalf("accept: outcome %d, protocol %q, headers %q", j.Response.Outcome(), f.protocol, f.headers)
+		}
+		f.events.Message(false, []byte("hi"))
+		select {
+		case got := <-f.sent:
+			if got != "echo hi" {
+				t.Fatalf("sent %q", got)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("no echo")
+		}
+		f.events.Closed(4000, []byte("bye"))
+		// The app's own sends after the disconnect never reach the
+		// connection; what it saw, it tells an HTTP request.
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			f.mu.Lock()
+			taken, closes := f.taken, f.closes
+			f.mu.Unlock()
+			if taken == 1 && closes == 0 && string(s.get(t, "/seen").Response.Body()) ==
+				"4000 bye ClientDisconnected ClientDisconnected" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("taken %d, closes %d, the app saw %q", taken, closes, s.get(t, "/seen").Response.Body())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+}
