@@ -19,7 +19,6 @@ func (l *Loop) startJob(s *slot, head []byte, webSocket bool) {
 	j.RemoteAddr = s.remoteAddr()
 	j.Arrived = l.now
 	j.slot, j.gen = s.index, s.gen
-	j.handedOff = l.now
 	j.expect100 = j.Request.Expect100 && j.Request.HasBody()
 	j.bodyDone = !j.Request.HasBody()
 	s.consume(len(head))

@@ -50,8 +50,9 @@ type Job struct {
 	Head []byte
 	// RemoteAddr is the client's address (the zero value if unknown).
 	RemoteAddr netip.AddrPort
-	// Arrived is when the loop read the head (unix nanoseconds, the
-	// loop's clock of that pass): an access log's request duration.
+	// Arrived is when the loop read the head and queued the job (unix
+	// nanoseconds, the loop's clock of that pass): an access log's request
+	// duration, and where Config.RequestTimeout counts from.
 	Arrived int64
 
 	loop  *Loop
@@ -109,7 +110,6 @@ type Job struct {
 	bodySent    int64 // body bytes sent of a BodyLength response
 	expect100   bool
 	sent100     bool
-	handedOff   int64 // l.now when the loop queued it (RequestTimeout)
 }
 
 func (j *Job) reset() {

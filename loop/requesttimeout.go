@@ -8,7 +8,7 @@ package loop
 func (l *Loop) timeOutJobs() {
 	limit := l.now - int64(l.cfg.RequestTimeout)
 	for _, s := range l.slots[1:] {
-		if s == nil || !s.open || s.closing || s.job == nil || s.job.handedOff > limit {
+		if s == nil || !s.open || s.closing || s.job == nil || s.job.Arrived > limit {
 			continue
 		}
 		j := s.job
