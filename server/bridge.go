@@ -232,10 +232,6 @@ func (w *bridgeJob) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Flush implements pybridge.BodyWriter: every Write is already queued for
-// the loop's next pass.
-func (w *bridgeJob) Flush() error { return nil }
-
 var _ pybridge.TrailerWriter = (*bridgeJob)(nil)
 
 // WriteTrailers implements pybridge.TrailerWriter: ASGI
