@@ -88,9 +88,9 @@ type Config struct {
 	WSPerMessageDeflate bool
 }
 
-// Defaults, shared with cmd/m0serve's --help. What the loop and the HTTP
-// parser also default comes from their constants, so each lives in one
-// place.
+// Defaults is the configuration unless told otherwise, shared with
+// cmd/m0serve's --help. What the loop and the HTTP parser also default
+// comes from their constants, so each lives in one place.
 var Defaults = Config{
 	Host:             "127.0.0.1",
 	Port:             8000,
