@@ -194,24 +194,6 @@ func AppendFraming(dst []byte, h *ResponseHead, date *DateCache) ([]byte, BodyMo
 
 var serverName = []byte("Server")
 
-// AppendResponseHead appends a whole head: the status line, the
-// application's fields in order, then AppendFraming's. On an invalid
-// field nothing is appended and the error says which; the caller should
-// answer 500 instead. With the fields passed as a literal list the call
-// does not allocate.
-func AppendResponseHead(dst []byte, h *ResponseHead, date *DateCache, fields ...FieldLine) ([]byte, BodyMode, error) {
-	start := len(dst)
-	dst = AppendStatusLine(dst, h.Status)
-	for i := range fields {
-		var err error
-		if dst, err = AppendField(dst, fields[i].Name, fields[i].Value); err != nil {
-			return dst[:start], BodyNone, err
-		}
-	}
-	dst, mode := AppendFraming(dst, h, date)
-	return dst, mode, nil
-}
-
 var (
 	errResponseFieldName  = &Error{Status: 500, Reason: "http1: response field name is not a token"}
 	errResponseFieldValue = &Error{Status: 500, Reason: "http1: response field value holds a control character"}

@@ -96,7 +96,6 @@ type counter struct{ bytes int }
 
 func (d *counter) WriteHead(*Response) error   { return nil }
 func (d *counter) Write(p []byte) (int, error) { d.bytes += len(p); return len(p), nil }
-func (d *counter) Flush() error                { return nil }
 
 // A request body read in pieces and a streamed response allocate nothing
 // on the Go side either: the read and write goroutines are the slot's,

@@ -230,9 +230,6 @@ func writePiece(w asgiWrite) error {
 		if _, err := bw.Write(unsafe.Slice((*byte)(w.p), w.n)); err != nil {
 			return err
 		}
-		if err := bw.Flush(); err != nil {
-			return err
-		}
 	}
 	if w.trailers != nil {
 		if tw, ok := bw.(TrailerWriter); ok {

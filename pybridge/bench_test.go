@@ -192,4 +192,3 @@ type discard struct{}
 
 func (discard) WriteHead(*Response) error   { return nil }
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
-func (discard) Flush() error                { return nil }

@@ -55,9 +55,7 @@ func m0goStream(thread C.int, op C.int, p *C.char, n C.size_t) (rc C.int) {
 	case 1:
 		err = w.WriteHead(t.job.Response)
 	case 2:
-		if _, err = w.Write(unsafe.Slice((*byte)(unsafe.Pointer(p)), int(n))); err == nil {
-			err = w.Flush()
-		}
+		_, err = w.Write(unsafe.Slice((*byte)(unsafe.Pointer(p)), int(n)))
 	default:
 		err = errors.New("unknown stream op")
 	}

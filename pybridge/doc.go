@@ -35,7 +35,7 @@
 //     (ContentLength known), or the body is a file (Response.File) from a
 //     wsgi.file_wrapper over a regular file, for sendfile.
 //   - Streamed: the body went to the BodyWriter (WriteHead at the first
-//     body byte, then Write+Flush per block); the server ends the framing.
+//     body byte, then a Write per block); the server ends the framing.
 //   - Aborted: the head went out, then the app failed or the client left;
 //     close the connection without a valid end.
 //

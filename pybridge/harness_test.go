@@ -147,7 +147,6 @@ type recorder struct {
 	headers   int
 	heads     int
 	chunks    []string
-	flushes   int
 	failAfter int
 }
 
@@ -166,11 +165,6 @@ func (r *recorder) Write(p []byte) (int, error) {
 	}
 	r.chunks = append(r.chunks, string(p))
 	return len(p), nil
-}
-
-func (r *recorder) Flush() error {
-	r.flushes++
-	return nil
 }
 
 // header returns the first response field named name.

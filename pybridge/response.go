@@ -37,11 +37,9 @@ type BodyWriter interface {
 	// headers are final. The body's length is unknown to the bridge (the
 	// app may have sent Content-Length).
 	WriteHead(resp *Response) error
-	// Write takes one block of the body. p is valid only during the call.
+	// Write takes one block of the body and sends it without waiting for
+	// the next, as PEP 3333 asks. p is valid only during the call.
 	Write(p []byte) (int, error)
-	// Flush follows every Write: PEP 3333 wants each block the app yields
-	// sent without waiting for the next.
-	Flush() error
 }
 
 // Response is a job-owned arena in C memory that the bridge writes the

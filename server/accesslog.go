@@ -21,7 +21,7 @@ import (
 // to PIPE_BUF bytes to a pipe is atomic).
 //
 // It must run before the loop job is finished: the loop reuses it after.
-func (w *wsgiJob) logAccess(status int) {
+func (w *bridgeJob) logAccess(status int) {
 	p := w.pool
 	if !p.accessLog || errors.Is(w.job.BodyErr, loop.ErrBodyTooLarge) {
 		// A body over the limit: the loop answered 413 and logged it

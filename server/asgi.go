@@ -68,8 +68,8 @@ func (py *python) startASGI(cfg *Config, app *pybridge.App, listener *Listener) 
 // (the executor delivers such notes before it starts new jobs). The flag
 // covers a job the executor has not started yet, whose ClientGone note
 // would be ignored: the executor reads it as it starts the job.
-func (p *wsgiPool) jobGone(owner any, how loop.JobGone) {
-	w, ok := owner.(*wsgiJob)
+func (p *bridgePool) jobGone(owner any, how loop.JobGone) {
+	w, ok := owner.(*bridgeJob)
 	if !ok || p.executor == nil {
 		return
 	}
@@ -83,7 +83,7 @@ func (p *wsgiPool) jobGone(owner any, how loop.JobGone) {
 }
 
 // ClientGoneAtStart implements pybridge.GoneAtStart.
-func (w *wsgiJob) ClientGoneAtStart() (closed, inputEnded bool) {
+func (w *bridgeJob) ClientGoneAtStart() (closed, inputEnded bool) {
 	return w.gone.Load(), w.inputEnded.Load()
 }
 
@@ -105,7 +105,7 @@ func (asgiRequests) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 // AcceptWebSocket implements pybridge.WebSocketAcceptor: the app's
 // websocket.accept, on the executor's thread. The 101's access-log line
 // is made first: the loop reuses the job once it has written the 101.
-func (w *wsgiJob) AcceptWebSocket(protocol []byte, headers *pybridge.Response,
+func (w *bridgeJob) AcceptWebSocket(protocol []byte, headers *pybridge.Response,
 	events pybridge.WebSocketEvents) (pybridge.WebSocketConn, error) {
 	lj := w.loopJob
 	for i := 0; i < headers.HeaderLen(); i++ {

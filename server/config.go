@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/m0serve/m0serve/http1"
+	"github.com/m0serve/m0serve/loop"
 )
 
 // Config is the whole server configuration, as cmd/m0serve parses it from
@@ -87,23 +88,25 @@ type Config struct {
 	WSPerMessageDeflate bool
 }
 
-// Defaults, shared with cmd/m0serve's --help.
+// Defaults is the configuration unless told otherwise, shared with
+// cmd/m0serve's --help. What the loop and the HTTP parser also default
+// comes from their constants, so each lives in one place.
 var Defaults = Config{
 	Host:             "127.0.0.1",
 	Port:             8000,
 	UDSMode:          0o666,
 	FD:               -1,
 	Backlog:          4096,
-	MaxConnections:   10000,
-	HeaderTimeout:    30 * time.Second,
-	KeepAliveTimeout: 5 * time.Second,
-	BodyTimeout:      30 * time.Second,
+	MaxConnections:   loop.DefaultMaxConnections,
+	HeaderTimeout:    loop.DefaultHeaderTimeout,
+	KeepAliveTimeout: loop.DefaultKeepAliveTimeout,
+	BodyTimeout:      loop.DefaultBodyTimeout,
 	GracefulTimeout:  30 * time.Second,
-	MaxBodySize:      1 << 30,
-	MaxHeadSize:      8 << 10,
-	MaxFields:        100,
+	MaxBodySize:      loop.DefaultMaxBodySize,
+	MaxHeadSize:      http1.DefaultLimits.MaxHeadBytes,
+	MaxFields:        http1.DefaultLimits.MaxFields,
 	Backend:          "auto",
-	SendTimeout:      60 * time.Second,
+	SendTimeout:      loop.DefaultSendTimeout,
 	BodyMinRate:      500,
 	Interface:        "auto",
 	Loop:             "auto",
@@ -111,10 +114,10 @@ var Defaults = Config{
 	Threads:          DefaultThreads,
 
 	WS:                  "auto",
-	WSMaxSize:           16 << 20,
-	WSMaxQueue:          32,
-	WSPingInterval:      20 * time.Second,
-	WSPingTimeout:       20 * time.Second,
+	WSMaxSize:           loop.DefaultWebSocketMaxMessage,
+	WSMaxQueue:          loop.DefaultWebSocketMaxQueue,
+	WSPingInterval:      loop.DefaultWebSocketPingInterval,
+	WSPingTimeout:       loop.DefaultWebSocketPingTimeout,
 	WSPerMessageDeflate: true,
 	ForwardedAllowIPs:   "127.0.0.1",
 	StaticExpires:       24 * time.Hour,

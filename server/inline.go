@@ -22,7 +22,7 @@ import (
 // A request with a body is deferred to the one handler thread as usual,
 // since its body arrives through the loop.
 type inlineWSGI struct {
-	pool *wsgiPool
+	pool *bridgePool
 	ip   *pybridge.Interpreter
 	// in is attached on the loop thread at the first request (the loop
 	// thread exists only once Run has started) and detached by exit.
@@ -37,7 +37,7 @@ type inlineWSGI struct {
 	lines    *loopLines // set before the loop starts
 }
 
-func newInlineWSGI(pool *wsgiPool, ip *pybridge.Interpreter) *inlineWSGI {
+func newInlineWSGI(pool *bridgePool, ip *pybridge.Interpreter) *inlineWSGI {
 	h := &inlineWSGI{pool: pool, ip: ip, remote: make([]byte, 0, 64)}
 	h.job.App = pool.app
 	h.job.Response = pybridge.NewResponse()

@@ -56,7 +56,7 @@ func (e *LifespanError) Unwrap() error { return e.Err }
 type python struct {
 	interp   *pybridge.Interpreter
 	queue    *loop.JobQueue
-	pool     *wsgiPool
+	pool     *bridgePool
 	handlers *pybridge.Handlers     // WSGI
 	executor *pybridge.ASGIExecutor // ASGI
 }
@@ -91,7 +91,7 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 		logf("m0serve: serving %s", found)
 	}
 	py := &python{interp: interp, queue: loop.NewJobQueue(jobQueueSize)}
-	py.pool = newWSGIPool(py.queue, app, cfg.AccessLog, logf)
+	py.pool = newBridgePool(py.queue, app, cfg.AccessLog, logf)
 	py.pool.inFlight = cfg.Worker.requests()
 	py.pool.proxy, py.pool.logFormat = cfg.proxyTrust, cfg.accessFormat
 	if servesASGI(cfg, app) {
@@ -183,4 +183,13 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// bodyMinRate is --body-min-rate where it applies: to WSGI, whose
+// handler threads wait on the body (an ASGI task waiting costs no thread).
+func bodyMinRate(wsgi bool, rate int64) int64 {
+	if !wsgi {
+		return 0
+	}
+	return rate
 }

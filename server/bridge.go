@@ -11,14 +11,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// wsgiJob adapts one deferred loop job to the bridge: the bridge's Job
-// reads the body from the loop job and streams through wsgiJob (its
-// BodyWriter). wsgiJobs are reused, each with its response arena, so a
+// bridgeJob adapts one deferred loop job to the bridge: the bridge's Job
+// reads the body from the loop job and streams through bridgeJob (its
+// BodyWriter). bridgeJobs are reused, each with its response arena, so a
 // request allocates nothing once the pool has grown to what is in flight.
-type wsgiJob struct {
+type bridgeJob struct {
 	job      pybridge.Job
 	loopJob  *loop.Job
-	pool     *wsgiPool
+	pool     *bridgePool
 	remote   []byte // RemoteAddr's text, reused
 	sent     int64  // body bytes written, for the access log
 	logLine  []byte // the access-log line, reused
@@ -30,12 +30,13 @@ type wsgiJob struct {
 	gone, inputEnded atomic.Bool
 }
 
-// wsgiPool is the bridge's JobSource over the loop's JobQueue and its
+// bridgePool is the bridge's JobSource over the loop's JobQueue and its
 // Completer: it wraps each loop job on the way in and finishes it per
-// Outcome on the way out. The ASGI executor uses it as it is: its jobs,
-// outcomes and writer are the WSGI ones (an empty ASGI reason is fine:
-// the loop writes the status line's reason from the status).
-type wsgiPool struct {
+// Outcome on the way out. WSGI handler threads and the ASGI executor
+// share it: jobs, outcomes and writer are the same for both (an empty
+// ASGI reason is fine: the loop writes the status line's reason from the
+// status).
+type bridgePool struct {
 	queue     *loop.JobQueue
 	app       *pybridge.App
 	accessLog bool
@@ -52,18 +53,18 @@ type wsgiPool struct {
 	executor *pybridge.ASGIExecutor
 
 	mu   sync.Mutex
-	free []*wsgiJob
+	free []*bridgeJob
 
 	// warnedHopByHop: the app's dropped hop-by-hop field was logged
 	// (once per app: the app sets it on every response).
 	warnedHopByHop atomic.Bool
 }
 
-func newWSGIPool(queue *loop.JobQueue, app *pybridge.App, accessLog bool, logf func(string, ...any)) *wsgiPool {
-	return &wsgiPool{queue: queue, app: app, accessLog: accessLog, logf: logf}
+func newBridgePool(queue *loop.JobQueue, app *pybridge.App, accessLog bool, logf func(string, ...any)) *bridgePool {
+	return &bridgePool{queue: queue, app: app, accessLog: accessLog, logf: logf}
 }
 
-func (p *wsgiPool) get() *wsgiJob {
+func (p *bridgePool) get() *bridgeJob {
 	p.mu.Lock()
 	if n := len(p.free); n > 0 {
 		w := p.free[n-1]
@@ -73,7 +74,7 @@ func (p *wsgiPool) get() *wsgiJob {
 		return w
 	}
 	p.mu.Unlock()
-	w := &wsgiJob{pool: p, remote: make([]byte, 0, 64), record: -1}
+	w := &bridgeJob{pool: p, remote: make([]byte, 0, 64), record: -1}
 	w.job.App = p.app
 	w.job.Response = pybridge.NewResponse()
 	w.job.Writer = w
@@ -83,7 +84,7 @@ func (p *wsgiPool) get() *wsgiJob {
 	return w
 }
 
-func (p *wsgiPool) put(w *wsgiJob) {
+func (p *bridgePool) put(w *bridgeJob) {
 	p.inFlight.release(w.record)
 	w.record = -1
 	w.loopJob = nil
@@ -93,7 +94,7 @@ func (p *wsgiPool) put(w *wsgiJob) {
 }
 
 // wrap fills a bridge job from the loop job.
-func (p *wsgiPool) wrap(lj *loop.Job) *pybridge.Job {
+func (p *bridgePool) wrap(lj *loop.Job) *pybridge.Job {
 	w := p.get()
 	w.loopJob = lj
 	w.sent = 0
@@ -116,7 +117,7 @@ func (p *wsgiPool) wrap(lj *loop.Job) *pybridge.Job {
 }
 
 // TryTake implements pybridge.JobSource.
-func (p *wsgiPool) TryTake(dst []*pybridge.Job) int {
+func (p *bridgePool) TryTake(dst []*pybridge.Job) int {
 	n := 0
 	for n < len(dst) {
 		lj := p.queue.TryTake()
@@ -131,7 +132,7 @@ func (p *wsgiPool) TryTake(dst []*pybridge.Job) int {
 
 // Take implements pybridge.JobSource: it blocks for one job, then takes
 // whatever else is ready, so one wake carries a batch.
-func (p *wsgiPool) Take(dst []*pybridge.Job) int {
+func (p *bridgePool) Take(dst []*pybridge.Job) int {
 	if len(dst) == 0 {
 		return 0
 	}
@@ -144,22 +145,22 @@ func (p *wsgiPool) Take(dst []*pybridge.Job) int {
 }
 
 // Wait implements pybridge.WaitSource.
-func (p *wsgiPool) Wait() bool { return p.queue.Wait() }
+func (p *bridgePool) Wait() bool { return p.queue.Wait() }
 
 // SetNotify implements pybridge.NotifySource (the ASGI executor's).
-func (p *wsgiPool) SetNotify(notify func()) { p.queue.SetNotify(notify) }
+func (p *bridgePool) SetNotify(notify func()) { p.queue.SetNotify(notify) }
 
 // Arm implements pybridge.NotifySource.
-func (p *wsgiPool) Arm() bool { return p.queue.Arm() }
+func (p *bridgePool) Arm() bool { return p.queue.Arm() }
 
 // Closed implements pybridge.NotifySource.
-func (p *wsgiPool) Closed() bool { return p.queue.Closed() }
+func (p *bridgePool) Closed() bool { return p.queue.Closed() }
 
 // Complete implements pybridge.Completer. It runs with the GIL held, so
 // nothing here blocks: a Complete body fits the outbox (BufferLimit), and
 // a file body is handed to the loop (sendFile).
-func (p *wsgiPool) Complete(j *pybridge.Job) {
-	w := j.Writer.(*wsgiJob)
+func (p *bridgePool) Complete(j *pybridge.Job) {
+	w := j.Writer.(*bridgeJob)
 	lj := w.loopJob
 	resp := j.Response
 	if j.BodyErr != nil && p.logf != nil {
@@ -203,7 +204,7 @@ func (p *wsgiPool) Complete(j *pybridge.Job) {
 // to the loop job, and the app's Content-Length (or the bridge's count of
 // a list body) becomes the framing. The fields the loop frames with are
 // dropped from the app's: two framings would be a smuggling vector.
-func (w *wsgiJob) WriteHead(resp *pybridge.Response) error {
+func (w *bridgeJob) WriteHead(resp *pybridge.Response) error {
 	lj := w.loopJob
 	for i := 0; i < resp.HeaderLen(); i++ {
 		name, value := resp.Header(i)
@@ -225,17 +226,13 @@ func (w *wsgiJob) WriteHead(resp *pybridge.Response) error {
 
 // Write implements pybridge.BodyWriter. It blocks while the client is
 // slow; the bridge has released the GIL.
-func (w *wsgiJob) Write(p []byte) (int, error) {
+func (w *bridgeJob) Write(p []byte) (int, error) {
 	n, err := w.loopJob.Write(p)
 	w.sent += int64(n)
 	return n, err
 }
 
-// Flush implements pybridge.BodyWriter: every Write is already queued for
-// the loop's next pass.
-func (w *wsgiJob) Flush() error { return nil }
-
-var _ pybridge.TrailerWriter = (*wsgiJob)(nil)
+var _ pybridge.TrailerWriter = (*bridgeJob)(nil)
 
 // WriteTrailers implements pybridge.TrailerWriter: ASGI
 // http.response.trailers fields go after the chunked body's last chunk
@@ -243,7 +240,7 @@ var _ pybridge.TrailerWriter = (*wsgiJob)(nil)
 // §6.5.1 keeps out of trailers (Content-Length, Content-Type, Set-Cookie,
 // …) is dropped, as WriteHead drops the app's framing fields: the body has
 // gone out well, and one misplaced field is no reason to break it.
-func (w *wsgiJob) WriteTrailers(trailers *pybridge.Response) error {
+func (w *bridgeJob) WriteTrailers(trailers *pybridge.Response) error {
 	lj := w.loopJob
 	for i := 0; i < trailers.HeaderLen(); i++ {
 		name, value := trailers.Header(i)
@@ -262,7 +259,7 @@ func (w *wsgiJob) WriteTrailers(trailers *pybridge.Response) error {
 // here blocks (SendFile returns at once), so it runs in Complete, with the
 // GIL held; the loop's drain waits for the send, and Python is finalised
 // only after the loop has ended.
-func (w *wsgiJob) sendFile(fd int, offset, length int64) {
+func (w *bridgeJob) sendFile(fd int, offset, length int64) {
 	p := w.pool
 	lj := w.loopJob
 	resp := w.job.Response
@@ -288,7 +285,7 @@ func (w *wsgiJob) sendFile(fd int, offset, length int64) {
 // noteHopByHop logs, once, a hop-by-hop field the app set and the bridge
 // dropped: the app is told where its field went without a line per
 // response.
-func (p *wsgiPool) noteHopByHop(resp *pybridge.Response) {
+func (p *bridgePool) noteHopByHop(resp *pybridge.Response) {
 	name := resp.DroppedField()
 	if name == nil || p.warnedHopByHop.Load() || !p.warnedHopByHop.CompareAndSwap(false, true) || p.logf == nil {
 		return
@@ -312,13 +309,4 @@ func framedLength(resp *pybridge.Response, head bool) int64 {
 		return -1
 	}
 	return length
-}
-
-// bodyMinRate is --body-min-rate where it applies: to WSGI, whose
-// handler threads wait on the body (an ASGI task waiting costs no thread).
-func bodyMinRate(wsgi bool, rate int64) int64 {
-	if !wsgi {
-		return 0
-	}
-	return rate
 }
