@@ -112,7 +112,7 @@ bench-quick: packages-bench build
 .PHONY: bench-python test-pythons test-asan
 bench-python: packages-bench-python build
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms python-arms.json \
-		-scenarios c1,c16,c64 $(if $(QUICK),-quick)
+		-scenarios c1,c4,c16,c64 $(if $(QUICK),-quick)
 
 # The pybridge tests against every other embeddable CPython on the machine
 # (pyenv builds, 3.10 and newer, other than the default's minor version):

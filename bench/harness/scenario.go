@@ -30,10 +30,13 @@ var scenarios = []Scenario{
 // moreScenarios are measured only when named. c1 is one request at a
 // time: no batching anywhere, so every per-request cost (a handoff to a
 // Python thread, a wake-up) shows undiluted, and p50 is the latency of
-// one request through the server. c64 sits between c16 and c256 for the
-// Python rows, where one worker saturates long before 256 connections.
+// one request through the server. c4 is a worker's usual production
+// load: a few requests at once, too few to batch. c64 sits between c16
+// and c256 for the Python rows, where one worker saturates long before
+// 256 connections.
 var moreScenarios = []Scenario{
 	{Name: "c1", Connections: 1},
+	{Name: "c4", Connections: 4},
 	{Name: "c64", Connections: 64},
 }
 
