@@ -161,11 +161,21 @@ test-asan: packages-test
 bench-parsers:
 	cd bench/parsers && $(GO) test $(LDFLAGS) -run '^$$' -bench . -benchmem -count 5 .
 
+# Every fuzz target for FUZZTIME each. Go keeps the inputs a run finds
+# interesting in its build cache; they are copied into the package's
+# testdata/fuzz/<target>/ so that `go test` replays them from then on and
+# a commit keeps them.
 fuzz:
-	@for pkg in $$($(GO) list ./...); do \
+	@cache=$$($(GO) env GOCACHE)/fuzz; \
+	for pkg in $$($(GO) list ./...); do \
+		dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
 		for target in $$($(GO) test $(LDFLAGS) -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 			echo "fuzz $$pkg $$target ($(FUZZTIME))"; \
 			$(GO) test $(LDFLAGS) -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+			if [ -d "$$cache/$$pkg/$$target" ]; then \
+				mkdir -p "$$dir/testdata/fuzz/$$target"; \
+				cp -n "$$cache/$$pkg/$$target"/* "$$dir/testdata/fuzz/$$target/"; \
+			fi; \
 		done; \
 	done
 

@@ -170,9 +170,15 @@ func FuzzDifferentialMessages(f *testing.F) {
 	read:
 		for src.Len() > 0 {
 			msgs, err := wsutil.ReadMessage(src, gobwas.StateServerSide, nil)
-			for _, m := range msgs {
+			cut := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+			for i, m := range msgs {
 				g := got{op: Opcode(m.OpCode), payload: string(m.Payload)}
+				// At the end of a cut stream gobwas returns a control frame
+				// with the part of its payload there is: not a message to
+				// judge, and Reader, still waiting for the rest, has none.
+				partial := cut && i == len(msgs)-1 && m.OpCode.IsControl()
 				switch {
+				case partial:
 				case m.OpCode == gobwas.OpText && !utf8.Valid(m.Payload):
 					theirErr = ErrInvalidUTF8
 				case m.OpCode == gobwas.OpClose && len(m.Payload) == 0:
@@ -192,7 +198,7 @@ func FuzzDifferentialMessages(f *testing.F) {
 				}
 				theirs = append(theirs, g)
 			}
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			if cut {
 				truncated = true
 				break
 			}
