@@ -182,16 +182,23 @@ func openConnections(ctx context.Context, addr string, n, parallel int, first []
 	return open, <-errs
 }
 
-// stillOpen counts the connections the server has not closed: a read
-// that times out (nothing to read, no EOF) means open.
+// stillOpen counts the connections the server has not closed: reading
+// what it sent (a 408, say, or a stalled response) ends in a timeout
+// while it is open and in EOF or a reset once it has closed.
 func stillOpen(conns []net.Conn) int {
 	n := 0
-	buf := make([]byte, 4096)
+	buf := make([]byte, 64<<10)
 	for _, c := range conns {
-		c.SetReadDeadline(time.Now().Add(time.Millisecond))
-		_, err := c.Read(buf)
-		if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			n++
+		for range 16 {
+			c.SetReadDeadline(time.Now().Add(time.Millisecond))
+			_, err := c.Read(buf)
+			if err == nil {
+				continue
+			}
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				n++
+			}
+			break
 		}
 	}
 	return n

@@ -111,14 +111,14 @@ func run() error {
 	cfg := Config{Host: *host, Window: 10 * time.Second, Interval: 20 * time.Millisecond, ClientTimeout: 2 * time.Second,
 		SlowlorisConns: 3000, SlowClients: 2, IdleConns: 5000,
 		UploadBytes: 2 << 30, UploadLimit: 3 * time.Minute,
-		SoakWarmup: 20000, SoakRequests: 500000, SoakConns: 8, SoakLimit: 150 * time.Second,
+		SoakWarmup: 20000, SoakRequests: 500000, SoakConns: 8, SoakLimit: 120 * time.Second,
 		FuzzTime: 60 * time.Second, FuzzWorkers: 8, FuzzQuiet: 300 * time.Millisecond, FuzzSeed: *seed,
 		Probes: allProbes}
 	if *quick {
-		cfg.Quick, cfg.Window, cfg.ClientTimeout, cfg.SlowlorisConns, cfg.IdleConns = true, 2*time.Second, time.Second, 300, 500
+		cfg.Quick, cfg.Window, cfg.ClientTimeout, cfg.SlowlorisConns, cfg.IdleConns = true, time.Second, 500*time.Millisecond, 200, 500
 		cfg.UploadBytes, cfg.UploadLimit = 32<<20, 30*time.Second
 		cfg.SoakWarmup, cfg.SoakRequests, cfg.SoakLimit = 500, 2000, 10*time.Second
-		cfg.FuzzTime = 3 * time.Second
+		cfg.FuzzTime = 2 * time.Second
 	}
 	if *probeList != "" {
 		cfg.Probes = nil

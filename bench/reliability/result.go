@@ -196,11 +196,20 @@ func printTable(w io.Writer, r *Result) {
 			}
 			f := row.Fuzz
 			classes := map[byte]int{}
+			var serverErrors []string
 			for code, n := range f.Statuses {
 				classes[code[0]] += n
+				if code[0] == '5' {
+					serverErrors = append(serverErrors, fmt.Sprintf("%s×%d", code, n))
+				}
 			}
-			fmt.Fprintf(w, "| %s | %d | %d | %d / %d / %d | %d | %d | %s | %s |\n", row.Target, f.Connections, f.Responses,
-				classes['2'], classes['4'], classes['5'], f.Unanswered, f.Invalid, yes(f.Crashed), yes(f.Alive))
+			sort.Strings(serverErrors)
+			fivexx := fmt.Sprint(classes['5'])
+			if len(serverErrors) > 0 {
+				fivexx += " (" + strings.Join(serverErrors, ", ") + ")"
+			}
+			fmt.Fprintf(w, "| %s | %d | %d | %d / %d / %s | %d | %d | %s | %s |\n", row.Target, f.Connections, f.Responses,
+				classes['2'], classes['4'], fivexx, f.Unanswered, f.Invalid, yes(f.Crashed), yes(f.Alive))
 		}
 		fmt.Fprintln(w)
 	}

@@ -164,7 +164,9 @@ func (p *Process) Alive() bool {
 	}
 }
 
-// Stop sends the process group SIGTERM, then SIGKILL after 10 s.
+// Stop sends the process group SIGTERM, then SIGKILL after 5 s (a
+// gunicorn worker stuck on a slow client would take its 30 s graceful
+// timeout).
 func (p *Process) Stop() {
 	if !p.Alive() {
 		return
@@ -175,7 +177,7 @@ func (p *Process) Stop() {
 	}
 	select {
 	case <-p.exited:
-	case <-time.After(10 * time.Second):
+	case <-time.After(5 * time.Second):
 		syscall.Kill(-pgid, syscall.SIGKILL)
 		<-p.exited
 	}
