@@ -189,16 +189,19 @@ func stillOpen(conns []net.Conn) int {
 	n := 0
 	buf := make([]byte, 64<<10)
 	for _, c := range conns {
+		open := true // still sending after 16 reads: a stalled response
 		for range 16 {
 			c.SetReadDeadline(time.Now().Add(time.Millisecond))
 			_, err := c.Read(buf)
 			if err == nil {
 				continue
 			}
-			if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				n++
-			}
+			ne, ok := err.(net.Error)
+			open = ok && ne.Timeout()
 			break
+		}
+		if open {
+			n++
 		}
 	}
 	return n

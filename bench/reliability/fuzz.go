@@ -28,9 +28,13 @@ type FuzzStats struct {
 	Statuses   map[string]int `json:"statuses"` // by code
 	// Crashed: the process exited during the run; Alive: it answered a
 	// plain GET afterwards.
-	Crashed  bool     `json:"crashed"`
-	Alive    bool     `json:"alive"`
-	Examples []string `json:"invalid_examples,omitempty"`
+	Crashed bool `json:"crashed"`
+	Alive   bool `json:"alive"`
+	// FatalLogLines are the server's log lines that tell of a crash
+	// inside a process that lived on (a Go panic or fatal error, a
+	// signal, a worker replaced).
+	FatalLogLines []string `json:"fatal_log_lines,omitempty"`
+	Examples      []string `json:"invalid_examples,omitempty"`
 }
 
 // fuzzTarget sends mutated requests to p for d from workers connections
@@ -94,6 +98,7 @@ func fuzzTarget(ctx context.Context, p *Process, mut *Mutator, d time.Duration, 
 		status, err := getOnce(p.Addr, "/", 10*time.Second)
 		st.Alive = err == nil && status == 200
 	}
+	st.FatalLogLines = p.LogLines("panic:", "fatal error:", "SIGSEGV", "Worker exiting", "WORKER TIMEOUT", "exited with code")
 	return st
 }
 

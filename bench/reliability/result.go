@@ -209,7 +209,7 @@ func printTable(w io.Writer, r *Result) {
 				fivexx += " (" + strings.Join(serverErrors, ", ") + ")"
 			}
 			fmt.Fprintf(w, "| %s | %d | %d | %d / %d / %s | %d | %d | %s | %s |\n", row.Target, f.Connections, f.Responses,
-				classes['2'], classes['4'], fivexx, f.Unanswered, f.Invalid, yes(f.Crashed), yes(f.Alive))
+				classes['2'], classes['4'], fivexx, f.Unanswered, f.Invalid, crashCell(f), yes(f.Alive))
 		}
 		fmt.Fprintln(w)
 	}
@@ -221,8 +221,18 @@ func printTable(w io.Writer, r *Result) {
 			for _, e := range row.Fuzz.Examples {
 				fmt.Fprintf(w, "- fuzz %s invalid: %s\n", row.Target, e)
 			}
+			for _, line := range row.Fuzz.FatalLogLines {
+				fmt.Fprintf(w, "- fuzz %s log: %s\n", row.Target, line)
+			}
 		}
 	}
+}
+
+func crashCell(f *FuzzStats) string {
+	if len(f.FatalLogLines) > 0 {
+		return fmt.Sprintf("%s, %d fatal log lines", yes(f.Crashed), len(f.FatalLogLines))
+	}
+	return yes(f.Crashed)
 }
 
 func latencyCell(l Latency) string {

@@ -253,6 +253,25 @@ func (p *Process) LogTail() string {
 	return strings.Join(lines, " | ")
 }
 
+// LogLines are the first ten lines of the process's output that
+// contain any of words.
+func (p *Process) LogLines(words ...string) []string {
+	data, err := os.ReadFile(p.LogPath)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		for _, w := range words {
+			if strings.Contains(line, w) && len(out) < 10 {
+				out = append(out, line)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // getOnce sends one GET on a new connection and returns the status.
 func getOnce(addr, path string, timeout time.Duration) (int, error) {
 	c, err := net.DialTimeout("tcp", addr, timeout)
