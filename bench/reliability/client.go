@@ -144,8 +144,13 @@ func dialSmallReceive(addr string, timeout time.Duration) (net.Conn, error) {
 
 // openConnections dials n connections to addr, at most parallel at once,
 // writing first to each; it returns those that opened and the first
-// error. ctx ends it early.
+// error. Opening stops after 30 s: past a server's accept queue a dial
+// waits for its SYN to be retried, and a server that accepts one
+// connection at a time would take the probe's whole budget.
 func openConnections(ctx context.Context, addr string, n, parallel int, first []byte) ([]net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	dialer := net.Dialer{Timeout: 3 * time.Second}
 	conns := make([]net.Conn, n)
 	errs := make(chan error, n)
 	sem := make(chan struct{}, parallel)
@@ -153,13 +158,13 @@ func openConnections(ctx context.Context, addr string, n, parallel int, first []
 		sem <- struct{}{}
 		go func(i int) {
 			defer func() { <-sem }()
-			c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+			c, err := dialer.DialContext(ctx, "tcp", addr)
 			if err != nil {
 				errs <- err
 				return
 			}
 			if len(first) > 0 {
-				c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+				c.SetWriteDeadline(time.Now().Add(3 * time.Second))
 				if _, err := c.Write(first); err != nil {
 					c.Close()
 					errs <- err
@@ -179,7 +184,13 @@ func openConnections(ctx context.Context, addr string, n, parallel int, first []
 		}
 	}
 	close(errs)
-	return open, <-errs
+	if len(open) == n {
+		return open, nil
+	}
+	if err := <-errs; err != nil {
+		return open, fmt.Errorf("%d of %d connections did not open (the first error: %w)", n-len(open), n, err)
+	}
+	return open, fmt.Errorf("%d of %d connections opened in 30 s", len(open), n)
 }
 
 // stillOpen counts the connections the server has not closed: reading
