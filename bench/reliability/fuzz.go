@@ -31,8 +31,7 @@ type FuzzStats struct {
 	Crashed bool `json:"crashed"`
 	Alive   bool `json:"alive"`
 	// FatalLogLines are the server's log lines that tell of a crash
-	// inside a process that lived on (a Go panic or fatal error, a
-	// signal, a worker replaced).
+	// inside a process that lived on (Process.CrashLines).
 	FatalLogLines []string `json:"fatal_log_lines,omitempty"`
 	Examples      []string `json:"invalid_examples,omitempty"`
 }
@@ -98,7 +97,7 @@ func fuzzTarget(ctx context.Context, p *Process, mut *Mutator, d time.Duration, 
 		status, err := getOnce(p.Addr, "/", 10*time.Second)
 		st.Alive = err == nil && status == 200
 	}
-	st.FatalLogLines = p.LogLines("panic:", "fatal error:", "SIGSEGV", "Worker exiting", "WORKER TIMEOUT", "exited with code")
+	st.FatalLogLines = p.CrashLines()
 	return st
 }
 

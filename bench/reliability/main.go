@@ -189,7 +189,7 @@ func run() error {
 				continue
 			}
 			add(body(p))
-			p.Stop()
+			res.stopped(probe, p)
 		}
 	}
 
@@ -206,7 +206,7 @@ func run() error {
 			}
 			if p != nil {
 				add(latencyProbes(ctx, cfg, p)...)
-				p.Stop()
+				res.stopped("slowloris, slow readers, slow bodies", p)
 			}
 		}
 	}

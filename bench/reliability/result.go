@@ -26,6 +26,9 @@ type Result struct {
 	Config   Config            `json:"config"`
 	Targets  []Target          `json:"targets"`
 	Rows     []Row             `json:"rows"`
+	// Crashes are the crash lines (Process.CrashLines) each server
+	// logged during its probes.
+	Crashes []Crash `json:"crashes,omitempty"`
 	// LoadBefore and LoadAfter are /proc/loadavg around the run; Seconds
 	// its length.
 	LoadBefore string  `json:"loadavg_before"`
@@ -66,6 +69,21 @@ func newResult(root string, cfg Config) *Result {
 	}
 	sort.Slice(r.Targets, func(i, j int) bool { return r.Targets[i].Name < r.Targets[j].Name })
 	return r
+}
+
+// Crash is what one server logged of crashes during its probes.
+type Crash struct {
+	Probes string   `json:"probes"`
+	Target string   `json:"target"`
+	Lines  []string `json:"lines"`
+}
+
+// stopped records p's crash lines, if any, then stops it.
+func (r *Result) stopped(probes string, p *Process) {
+	if lines := p.CrashLines(); len(lines) > 0 {
+		r.Crashes = append(r.Crashes, Crash{probes, p.Target.Name, lines})
+	}
+	p.Stop()
 }
 
 func (r *Result) finish() {
@@ -157,7 +175,7 @@ func printTable(w io.Writer, r *Result) {
 		fmt.Fprintln(w, "|---|---|---|---|---|")
 		for _, row := range list {
 			if s, ok := status(row); !ok {
-				fmt.Fprintf(w, "| %s | %s | %s | | |\n", row.Target, mib(row.UploadBytes), s)
+				fmt.Fprintf(w, "| %s | %s MiB | %s | | |\n", row.Target, mib(row.UploadBytes), s)
 				continue
 			}
 			fmt.Fprintf(w, "| %s | %s MiB | %s → %s | %.1f s | %.0f MiB/s |\n", row.Target, mib(row.UploadBytes), mib(row.RSSBase),
@@ -212,6 +230,11 @@ func printTable(w io.Writer, r *Result) {
 				classes['2'], classes['4'], fivexx, f.Unanswered, f.Invalid, crashCell(f), yes(f.Alive))
 		}
 		fmt.Fprintln(w)
+	}
+	for _, c := range r.Crashes {
+		for _, line := range c.Lines {
+			fmt.Fprintf(w, "- %s log (%s): %s\n", c.Target, c.Probes, line)
+		}
 	}
 	for _, row := range r.Rows {
 		if row.Note != "" && row.Probe != "fuzz" {

@@ -253,16 +253,18 @@ func (p *Process) LogTail() string {
 	return strings.Join(lines, " | ")
 }
 
-// LogLines are the first ten lines of the process's output that
-// contain any of words.
-func (p *Process) LogLines(words ...string) []string {
+// CrashLines are the first ten lines of the process's output that tell
+// of a crash the process itself outlived: a Go panic or fatal error, a
+// signal, a worker killed by its master (gunicorn's WORKER TIMEOUT) or
+// replaced (m0serve's supervisor).
+func (p *Process) CrashLines() []string {
 	data, err := os.ReadFile(p.LogPath)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for _, line := range strings.Split(string(data), "\n") {
-		for _, w := range words {
+		for _, w := range []string{"panic:", "fatal error:", "SIGSEGV", "WORKER TIMEOUT", "exited with code", "signal 9"} {
 			if strings.Contains(line, w) && len(out) < 10 {
 				out = append(out, line)
 				break
