@@ -118,7 +118,7 @@ bench-python: packages-bench-python build
 # Reliability section): slowloris, idle connections per backend, slow
 # readers and slow bodies against --threads 1, 2 GiB uploads, a soak per
 # interface and 60 s of mutated requests, against bin/m0serve and
-# Debian's uvicorn and gunicorn in one run; loopback only, about 15
+# Debian's uvicorn and gunicorn in one run; loopback only, about 10
 # minutes, QUICK=1 for a smoke run of about a minute.
 .PHONY: bench-reliability
 bench-reliability: packages-bench-python build
