@@ -119,8 +119,7 @@ bench-python: packages-bench-python build
 # readers and slow bodies against --threads 1, 2 GiB uploads, a soak per
 # interface and 60 s of mutated requests, against bin/m0serve and
 # Debian's uvicorn and gunicorn in one run; loopback only, about 10
-# minutes, QUICK=1 for a smoke run (under 2 minutes, most of it starting
-# the servers).
+# minutes, QUICK=1 for a smoke run (under 2 minutes here under load).
 .PHONY: bench-reliability
 bench-reliability: packages-bench-python build
 	cd bench && $(GO) run $(LDFLAGS) ./reliability $(if $(QUICK),-quick)
