@@ -114,6 +114,16 @@ bench-python: packages-bench-python build
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms python-arms.json \
 		-scenarios c1,c4,c16,c64 $(if $(QUICK),-quick)
 
+# Issue 15's attack campaign (bench/reliability; bench/README.md,
+# Reliability section): slowloris, idle connections per backend, slow
+# readers and slow bodies against --threads 1, 2 GiB uploads, a soak per
+# interface and 60 s of mutated requests, against bin/m0serve and
+# Debian's uvicorn and gunicorn in one run; loopback only, about 10
+# minutes, QUICK=1 for a smoke run (under 2 minutes here under load).
+.PHONY: bench-reliability
+bench-reliability: packages-bench-python build
+	cd bench && $(GO) run $(LDFLAGS) ./reliability $(if $(QUICK),-quick)
+
 # The pybridge tests against every other embeddable CPython on the machine
 # (pyenv builds, 3.10 and newer, other than the default's minor version):
 # pybridge/pkg-config.sh points cgo at that Python's .pc and adds an rpath;
