@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,36 +21,7 @@ import (
 // (a single process's start line, or each worker's).
 func startReady(t *testing.T, cmd *exec.Cmd, ready *regexp.Regexp, n int) *server {
 	t.Helper()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &server{t: t, cmd: cmd, logs: &logBuffer{}, exit: make(chan error, 1)}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	matched := make(chan struct{}, 64)
-	go func() {
-		lines := bufio.NewScanner(stderr)
-		for lines.Scan() {
-			s.logs.add(lines.Text())
-			if ready.MatchString(lines.Text()) {
-				matched <- struct{}{}
-			}
-		}
-		s.exit <- cmd.Wait()
-	}()
-	t.Cleanup(s.stop)
-	for i := 0; i < n; i++ {
-		select {
-		case <-matched:
-		case err := <-s.exit:
-			s.done = true
-			t.Fatalf("m0serve exited before serving: %v\n%s", err, s.logs)
-		case <-time.After(30 * time.Second):
-			t.Fatalf("m0serve did not start:\n%s", s.logs)
-		}
-	}
+	s, _ := launch(t, cmd, "m0serve", ready, n)
 	return s
 }
 

@@ -6,8 +6,6 @@
 package tests
 
 import (
-	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -119,42 +117,10 @@ func startCommand(t testing.TB, v variant, wrapper []string, args ...string) *se
 	argv = append(argv, args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(cleanEnv(), v.env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &server{t: t, cmd: cmd, logs: &logBuffer{}, exit: make(chan error, 1)}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			s.logs.add(line)
-			if m := servingLine.FindStringSubmatch(line); m != nil {
-				select {
-				case found <- m[1] + " " + m[2]:
-				default:
-				}
-			}
-		}
-		s.exit <- cmd.Wait()
-	}()
-	t.Cleanup(func() { s.stop() })
-	select {
-	case got := <-found:
-		addr, desc, _ := strings.Cut(got, " ")
-		s.addr = addr
-		if v.describes != "" && !strings.Contains(desc, v.describes) {
-			t.Fatalf("started on %q, want %s", desc, v.describes)
-		}
-	case err := <-s.exit:
-		s.done = true
-		t.Fatalf("m0serve exited before serving: %v\n%s", err, s.logs)
-	case <-time.After(20 * time.Second):
-		t.Fatalf("m0serve did not start:\n%s", s.logs)
+	s, m := launch(t, cmd, "m0serve", servingLine, 1)
+	s.addr = m[1]
+	if v.describes != "" && !strings.Contains(m[2], v.describes) {
+		t.Fatalf("started on %q, want %s", m[2], v.describes)
 	}
 	return s
 }
@@ -170,28 +136,10 @@ func cleanEnv() []string {
 	return env
 }
 
-// runToExit runs the binary where it must exit on its own (a start-up
-// error, --help) and returns its exit status and output. A binary still
-// running after a minute is killed and fails the test: a start-up error
-// that ends in a serving process must not hang the suite or outlive it.
+// runToExit is runProgram for the binary itself.
 func runToExit(t *testing.T, env []string, args ...string) (int, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("%v: still running after a minute, killed\n%s", args, out)
-	}
-	if err == nil {
-		return 0, string(out)
-	}
-	if exit, ok := err.(*exec.ExitError); ok {
-		return exit.ExitCode(), string(out)
-	}
-	t.Fatalf("%v: %v\n%s", args, err, out)
-	return 0, ""
+	return runProgram(t, env, binary, args...)
 }
 
 func (s *server) url(path string) string { return "http://" + s.addr + path }

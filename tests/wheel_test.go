@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"io/fs"
@@ -143,59 +142,9 @@ func startProgram(t *testing.T, env []string, name string, args ...string) *serv
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = env
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &server{t: t, cmd: cmd, logs: &logBuffer{}, exit: make(chan error, 1)}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			s.logs.add(sc.Text())
-			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-		s.exit <- cmd.Wait()
-	}()
-	t.Cleanup(s.stop)
-	select {
-	case s.addr = <-found:
-	case err := <-s.exit:
-		s.done = true
-		t.Fatalf("%s exited before serving: %v\n%s", name, err, s.logs)
-	case <-time.After(20 * time.Second):
-		t.Fatalf("%s did not start:\n%s", name, s.logs)
-	}
+	s, m := launch(t, cmd, name, servingLine, 1)
+	s.addr = m[1]
 	return s
-}
-
-// runProgram runs a command that must exit on its own within a minute and
-// returns its exit status and output.
-func runProgram(t *testing.T, env []string, name string, args ...string) (int, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("%s %v: still running after a minute, killed\n%s", name, args, out)
-	}
-	if exit, ok := err.(*exec.ExitError); ok {
-		return exit.ExitCode(), string(out)
-	}
-	if err != nil {
-		t.Fatalf("%s %v: %v", name, args, err)
-	}
-	return 0, string(out)
 }
 
 // mustRun runs a command to completion in dir (env nil: the test's own)

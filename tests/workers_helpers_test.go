@@ -72,37 +72,7 @@ func startWorkersApp(t *testing.T, dir, target string, env []string, args ...str
 	// A group of its own, as a shell gives a job: a test can signal the
 	// group as a terminal's Ctrl-C does.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &server{t: t, cmd: cmd, logs: &logBuffer{}, exit: make(chan error, 1)}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan struct{}, 1)
-	go func() {
-		lines := bufio.NewScanner(stderr)
-		for lines.Scan() {
-			s.logs.add(lines.Text())
-			if workersReady.MatchString(lines.Text()) {
-				select {
-				case ready <- struct{}{}:
-				default:
-				}
-			}
-		}
-		s.exit <- cmd.Wait()
-	}()
-	t.Cleanup(func() { s.stop() })
-	select {
-	case <-ready:
-	case err := <-s.exit:
-		s.done = true
-		t.Fatalf("m0serve exited before its workers were ready: %v\n%s", err, s.logs)
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the workers were not ready:\n%s", s.logs)
-	}
+	s, _ := launch(t, cmd, "m0serve", workersReady, 1)
 	m := masterLine.FindStringSubmatch(s.logs.String())
 	if m == nil {
 		t.Fatalf("no master line:\n%s", s.logs)
