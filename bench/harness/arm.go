@@ -46,6 +46,28 @@ type Arm struct {
 	VersionCommand []string `json:"version_command,omitempty"`
 	// SkipReason, when set, says why the arm is not measured.
 	SkipReason string `json:"skip_reason,omitempty"`
+	// WebSocketPath, when set, makes the arm a WebSocket server: it echoes
+	// every message there, and wsload, not wrk, drives it.
+	WebSocketPath string `json:"websocket_path,omitempty"`
+	// BroadcastPath, when set, is where the arm sends every message a
+	// client sends to every connected client.
+	BroadcastPath string `json:"broadcast_path,omitempty"`
+}
+
+// Applies says whether the arm runs in a scenario: HTTP arms in the HTTP
+// scenarios and, with wrk, in the WebSocket echo ones (the request a
+// message is read against); WebSocket arms in the echo scenarios, and in
+// the broadcast ones when they serve a broadcast path.
+func (a Arm) Applies(s Scenario) bool {
+	switch s.WebSocket {
+	case "":
+		return a.WebSocketPath == ""
+	case "echo":
+		return true
+	case "broadcast":
+		return a.BroadcastPath != ""
+	}
+	return false
 }
 
 // Argv is the command line with the listen address filled in.
