@@ -40,6 +40,9 @@ type Arm struct {
 	// up on PATH) that must exist; when one is missing the arm is skipped,
 	// not failed.
 	Requires []string `json:"requires,omitempty"`
+	// RequiresHelp lists flags the command's --help must mention; when
+	// one is missing (a binary older than the flag) the arm is skipped.
+	RequiresHelp []string `json:"requires_help,omitempty"`
 	// VersionCommand, when set, is run once at start; the first line of
 	// its output goes into the result (ArmRecord.Version), so a table can
 	// be traced to the server release it measured.
@@ -109,6 +112,20 @@ func (a Arm) Missing(root string) string {
 		}
 		if _, err := exec.LookPath(need); err != nil {
 			return need + " not on PATH"
+		}
+	}
+	if len(a.RequiresHelp) > 0 {
+		binary := a.Command[0]
+		if strings.Contains(binary, "/") && !strings.HasPrefix(binary, "/") {
+			binary = root + "/" + binary
+		}
+		// --help may exit non-zero (Go's flag package exits 2); only the
+		// text matters.
+		help, _ := exec.Command(binary, "--help").CombinedOutput()
+		for _, flag := range a.RequiresHelp {
+			if !strings.Contains(string(help), flag) {
+				return a.Command[0] + " --help does not offer " + flag
+			}
 		}
 	}
 	return ""
