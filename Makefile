@@ -178,7 +178,7 @@ clean:
 # (m0serve ASGI beside uvicorn's websockets and wsproto implementations;
 # --native ws-echo beside --native hello's HTTP request) and Granian's
 # broadcast at 16 and 256 clients, alternated in one run (bench/README.md,
-# WebSocket section); about 7 minutes, QUICK=1 for a smoke check.
+# WebSocket section); about 8 minutes, QUICK=1 for a smoke check (3).
 .PHONY: bench-ws packages-bench-ws
 packages-bench-ws:
 	@$(INSTALL_PACKAGES) $(BENCH_WS_PACKAGES)
