@@ -20,6 +20,8 @@ TEST_PACKAGES         := $(RUN_PACKAGES) curl chromium gunicorn python3-flask py
 BENCH_PACKAGES        := $(RUN_PACKAGES) wrk strace
 BENCH_PYTHON_PACKAGES := $(BENCH_PACKAGES) gunicorn python3-flask python3-uvloop python3-starlette \
 	python3-fastapi uwsgi uwsgi-plugin-python3 python3-uvicorn python3-httptools
+BENCH_WS_PACKAGES     := $(BENCH_PACKAGES) python3-uvloop python3-uvicorn python3-httptools \
+	python3-websockets python3-wsproto
 # make wheel's build frontend and backend; the tests install a wheel into
 # a venv, so they need them too.
 WHEEL_PACKAGES        := $(RUN_PACKAGES) python3-build python3-setuptools python3-wheel python3-venv python3-pip
@@ -191,6 +193,19 @@ fuzz:
 
 clean:
 	rm -rf bin build dist
+
+# The WebSocket rows: echo ping-pong at 1, 16 and 256 connections
+# (m0serve ASGI beside uvicorn's websockets and wsproto implementations;
+# --native ws-echo beside --native hello's HTTP request) and Granian's
+# broadcast at 16 and 256 clients, alternated in one run (bench/README.md,
+# WebSocket section); about 8 minutes, QUICK=1 for a smoke check (3).
+.PHONY: bench-ws packages-bench-ws
+packages-bench-ws:
+	@$(INSTALL_PACKAGES) $(BENCH_WS_PACKAGES)
+
+bench-ws: packages-bench-ws build
+	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms websocket-arms.json -port-base 18680 \
+		-scenarios ws-c1,ws-c16,ws-c256,ws-broadcast16,ws-broadcast256 $(if $(QUICK),-quick)
 
 # --workers measured (bench/README.md, Workers section): server CPU per
 # request of one process, a master with 1 worker and with 2, all pinned to

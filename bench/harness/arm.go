@@ -40,12 +40,37 @@ type Arm struct {
 	// up on PATH) that must exist; when one is missing the arm is skipped,
 	// not failed.
 	Requires []string `json:"requires,omitempty"`
+	// RequiresHelp lists flags the command's --help must mention; when
+	// one is missing (a binary older than the flag) the arm is skipped.
+	RequiresHelp []string `json:"requires_help,omitempty"`
 	// VersionCommand, when set, is run once at start; the first line of
 	// its output goes into the result (ArmRecord.Version), so a table can
 	// be traced to the server release it measured.
 	VersionCommand []string `json:"version_command,omitempty"`
 	// SkipReason, when set, says why the arm is not measured.
 	SkipReason string `json:"skip_reason,omitempty"`
+	// WebSocketPath, when set, makes the arm a WebSocket server: it echoes
+	// every message there, and wsload, not wrk, drives it.
+	WebSocketPath string `json:"websocket_path,omitempty"`
+	// BroadcastPath, when set, is where the arm sends every message a
+	// client sends to every connected client.
+	BroadcastPath string `json:"broadcast_path,omitempty"`
+}
+
+// Applies says whether the arm runs in a scenario: HTTP arms in the HTTP
+// scenarios and, with wrk, in the WebSocket echo ones (the request a
+// message is read against); WebSocket arms in the echo scenarios, and in
+// the broadcast ones when they serve a broadcast path.
+func (a Arm) Applies(s Scenario) bool {
+	switch s.WebSocket {
+	case "":
+		return a.WebSocketPath == ""
+	case "echo":
+		return true
+	case "broadcast":
+		return a.BroadcastPath != ""
+	}
+	return false
 }
 
 // Argv is the command line with the listen address filled in.
@@ -87,6 +112,20 @@ func (a Arm) Missing(root string) string {
 		}
 		if _, err := exec.LookPath(need); err != nil {
 			return need + " not on PATH"
+		}
+	}
+	if len(a.RequiresHelp) > 0 {
+		binary := a.Command[0]
+		if strings.Contains(binary, "/") && !strings.HasPrefix(binary, "/") {
+			binary = root + "/" + binary
+		}
+		// --help may exit non-zero (Go's flag package exits 2); only the
+		// text matters.
+		help, _ := exec.Command(binary, "--help").CombinedOutput()
+		for _, flag := range a.RequiresHelp {
+			if !strings.Contains(string(help), flag) {
+				return a.Command[0] + " --help does not offer " + flag
+			}
 		}
 	}
 	return ""

@@ -36,6 +36,19 @@ func TestArmMissingNamesWhatIsAbsent(t *testing.T) {
 	if m := noTool.Missing(root); m != "no-such-server-m0bench not on PATH" {
 		t.Errorf("Missing = %q, want the absent executable", m)
 	}
+	// A server whose --help offers --ws but not --asgi-thread.
+	server := filepath.Join(root, "server")
+	if err := os.WriteFile(server, []byte("#!/bin/sh\necho '  --ws (env M0_WS)'\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	offered := Arm{Command: []string{"./server"}, RequiresHelp: []string{"--ws"}}
+	if m := offered.Missing(root); m != "" {
+		t.Errorf("Missing = %q for a flag --help offers", m)
+	}
+	older := Arm{Command: []string{"./server"}, RequiresHelp: []string{"--ws", "--asgi-thread"}}
+	if m := older.Missing(root); m != "./server --help does not offer --asgi-thread" {
+		t.Errorf("Missing = %q, want the flag --help lacks", m)
+	}
 }
 
 func TestLoadArms(t *testing.T) {

@@ -32,7 +32,7 @@ func run() error {
 	duration := flag.Duration("duration", 5*time.Second, "length of each measured wrk run (whole seconds)")
 	warmup := flag.Duration("warmup", 2*time.Second, "length of the unrecorded run per arm before each scenario")
 	armList := flag.String("arms", "", "comma-separated arm names to run (default all)")
-	scenarioList := flag.String("scenarios", "", "comma-separated scenarios: c16,c256,c16-close,c16-pipe16 (default all)")
+	scenarioList := flag.String("scenarios", "", "comma-separated scenarios: c16,c256,c16-close,c16-pipe16 (default all); also c1,c4,c64 and make bench-ws's ws-c1,ws-c16,ws-c256,ws-broadcast16,ws-broadcast256")
 	extraArms := flag.String("extra-arms", "", "JSON file of further arms (see Arm in harness/arm.go), e.g. Python servers")
 	native := flag.Bool("native", true, "run the built-in arms (m0serve --native hello and the Go and C peers); -native=false with -extra-arms runs only the file's arms")
 	host := flag.String("host", "127.0.0.1", "loopback address the servers listen on")
@@ -105,11 +105,22 @@ func run() error {
 		return err
 	}
 
+	wsload := ""
+	for _, scenario := range chosen {
+		if scenario.WebSocket != "" && wsload == "" {
+			logf("building wsload")
+			if wsload, err = buildWSLoad(ctx, benchDir, logDir); err != nil {
+				return err
+			}
+		}
+	}
+
 	session := &Session{
 		Root: root, Host: *host,
 		ServerCPU: *serverCPU, LoadCPU: *loadCPU,
 		Clock: newCPUClock(), LogDir: logDir,
 		PipelineScript: filepath.Join(benchDir, "pipeline.lua"),
+		WSLoad:         wsload,
 		Log:            logf,
 		ReloadEvery:    *reloadEvery,
 	}
@@ -127,6 +138,9 @@ func run() error {
 		result.Mode = "syscalls"
 	case *quick:
 		result.Mode = "quick"
+	}
+	if wsload != "" {
+		result.Mode = "ws-" + result.Mode
 	}
 	collectEnvironment(result, root, benchDir)
 	result.LoadBefore = loadAverage()

@@ -19,7 +19,9 @@ type Session struct {
 	Clock          CPUClock
 	LogDir         string
 	PipelineScript string
-	Log            func(format string, args ...any)
+	// WSLoad is the wsload binary that drives the WebSocket scenarios.
+	WSLoad string
+	Log    func(format string, args ...any)
 	// ReloadEvery, when set, sends the server SIGHUP this often during
 	// each measured run (a rolling reload: errors are what is measured).
 	ReloadEvery time.Duration
@@ -72,6 +74,15 @@ func (s *Session) Start(arms []Arm, portBase int) {
 			s.Log("fail %s: %v", arm.Name, err)
 			continue
 		}
+		if arm.WebSocketPath != "" {
+			record.WebSocketParity, err = checkWebSocketParity(server.Addr(s.Host), arm, 5*time.Second)
+			if err != nil {
+				server.Stop(3 * time.Second)
+				record.Failed = err.Error()
+				s.Log("fail %s: %v", arm.Name, err)
+				continue
+			}
+		}
 		s.servers[arm.Name] = server
 		s.Log("ready %s on port %d (pid %d, %d-byte response)", arm.Name, record.Port, server.Pid(), parity.ResponseBytes)
 	}
@@ -86,8 +97,17 @@ func (s *Session) Stop() {
 
 // live is the arms still being measured, in arm order.
 func (s *Session) live() []*ArmRecord {
+	return s.liveIn(nil)
+}
+
+// liveIn is the arms still being measured that run in scenario (all of
+// them when it is nil).
+func (s *Session) liveIn(scenario *Scenario) []*ArmRecord {
 	var live []*ArmRecord
 	for _, record := range s.Records {
+		if scenario != nil && !record.Applies(*scenario) {
+			continue
+		}
 		if _, ok := s.servers[record.Name]; ok && record.Failed == "" {
 			live = append(live, record)
 		}
@@ -130,7 +150,7 @@ func (s *Session) Measure(ctx context.Context, chosen []Scenario, rounds int, du
 	var runs []Run
 	for _, scenario := range chosen {
 		s.Log("scenario %s: %s", scenario.Name, scenario.Describe())
-		for _, record := range s.live() {
+		for _, record := range s.liveIn(&scenario) {
 			if _, err := s.runOnce(ctx, scenario, record, warmup); err != nil {
 				if ctx.Err() != nil {
 					return runs, ctx.Err()
@@ -139,7 +159,7 @@ func (s *Session) Measure(ctx context.Context, chosen []Scenario, rounds int, du
 			}
 		}
 		for round := 1; round <= rounds; round++ {
-			for _, record := range s.live() {
+			for _, record := range s.liveIn(&scenario) {
 				run, err := s.runOnce(ctx, scenario, record, duration)
 				if err != nil {
 					if ctx.Err() != nil {
@@ -168,6 +188,9 @@ func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRec
 	server := s.servers[record.Name]
 	if !server.Alive() {
 		return Run{}, fmt.Errorf("server exited: %s", server.LogTail())
+	}
+	if scenario.WebSocket != "" && record.WebSocketPath != "" {
+		return s.runWebSocket(ctx, scenario, record, server, duration)
 	}
 	url := "http://" + server.Addr(s.Host) + "/"
 	args := append([]string{"-c", s.LoadCPU, "wrk"}, scenario.WrkArgs(url, duration, s.PipelineScript)...)

@@ -60,6 +60,8 @@ type ArmRecord struct {
 	Arm
 	Port   int     `json:"port,omitempty"`
 	Parity *Parity `json:"parity,omitempty"`
+	// WebSocketParity is the upgrade answer at WebSocketPath.
+	WebSocketParity *Parity `json:"websocket_parity,omitempty"`
 	// Version is the first line VersionCommand printed.
 	Version string `json:"version,omitempty"`
 	// Failed says why an arm that started stopped being measured.

@@ -16,6 +16,11 @@ type Scenario struct {
 	Close bool `json:"close,omitempty"`
 	// PipelineDepth > 1 sends that many requests per write (pipeline.lua).
 	PipelineDepth int `json:"pipeline_depth,omitempty"`
+	// WebSocket is "echo" or "broadcast" for the scenarios of make
+	// bench-ws, driven by wsload (see Arm.Applies for which arms run).
+	WebSocket string `json:"websocket,omitempty"`
+	// Reference is a published figure to read the table beside.
+	Reference string `json:"reference,omitempty"`
 }
 
 // scenarios are the four shapes a run measures unless -scenarios says
@@ -40,9 +45,27 @@ var moreScenarios = []Scenario{
 	{Name: "c64", Connections: 64},
 }
 
+// webSocketScenarios are make bench-ws's: ping-pong of one 64-byte text
+// message on every connection (an HTTP arm meanwhile gets wrk at the same
+// connection count: the request its CPU per message is read against),
+// and Granian's broadcast, each client's messages sent to every client.
+var webSocketScenarios = []Scenario{
+	{Name: "ws-c1", Connections: 1, WebSocket: "echo"},
+	{Name: "ws-c16", Connections: 16, WebSocket: "echo"},
+	{Name: "ws-c256", Connections: 256, WebSocket: "echo"},
+	{Name: "ws-broadcast16", Connections: 16, WebSocket: "broadcast",
+		Reference: "Granian's published figure (benchmarks/vs.md, Granian 2.8.1, 5 Aug 2026, Ryzen 7 5700X): " +
+			"Granian ASGI 2.05x uvicorn's messages/s at 16 clients (361024 against 176116 combined; 339787 against 165756 received)"},
+	{Name: "ws-broadcast256", Connections: 256, WebSocket: "broadcast"},
+}
+
 // Describe is the scenario in words for the table.
 func (s Scenario) Describe() string {
 	switch {
+	case s.WebSocket == "echo":
+		return fmt.Sprintf("%d WebSocket connections, echo ping-pong; HTTP arms: wrk keep-alive", s.Connections)
+	case s.WebSocket == "broadcast":
+		return fmt.Sprintf("%d WebSocket clients, each message sent to all", s.Connections)
 	case s.Close:
 		return fmt.Sprintf("%d connections, Connection: close", s.Connections)
 	case s.PipelineDepth > 1:
@@ -85,7 +108,7 @@ func selectScenarios(list string) ([]Scenario, error) {
 	if list == "" {
 		return scenarios, nil
 	}
-	known := append(append([]Scenario{}, scenarios...), moreScenarios...)
+	known := append(append(append([]Scenario{}, scenarios...), moreScenarios...), webSocketScenarios...)
 	var chosen []Scenario
 	for _, name := range strings.Split(list, ",") {
 		found := false

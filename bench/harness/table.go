@@ -102,9 +102,24 @@ func printTable(w io.Writer, chosen []Scenario, records []*ArmRecord, summaries 
 		}
 		return Summary{}, false
 	}
-	groups := groupRecords(records)
 	for _, scenario := range chosen {
-		fmt.Fprintf(w, "\n%s (%s); medians; ratios are rps× / cpu× against each peer\n", scenario.Name, scenario.Describe())
+		rate, cost := "rps", "µs/req"
+		if scenario.WebSocket != "" {
+			// An HTTP arm's row in an echo scenario is still per request.
+			rate, cost = "msg/s", "µs/msg"
+		}
+		fmt.Fprintf(w, "\n%s (%s); medians; ratios are %s× / cpu× against each peer\n", scenario.Name, scenario.Describe(), rate)
+		var applying []*ArmRecord
+		for _, record := range records {
+			if record.Applies(scenario) {
+				applying = append(applying, record)
+			}
+		}
+		groups := groupRecords(applying)
+		width := 14
+		for _, record := range applying {
+			width = max(width, len(record.Name))
+		}
 		for i, group := range groups {
 			if len(groups) > 1 {
 				if i > 0 {
@@ -112,29 +127,34 @@ func printTable(w io.Writer, chosen []Scenario, records []*ArmRecord, summaries 
 				}
 				fmt.Fprintf(w, "[%s]\n", groupTitle(group.name))
 			}
-			header := fmt.Sprintf("%-14s %10s %9s %9s %8s %6s", "arm", "rps", "p50 µs", "p99 µs", "µs/req", "cores")
-			for _, peer := range group.peers {
-				header += fmt.Sprintf("  %-13s", "vs "+peer)
+			header := fmt.Sprintf("%-*s %10s %9s %9s %8s %6s", width, "arm", rate, "p50 µs", "p99 µs", cost, "cores")
+			columns := make([]int, len(group.peers))
+			for i, peer := range group.peers {
+				columns[i] = max(13, len("vs "+peer))
+				header += fmt.Sprintf("  %-*s", columns[i], "vs "+peer)
 			}
 			fmt.Fprintln(w, strings.TrimRight(header, " "))
 			for _, record := range group.records {
 				row, ok := find(scenario.Name, record.Name)
 				if !ok {
-					fmt.Fprintf(w, "%-14s %s\n", record.Name, armState(record))
+					fmt.Fprintf(w, "%-*s %s\n", width, record.Name, armState(record))
 					continue
 				}
-				line := fmt.Sprintf("%-14s %10.0f %9s %9s %8.2f %6.2f",
-					record.Name, row.RPS, latencyCell(row.P50us), latencyCell(row.P99us), row.CPUusPerRequest, row.Cores)
-				for _, peer := range group.peers {
+				line := fmt.Sprintf("%-*s %10.0f %9s %9s %8.2f %6.2f",
+					width, record.Name, row.RPS, latencyCell(row.P50us), latencyCell(row.P99us), row.CPUusPerRequest, row.Cores)
+				for i, peer := range group.peers {
 					base, ok := find(scenario.Name, peer)
 					if !ok {
-						line += fmt.Sprintf("  %-13s", "-")
+						line += fmt.Sprintf("  %-*s", columns[i], "-")
 						continue
 					}
-					line += fmt.Sprintf("  %-13s", fmt.Sprintf("%.2f/%.2f", ratio(row.RPS, base.RPS), ratio(row.CPUusPerRequest, base.CPUusPerRequest)))
+					line += fmt.Sprintf("  %-*s", columns[i], fmt.Sprintf("%.2f/%.2f", ratio(row.RPS, base.RPS), ratio(row.CPUusPerRequest, base.CPUusPerRequest)))
 				}
 				fmt.Fprintln(w, strings.TrimRight(line, " "))
 			}
+		}
+		if scenario.Reference != "" {
+			fmt.Fprintf(w, "%s\n", scenario.Reference)
 		}
 	}
 }

@@ -1,0 +1,76 @@
+"""The WebSocket benchmark app of `make bench-ws`, raw ASGI so that the
+server's cost is what is measured, not a framework's.
+
+    python3 -m uvicorn --ws websockets --app-dir bench/apps asgi_ws:app
+
+/ echoes every message as it came (text as text, bytes as bytes).
+/broadcast is Granian's broadcast app (its benchmarks/ws/app/asgi.py):
+every message a client sends goes to every connected client, the
+sender included. Each client's sends are serialised by a lock of its
+own: m0serve refuses a second send on a connection while one is being
+written (ASGI leaves concurrent sends undefined), and the lock costs
+uvicorn the same. Any other path is refused; HTTP requests get the bare
+hello, so the harness can see that the server is up.
+"""
+
+import asyncio
+
+BODY = b"Hello, World!"
+START = {
+    "type": "http.response.start",
+    "status": 200,
+    "headers": [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(BODY))],
+}
+RESPONSE_BODY = {"type": "http.response.body", "body": BODY}
+ACCEPT = {"type": "websocket.accept"}
+
+# The connections on /broadcast: their send callable and its lock.
+clients = {}
+
+
+async def echo(receive, send):
+    while True:
+        message = await receive()
+        if message["type"] != "websocket.receive":
+            return
+        await send({"type": "websocket.send", "bytes": message.get("bytes"), "text": message.get("text")})
+
+
+async def broadcast(receive, send):
+    clients[send] = asyncio.Lock()
+    try:
+        while True:
+            message = await receive()
+            if message["type"] != "websocket.receive":
+                return
+            out = {"type": "websocket.send", "bytes": message.get("bytes"), "text": message.get("text")}
+            for client, lock in list(clients.items()):
+                async with lock:
+                    await client(out)
+    finally:
+        del clients[send]
+
+
+async def app(scope, receive, send):
+    if scope["type"] == "websocket":
+        if (await receive())["type"] != "websocket.connect":
+            return
+        path = scope["path"]
+        if path not in ("/", "/broadcast"):
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        await send(ACCEPT)
+        await (echo if path == "/" else broadcast)(receive, send)
+        return
+    if scope["type"] == "http":
+        await send(START)
+        await send(RESPONSE_BODY)
+        return
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
