@@ -47,7 +47,7 @@ func confCases() []confCase {
 	return cases
 }
 
-// echoCase sends frames (written by send) and wants the echo of want.
+// echo sends a message in one frame and wants it back as it went.
 func echo(op byte, payload []byte) func(c *confClient) error {
 	return func(c *confClient) error {
 		if err := c.write(confFrame{fin: true, op: op, payload: payload}); err != nil {

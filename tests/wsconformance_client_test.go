@@ -46,12 +46,15 @@ type confFrame struct {
 	payload []byte
 }
 
+// dataFrame is a whole frame (FIN set) with op and payload.
 func dataFrame(op byte, payload string) confFrame {
 	return confFrame{fin: true, op: op, payload: []byte(payload)}
 }
 
 func textFrame(s string) confFrame { return dataFrame(opText, s) }
 func pingFrame(s string) confFrame { return dataFrame(opPing, s) }
+
+// fragment is a frame of a fragmented message (§5.4).
 func fragment(op byte, s string, fin bool) confFrame {
 	return confFrame{fin: fin, op: op, payload: []byte(s)}
 }
