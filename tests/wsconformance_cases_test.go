@@ -416,6 +416,17 @@ func utf8Cases() []confCase {
 		{id: "6.4.4", about: "fail fast: invalid sequence split mid-frame", run: failFast(raw(string(unmaskedFrom(len(ffFrame)))+kosme+"\xf4", "\x90"))},
 		{id: "6.5.1", about: "valid UTF-8 κόσμε", run: echo(opText, []byte(kosme))},
 	}
+	// Two fragments split at every byte: the validation carries a
+	// partial character across frames, and fails on the first bad byte
+	// wherever the split falls.
+	for k := 1; k < len(latin); k++ {
+		cases = append(cases, confCase{id: fmt.Sprintf("6.2.5.%d", k), about: fmt.Sprintf("valid UTF-8 split after byte %d", k),
+			run: seq(send(fragment(opText, latin[:k], false), fragment(opContinuation, latin[k:], true)), want(opText, latin))})
+	}
+	for k := 1; k < len(invalid); k++ {
+		cases = append(cases, confCase{id: fmt.Sprintf("6.3.3.%d", k), about: fmt.Sprintf("invalid UTF-8 split after byte %d", k),
+			run: seq(send(fragment(opText, invalid[:k], false), fragment(opContinuation, invalid[k:], true)), invalidPayload)})
+	}
 	counts := map[string]int{}
 	for _, v := range utf8Vectors() {
 		counts[v.group]++
