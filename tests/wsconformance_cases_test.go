@@ -392,7 +392,7 @@ func utf8Cases() []confCase {
 	raw := func(parts ...string) func(c *confClient) error {
 		return func(c *confClient) error {
 			for _, p := range parts {
-				if _, err := c.conn.Write([]byte(p)); err != nil {
+				if err := c.writeRaw([]byte(p)); err != nil {
 					return err
 				}
 			}
@@ -544,7 +544,7 @@ func limitCases() []confCase {
 		// limit: the server must not wait for the rest.
 		head := []byte{0x82, 0x80 | 127, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 		binaryorder.BigEndian.PutUint64(head[2:10], confMaxSize+1)
-		if _, err := c.conn.Write(append(head, make([]byte, 1024)...)); err != nil {
+		if err := c.writeRaw(append(head, make([]byte, 1024)...)); err != nil {
 			return err
 		}
 		// A bound on a failing case: the failure is expected at once.

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -194,7 +195,21 @@ func (c *confClient) write(frames ...confFrame) error {
 	for _, f := range frames {
 		out = append(out, f.encode()...)
 	}
-	_, err := c.conn.Write(out)
+	return c.writeRaw(out)
+}
+
+// writeRaw writes bytes as they are. A server that failed the connection
+// may have closed it before all were written: that is no error here, the
+// case's next read tells what the server did.
+func (c *confClient) writeRaw(b []byte) error {
+	_, err := c.conn.Write(b)
+	return endIsNoError(err)
+}
+
+func endIsNoError(err error) error {
+	if err != nil && isEnd(err) {
+		return nil
+	}
 	return err
 }
 
@@ -218,7 +233,7 @@ func (c *confClient) writeChopped(chop int, frames ...confFrame) error {
 	for len(out) > 0 {
 		n := min(chop, len(out))
 		if _, err := c.conn.Write(out[:n]); err != nil {
-			return err
+			return endIsNoError(err) // as in writeRaw
 		}
 		out = out[n:]
 	}
@@ -472,7 +487,7 @@ func (c *confClient) expectEnd() error {
 
 func isEnd(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
-		strings.Contains(err.Error(), "connection reset")
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 func isTimeout(err error) bool {

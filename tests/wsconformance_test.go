@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -31,16 +32,20 @@ func TestWebSocketConformance(t *testing.T) {
 		}
 	})
 	maxSize := strconv.Itoa(confMaxSize)
+	// The servers run side by side: most of a case's time is waiting.
 	t.Run("m0serve native", func(t *testing.T) {
+		t.Parallel()
 		s := start(t, variants[0], "--native", "ws-echo", "--ws-max-size", maxSize)
 		runConformance(t, s.addr, nil)
 	})
 	t.Run("m0serve ASGI", func(t *testing.T) {
+		t.Parallel()
 		s := startASGI(t, variants[0], "asgi_ws_echo_app:app", "--ws-max-size", maxSize)
 		runConformance(t, s.addr, nil)
 	})
 	for _, impl := range []string{"websockets", "wsproto"} {
 		t.Run("uvicorn "+impl, func(t *testing.T) {
+			t.Parallel()
 			runConformance(t, startUvicorn(t, "--ws", impl, "--ws-max-size", maxSize), uvicornDiffers[impl])
 		})
 	}
@@ -68,9 +73,10 @@ var uvicornDiffers = map[string]map[string]string{
 
 // confResult is one case's outcome.
 type confResult struct {
-	c     confCase
-	err   error
-	notes []string
+	c       confCase
+	err     error
+	notes   []string
+	elapsed time.Duration
 }
 
 // runConformance runs every case against the echo at addr, four at a
@@ -86,7 +92,9 @@ func runConformance(t *testing.T, addr string, differs map[string]string) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				began := time.Now()
 				results[i] = runConfCase(addr, cases[i])
+				results[i].elapsed = time.Since(began)
 			}
 		}()
 	}
@@ -98,7 +106,11 @@ func runConformance(t *testing.T, addr string, differs map[string]string) {
 
 	passed, nonStrict, known := 0, 0, 0
 	var lines []string
+	slowest := results[0]
 	for _, r := range results {
+		if r.elapsed > slowest.elapsed {
+			slowest = r
+		}
 		_, differs := differs[r.c.id]
 		switch {
 		case r.err == nil && len(r.notes) == 0:
@@ -118,7 +130,8 @@ func runConformance(t *testing.T, addr string, differs map[string]string) {
 	for _, l := range lines {
 		t.Log(l)
 	}
-	t.Logf("%d of %d cases passed (%d of them non-strict), %d differ as documented", passed, len(cases), nonStrict, known)
+	t.Logf("%s: %d of %d cases passed (%d of them non-strict), %d differ as documented; the slowest, %s, took %v",
+		t.Name(), passed, len(cases), nonStrict, known, slowest.c.id, slowest.elapsed.Round(time.Millisecond))
 }
 
 // runConfCase runs one case on a connection of its own and, if the case
