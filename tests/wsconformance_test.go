@@ -33,16 +33,20 @@ func TestWebSocketConformance(t *testing.T) {
 	})
 	maxSize := strconv.Itoa(confMaxSize)
 	// The servers run side by side: most of a case's time is waiting.
-	t.Run("m0serve native", func(t *testing.T) {
-		t.Parallel()
-		s := start(t, variants[0], "--native", "ws-echo", "--ws-max-size", maxSize)
-		runConformance(t, s.addr, nil)
-	})
-	t.Run("m0serve ASGI", func(t *testing.T) {
-		t.Parallel()
-		s := startASGI(t, variants[0], "asgi_ws_echo_app:app", "--ws-max-size", maxSize)
-		runConformance(t, s.addr, nil)
-	})
+	// m0serve runs on io_uring and on epoll, whose reads split frames
+	// differently.
+	for _, v := range variants[:2] {
+		t.Run("m0serve native "+v.name, func(t *testing.T) {
+			t.Parallel()
+			s := start(t, v, "--native", "ws-echo", "--ws-max-size", maxSize)
+			runConformance(t, s.addr, nil)
+		})
+		t.Run("m0serve ASGI "+v.name, func(t *testing.T) {
+			t.Parallel()
+			s := startASGI(t, v, "asgi_ws_echo_app:app", "--ws-max-size", maxSize)
+			runConformance(t, s.addr, nil)
+		})
+	}
 	for _, impl := range []string{"websockets", "wsproto"} {
 		t.Run("uvicorn "+impl, func(t *testing.T) {
 			t.Parallel()
