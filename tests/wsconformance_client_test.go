@@ -125,7 +125,8 @@ func confDial(addr, path, extensions string) (*confClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn.SetDeadline(time.Now().Add(20 * time.Second))
+	// Bounds a failing case; the fail-fast ones bound their wait tighter.
+	conn.SetDeadline(time.Now().Add(60 * time.Second))
 	var nonce [16]byte
 	rand.Read(nonce[:])
 	key := base64.StdEncoding.EncodeToString(nonce[:])
