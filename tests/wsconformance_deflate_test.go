@@ -4,7 +4,11 @@ package tests
 
 import (
 	"bytes"
+	"compress/flate"
 	"fmt"
+	"io"
+	"strconv"
+	"strings"
 )
 
 // compressible is JSON-like text that deflate shrinks.
@@ -126,4 +130,117 @@ func negotiationCases() []confCase {
 			}})
 	}
 	return cases
+}
+
+// confDeflate is the client's half of permessage-deflate (RFC 7692): it
+// compresses every message on its own (no context takeover, always
+// allowed to a sender) with a window any client_max_window_bits allows,
+// and inflates keeping the server's window across messages unless the
+// server agreed to server_no_context_takeover.
+type confDeflate struct {
+	serverNoContext bool
+	// clientWindowBits is what the server allowed the client (15 when
+	// it set no limit).
+	clientWindowBits int
+	history          []byte // the last 32 KiB the server sent, for context takeover
+}
+
+// parseDeflateResponse checks the accepted extension against the offer.
+func parseDeflateResponse(accepted, offer string) (*confDeflate, error) {
+	if strings.Contains(accepted, ",") {
+		return nil, fmt.Errorf("more than one extension accepted: %q", accepted)
+	}
+	params := strings.Split(accepted, ";")
+	if strings.TrimSpace(params[0]) != "permessage-deflate" {
+		return nil, fmt.Errorf("extension %q was not offered", params[0])
+	}
+	d := &confDeflate{clientWindowBits: 15}
+	seen := map[string]bool{}
+	for _, p := range params[1:] {
+		name, value, hasValue := strings.Cut(strings.TrimSpace(p), "=")
+		value = strings.Trim(value, `"`)
+		if seen[name] {
+			return nil, fmt.Errorf("parameter %s twice in %q", name, accepted)
+		}
+		seen[name] = true
+		switch name {
+		case "server_no_context_takeover", "client_no_context_takeover":
+			if hasValue {
+				return nil, fmt.Errorf("%s with a value in %q", name, accepted)
+			}
+			d.serverNoContext = d.serverNoContext || name == "server_no_context_takeover"
+		case "server_max_window_bits", "client_max_window_bits":
+			bits, err := strconv.Atoi(value)
+			if !hasValue || err != nil || bits < 8 || bits > 15 {
+				return nil, fmt.Errorf("%s=%q in %q", name, value, accepted)
+			}
+			if name == "client_max_window_bits" {
+				if !strings.Contains(offer, "client_max_window_bits") {
+					return nil, fmt.Errorf("client_max_window_bits in the answer to %q, which did not offer it (§7.1.2.2)", offer)
+				}
+				d.clientWindowBits = bits
+			} else if limit := offeredBits(offer, "server_max_window_bits"); limit > 0 && bits > limit {
+				return nil, fmt.Errorf("server_max_window_bits=%d above the %d offered", bits, limit)
+			}
+		default:
+			return nil, fmt.Errorf("unknown parameter %q in %q", name, accepted)
+		}
+	}
+	if offer != "" && strings.Contains(offer, "server_no_context_takeover") && !d.serverNoContext &&
+		!strings.Contains(offer, ",") {
+		return nil, fmt.Errorf("server_no_context_takeover offered but not in the answer %q (§7.1.1.1)", accepted)
+	}
+	return d, nil
+}
+
+// offeredBits is the value of param in the first offer that has it.
+func offeredBits(offer, param string) int {
+	_, rest, ok := strings.Cut(offer, param+"=")
+	if !ok {
+		return 0
+	}
+	end := strings.IndexAny(rest, ";, ")
+	if end < 0 {
+		end = len(rest)
+	}
+	bits, _ := strconv.Atoi(rest[:end])
+	return bits
+}
+
+// compress deflates a message on its own and strips the final empty
+// block's 00 00 ff ff (§7.2.1). Under a window limit below 15 bits it
+// uses Huffman coding only, which refers back to nothing.
+func (d *confDeflate) compress(payload []byte) []byte {
+	level := flate.BestSpeed
+	if d.clientWindowBits < 15 {
+		level = flate.HuffmanOnly
+	}
+	var buf bytes.Buffer
+	w, _ := flate.NewWriter(&buf, level)
+	w.Write(payload)
+	w.Flush()
+	out := buf.Bytes()
+	return bytes.TrimSuffix(out, []byte{0, 0, 0xff, 0xff})
+}
+
+// inflate appends the tail §7.2.2 says the sender stripped, and a final
+// empty stored block so the reader ends cleanly.
+func (d *confDeflate) inflate(payload []byte) ([]byte, error) {
+	src := append(append(payload, 0, 0, 0xff, 0xff), 0x01, 0, 0, 0xff, 0xff)
+	var dict []byte
+	if !d.serverNoContext {
+		dict = d.history
+	}
+	r := flate.NewReaderDict(bytes.NewReader(src), dict)
+	out, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("server's compressed message: %v", err)
+	}
+	if !d.serverNoContext {
+		d.history = append(d.history, out...)
+		if len(d.history) > 32<<10 {
+			d.history = append([]byte(nil), d.history[len(d.history)-32<<10:]...)
+		}
+	}
+	return out, nil
 }
