@@ -16,7 +16,7 @@ GOBIN       := $(shell $(GO) env GOPATH)/bin
 RUN_PACKAGES          := pkg-config python3-dev
 TEST_PACKAGES         := $(RUN_PACKAGES) curl chromium gunicorn python3-flask python3-django \
 	python3-uvloop python3-starlette python3-fastapi python3-multipart python3-pyflakes python3-websockets \
-	python3-build python3-setuptools python3-wheel python3-venv python3-pip
+	python3-uvicorn python3-wsproto python3-build python3-setuptools python3-wheel python3-venv python3-pip
 BENCH_PACKAGES        := $(RUN_PACKAGES) wrk strace
 BENCH_PYTHON_PACKAGES := $(BENCH_PACKAGES) gunicorn python3-flask python3-uvloop python3-starlette \
 	python3-fastapi uwsgi uwsgi-plugin-python3 python3-uvicorn python3-httptools
@@ -26,6 +26,10 @@ BENCH_WS_PACKAGES     := $(BENCH_PACKAGES) python3-uvloop python3-uvicorn python
 # a venv, so they need them too.
 WHEEL_PACKAGES        := $(RUN_PACKAGES) python3-build python3-setuptools python3-wheel python3-venv python3-pip
 INSTALL_PACKAGES      := sh scripts/install-packages.sh
+# Node and npm for the tests' Node packages (tests/package.json): Debian's,
+# unless an npm is there already; a NodeSource nodejs carries its own npm
+# and conflicts with Debian's npm package.
+NODE_PACKAGES         := nodejs npm
 
 # The version (the VERSION file) and the commit, stamped into the binary;
 # `--version` prints them.
@@ -38,7 +42,7 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 
 .PHONY: all build install uninstall test lint run bench bench-quick bench-parsers fuzz vet fmt-check cross-check clean \
-	packages-run packages-test packages-bench packages-bench-python
+	packages-run packages-test packages-node packages-bench packages-bench-python
 
 all: build
 
@@ -47,6 +51,15 @@ packages-run:
 
 packages-test:
 	@$(INSTALL_PACKAGES) $(TEST_PACKAGES)
+
+packages-node:
+	@command -v npm >/dev/null 2>&1 || $(INSTALL_PACKAGES) $(NODE_PACKAGES)
+
+# The Node packages the tests drive (Node's ws client), as pinned by
+# tests/package-lock.json; installed again only when that changes.
+tests/node_modules/.package-lock.json: tests/package.json tests/package-lock.json | packages-node
+	cd tests && npm ci --no-audit --no-fund
+	@touch $@
 
 packages-bench:
 	@$(INSTALL_PACKAGES) $(BENCH_PACKAGES)
@@ -88,7 +101,7 @@ cross-check:
 		GOOS=$${target%/*} GOARCH=$${target#*/} CGO_ENABLED=0 $(GO) build $(LDFLAGS) ./http1/ ./ws/ ./loop/... ./kq/ || exit 1; \
 	done
 
-test: packages-test fmt-check lint cross-check build
+test: packages-test tests/node_modules/.package-lock.json fmt-check lint cross-check build
 	$(GO) test $(LDFLAGS) -count=1 ./...
 	cd bench && $(GO) test $(LDFLAGS) -count=1 ./...
 	cd deploy/kubernetes && $(GO) test -count=1 ./...

@@ -4,6 +4,7 @@ package tests
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,49 +14,84 @@ import (
 	"time"
 )
 
-// browserPage echoes through the browser's own WebSocket: text, binary, a
-// 200 KB message, a subprotocol, the extensions it negotiated, and
-// close(4001); each step is a console line, which Chromium logs to stderr.
+// browserPage echoes through the browser's own WebSocket to each server in
+// TARGETS in turn: text, binary, a 200 KB message, a subprotocol, the
+// extensions it negotiated, and close(4001); each step is a console line,
+// which Chromium logs to stderr.
 const browserPage = `<html><body><script>
-const ws = new WebSocket("ws://ADDR/", ["chat.v1"]);
-ws.binaryType = "arraybuffer";
+const targets = TARGETS;
 const report = (line) => console.log("WS " + line);
-let step = 0;
-ws.onopen = () => {
-	report("open protocol=" + ws.protocol + " extensions=" + ws.extensions);
-	ws.send("text é✓");
-};
-ws.onmessage = (e) => {
-	step++;
-	if (step == 1) {
-		report("text " + e.data);
-		ws.send(new Uint8Array([0, 1, 255]));
-	} else if (step == 2) {
-		report("binary " + Array.from(new Uint8Array(e.data)).join(","));
-		ws.send("x".repeat(200000));
-	} else if (step == 3) {
-		report("big " + (e.data === "x".repeat(200000)));
-		ws.close(4001, "bye");
+function run(i) {
+	if (i == targets.length) {
+		report("DONE");
+		return;
 	}
-};
-ws.onclose = (e) => report("DONE close " + e.code + " clean=" + e.wasClean);
+	const [name, url] = targets[i];
+	const ws = new WebSocket(url, ["chat.v1"]);
+	ws.binaryType = "arraybuffer";
+	let step = 0;
+	ws.onopen = () => {
+		report(name + " open protocol=" + ws.protocol + " extensions=" + ws.extensions);
+		ws.send("text é✓");
+	};
+	ws.onmessage = (e) => {
+		step++;
+		if (step == 1) {
+			report(name + " text " + e.data);
+			ws.send(new Uint8Array([0, 1, 255]));
+		} else if (step == 2) {
+			report(name + " binary " + Array.from(new Uint8Array(e.data)).join(","));
+			ws.send("x".repeat(200000));
+		} else if (step == 3) {
+			report(name + " big " + (e.data === "x".repeat(200000)));
+			ws.close(4001, "bye");
+		}
+	};
+	ws.onclose = (e) => {
+		report(name + " close " + e.code + " clean=" + e.wasClean);
+		run(i + 1);
+	};
+}
+run(0);
 </script></body></html>`
 
-// TestWebSocketBrowser: headless Chromium (Debian chromium) echoes through
-// --native ws-echo with new WebSocket.
+// TestWebSocketBrowser: headless Chromium (Debian chromium) loads a page
+// that an ASGI app under m0serve serves and echoes with new WebSocket
+// through that app and through --native ws-echo.
 func TestWebSocketBrowser(t *testing.T) {
 	const chromium = "/usr/bin/chromium"
 	requireCommand(t, chromium)
-	s := start(t, variants[0], "--native", "ws-echo")
-	dir := t.TempDir()
-	page := filepath.Join(dir, "echo.html")
-	if err := os.WriteFile(page, []byte(strings.ReplaceAll(browserPage, "ADDR", s.addr)), 0o644); err != nil {
+	native := start(t, variants[0], "--native", "ws-echo")
+	asgi := startASGI(t, variants[0], "asgi_ws_echo_app:app")
+	targets := fmt.Sprintf(`[["native", "ws://%s/"], ["asgi", "ws://%s/"]]`, native.addr, asgi.addr)
+	// The app serves $E2E_DIR/echo.html.
+	if err := os.WriteFile(filepath.Join(asgi.dir, "echo.html"), []byte(strings.ReplaceAll(browserPage, "TARGETS", targets)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	got := runBrowser(t, chromium, asgi.url("/echo.html"))
+	var want []string
+	for _, name := range []string{"native", "asgi"} {
+		want = append(want,
+			name+" open protocol=chat.v1 extensions=permessage-deflate; server_no_context_takeover; client_no_context_takeover",
+			name+" text text é✓",
+			name+" binary 0,1,255",
+			name+" big true",
+			name+" close 4001 clean=true")
+	}
+	want = append(want, "DONE")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("the browser reported:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// runBrowser loads url in headless chromium and returns the lines its
+// page logged with the prefix "WS ", up to "DONE".
+func runBrowser(t *testing.T, chromium, url string) []string {
+	dir := t.TempDir()
 	profile := filepath.Join(dir, "profile")
 	cmd := exec.Command(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--enable-logging=stderr", "--v=0", "--user-data-dir="+profile, "file://"+page)
+		"--enable-logging=stderr", "--v=0", "--user-data-dir="+profile, url)
 	cmd.Env = append(cleanEnv(), "HOME="+profile)
 	// Its own process group: the browser's helpers end with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -90,21 +126,12 @@ wait:
 				break wait
 			}
 			got = append(got, line)
-			if strings.HasPrefix(line, "DONE") {
+			if line == "DONE" {
 				break wait
 			}
 		case <-deadline:
 			break wait
 		}
 	}
-	want := []string{
-		"open protocol=chat.v1 extensions=permessage-deflate; server_no_context_takeover; client_no_context_takeover",
-		"text text é✓",
-		"binary 0,1,255",
-		"big true",
-		"DONE close 4001 clean=true",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("the browser reported:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	return got
 }
