@@ -72,6 +72,9 @@ type master struct {
 	// reloadPending: a source changed (--reload); a rolling reload
 	// starts once none is under way.
 	reloadPending bool
+	// awaitingFix: with --reload, a first boot failed; the next change
+	// to the sources boots the slots left without a worker.
+	awaitingFix bool
 
 	// The metrics (--metrics-address): counts by reason, the counters of
 	// workers gone, and scrapes waiting for a snapshot.
@@ -174,6 +177,9 @@ func Run(cfg Config, logf func(string, ...any)) error {
 		case path := <-changes:
 			m.logf("m0serve: %s changed: reloading", path)
 			m.reloadPending = true
+			if m.awaitingFix {
+				m.bootAgain()
+			}
 		}
 		if m.reloadPending && m.reload < 0 && m.booted && !m.stopping {
 			m.reloadPending = false
@@ -334,6 +340,14 @@ func (m *master) exited(w *worker, status string) {
 	switch {
 	case m.stopping:
 		logf("m0serve: %s: %s", w, status)
+	case w.readyAt.IsZero() && !m.booted && m.cfg.Reload != nil:
+		// As uvicorn --reload does: the traceback is above; the fix is
+		// what the developer does next.
+		logf("m0serve: %s: %s before it was ready; --reload: waiting for a change to the sources", w, status)
+		if s.current == w {
+			s.current = nil
+		}
+		m.awaitingFix = true
 	case w.readyAt.IsZero() && !m.booted:
 		logf("m0serve: %s: %s before it was ready; stopping", w, status)
 		m.fail(&BootError{Slot: s.index, Pid: w.pid, Status: status})
@@ -375,6 +389,24 @@ func (m *master) exited(w *worker, status string) {
 		logf("m0serve: %s: %s after draining", w, status)
 		if s.removed && s.current == nil && s.replacement == nil {
 			m.closeSlot(s)
+		}
+	}
+}
+
+// bootAgain starts the first boot again after a change to the sources
+// (--reload): slot 0 first, as at start, when it has no worker (ready
+// starts the others); else the slots that failed theirs. The reload
+// left pending then replaces the workers that did boot, once all have.
+func (m *master) bootAgain() {
+	m.awaitingFix = false
+	if first := m.slots[0]; first.current == nil {
+		m.reloadPending = false // nothing booted to replace
+		first.current = m.start(first, "booting")
+		return
+	}
+	for _, s := range m.slots[1:] {
+		if s.current == nil && !s.removed {
+			s.current = m.start(s, "booting")
 		}
 	}
 }

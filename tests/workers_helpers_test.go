@@ -65,6 +65,14 @@ func startWorkers(t *testing.T, dir string, env []string, args ...string) *worke
 // startWorkersApp is startWorkers serving target from dir.
 func startWorkersApp(t *testing.T, dir, target string, env []string, args ...string) *workersServer {
 	t.Helper()
+	s, ready := launchWorkersApp(t, dir, target, env, args...)
+	return s.awaitReady(t, ready, env)
+}
+
+// launchWorkersApp starts a master serving target from dir; ready
+// receives once its workers are.
+func launchWorkersApp(t *testing.T, dir, target string, env []string, args ...string) (*server, chan struct{}) {
+	t.Helper()
 	argv := append([]string{"--host", "127.0.0.1", "--port", "0", "--app-dir", dir}, args...)
 	argv = append(argv, target)
 	cmd := exec.Command(binary, argv...)
@@ -95,6 +103,12 @@ func startWorkersApp(t *testing.T, dir, target string, env []string, args ...str
 		s.exit <- cmd.Wait()
 	}()
 	t.Cleanup(func() { s.stop() })
+	return s, ready
+}
+
+// awaitReady waits for the workers of a master launchWorkersApp started.
+func (s *server) awaitReady(t *testing.T, ready chan struct{}, env []string) *workersServer {
+	t.Helper()
 	select {
 	case <-ready:
 	case err := <-s.exit:
