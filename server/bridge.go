@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
@@ -23,7 +24,8 @@ type bridgeJob struct {
 	sent     int64  // body bytes written, for the access log
 	logLine  []byte // the access-log line, reused
 	logEntry accessEntry
-	record   int // in the worker's table of requests in flight, or -1
+	record   int       // in the worker's table of requests in flight, or -1
+	taken    time.Time // when the app's side took it (zero: metrics off)
 	// gone: the client left; inputEnded: it ended its side (ASGI only;
 	// see jobGone), set by the loop thread and read as the executor
 	// starts the job.
@@ -45,6 +47,8 @@ type bridgePool struct {
 	logf      func(format string, args ...any)
 	// inFlight names what is in the app for the master (nil: no master).
 	inFlight *inFlight
+	// stats counts the time spent with the app (nil: metrics off).
+	stats *AppStats
 
 	// asgi: the pool feeds the ASGI executor, which hears of a closed
 	// connection through jobGone (set before the executor starts; the
@@ -85,6 +89,7 @@ func (p *bridgePool) get() *bridgeJob {
 }
 
 func (p *bridgePool) put(w *bridgeJob) {
+	p.stats.served(w.taken)
 	p.inFlight.release(w.record)
 	w.record = -1
 	w.loopJob = nil
@@ -99,6 +104,7 @@ func (p *bridgePool) wrap(lj *loop.Job) *pybridge.Job {
 	w.loopJob = lj
 	w.sent = 0
 	w.record = p.inFlight.claim(lj.Request.Bytes(lj.Request.Method), lj.Request.Bytes(lj.Request.Target))
+	w.taken = p.stats.start()
 	r := &w.job.Request
 	r.FromHTTP1(&lj.Request, lj.Head)
 	w.remote, r.RemotePort, r.Scheme = p.proxy.client(w.remote, lj.RemoteAddr, &lj.Request.Header)

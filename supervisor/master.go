@@ -80,7 +80,7 @@ type master struct {
 	// workers gone, and scrapes waiting for a snapshot.
 	spawnCounts map[string]int
 	exitCounts  map[string]int
-	gone        metricsSnapshot // the counters of workers gone
+	gone        server.Counters // the counters of workers gone
 	scrapes     chan chan metricsSnapshot
 }
 
@@ -140,10 +140,10 @@ func Run(cfg Config, logf func(string, ...any)) error {
 	}
 	logf("m0serve: master (pid %d) on %s: %d workers (slots 0-%d), %s", os.Getpid(), m.url, cfg.Workers, cfg.Workers-1, listener)
 
-	if cfg.MetricsAddress != "" {
-		stop, err := m.serveMetrics(cfg.MetricsAddress)
+	if cfg.Server.MetricsAddress != "" {
+		stop, err := m.serveMetrics(cfg.Server.MetricsAddress)
 		if err != nil {
-			return &server.ConfigError{Flag: "metrics-address", Reason: err.Error()}
+			return err
 		}
 		defer stop()
 	}
@@ -255,6 +255,10 @@ func (m *master) handle(e event) {
 		m.exited(w, e.status)
 		return
 	}
+	if backend, ok := strings.CutPrefix(e.line, server.WorkerBackend+" "); ok {
+		w.backend = backend
+		return
+	}
 	switch e.line {
 	case server.WorkerReady:
 		m.ready(w)
@@ -331,7 +335,7 @@ func (m *master) retire(w *worker, why string) {
 func (m *master) exited(w *worker, status string) {
 	delete(m.live, w)
 	m.exitCounts[exitReason(w)]++
-	m.gone.add(w.stats)
+	m.gone.Add(w.stats, w.appStats)
 	// What was in the app when it ended, last on the line.
 	note := inFlightNote(w, time.Now())
 	logf := func(format string, args ...any) { m.logf(format+"%s", append(args, note)...) }
