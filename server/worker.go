@@ -60,7 +60,7 @@ type Worker struct {
 
 	control   *os.File
 	heartbeat *atomic.Int64
-	inFlight  *inFlight // in the heartbeat file (inflight.go)
+	inFlight  *inFlight   // in the heartbeat file (inflight.go)
 	stats     *loop.Stats // in the heartbeat file
 	appStats  *AppStats   // in the heartbeat file
 	loop      *loop.Loop
