@@ -386,10 +386,6 @@ func ifRangeHolds(req *http1.Request, etag string, modified time.Time) bool {
 
 func (s *staticFiles) text(j *loop.Job, lg *staticLog, status int, text string) {
 	j.SetHeader("Content-Type", "text/plain; charset=utf-8")
-	s.textStatus(j, lg, status, text)
-}
-
-func (s *staticFiles) textStatus(j *loop.Job, lg *staticLog, status int, text string) {
 	body := text + "\n"
 	if err := j.WriteHeader(status, int64(len(body))); err != nil {
 		j.Abort()
