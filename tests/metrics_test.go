@@ -243,3 +243,33 @@ func TestMetricsSingleProcess(t *testing.T) {
 	}
 	promtoolCheck(t, m[1])
 }
+
+// TestMetricsASGI: a single process serving an ASGI app counts its
+// responses and the time they spent with the app (the executor's tasks).
+func TestMetricsASGI(t *testing.T) {
+	s := startASGI(t, variants[0], "http_asgi_app:app", "--metrics-address", "127.0.0.1:0")
+	m := metricsLine.FindStringSubmatch(s.logs.String())
+	if m == nil {
+		t.Fatalf("no metrics line:\n%s", s.logs)
+	}
+	client := oneShot()
+	for i := 0; i < 3; i++ {
+		if status, _, err := fetch(client, s.url("/stream")); err != nil || status != 200 {
+			t.Fatalf("request %d: %d %v\n%s", i, status, err, s.logs)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		after := scrape(t, m[1])
+		twos := metricValue(after, "m0serve_responses_total", "class", "2xx")
+		busy := metricValue(after, "m0serve_python_busy_seconds_total", "", "")
+		if twos == 3 && busy > 0 && backendLabel(after) == "io_uring" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after load: 2xx %v, busy %v\n%s", twos, busy, scrapeText(t, m[1]))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	promtoolCheck(t, m[1])
+}
