@@ -187,6 +187,15 @@ bench-workers: packages-bench-python build
 		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) \
 		-arms m0serve-w2,gunicorn-w2 -scenarios c64 -rounds 1 -warmup 1s -duration 30s -reload-every 5s
 
+# --metrics-address's cost (bench/README.md, Metrics section): server CPU
+# per request of --native hello without and with the metrics, in one
+# process and under a master with one worker, pinned as bench-workers'
+# arms are, alternated. QUICK=1 shortens it.
+.PHONY: bench-metrics
+bench-metrics: packages-bench build
+	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms metrics-arms.json \
+		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) -scenarios c16,c64 $(if $(QUICK),-quick)
+
 # make wheel: dist/m0serve-<VERSION>-cpXY-cpXY-linux_<arch>.whl for each
 # embeddable CPython here: Debian's python3 and the pyenv builds (3.10 and
 # newer, one per minor version, other than the default's) that
