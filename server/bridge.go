@@ -25,7 +25,11 @@ type bridgeJob struct {
 	logLine  []byte // the access-log line, reused
 	logEntry accessEntry
 	record   int       // in the worker's table of requests in flight, or -1
-	taken    time.Time // when the app's side took it (zero: metrics off)
+	// taken: when the app's side took it, or for a WSGI batch's later
+	// jobs when the one before ended (zero: metrics off); next: the job
+	// after it in its handler thread's batch.
+	taken time.Time
+	next  *bridgeJob
 	// gone: the client left; inputEnded: it ended its side (ASGI only;
 	// see jobGone), set by the loop thread and read as the executor
 	// starts the job.
@@ -89,7 +93,14 @@ func (p *bridgePool) get() *bridgeJob {
 }
 
 func (p *bridgePool) put(w *bridgeJob) {
-	p.stats.served(w.taken)
+	if p.stats != nil {
+		// A handler thread serves its batch in order: this job's end is
+		// the next one's start, one clock reading for both.
+		ended := p.stats.served(w.taken)
+		if w.next != nil {
+			w.next.taken, w.next = ended, nil
+		}
+	}
 	p.inFlight.release(w.record)
 	w.record = -1
 	w.loopJob = nil
@@ -104,7 +115,7 @@ func (p *bridgePool) wrap(lj *loop.Job) *pybridge.Job {
 	w.loopJob = lj
 	w.sent = 0
 	w.record = p.inFlight.claim(lj.Request.Bytes(lj.Request.Method), lj.Request.Bytes(lj.Request.Target))
-	w.taken = p.stats.start()
+	w.taken, w.next = p.stats.start(), nil
 	r := &w.job.Request
 	r.FromHTTP1(&lj.Request, lj.Head)
 	w.remote, r.RemotePort, r.Scheme = p.proxy.client(w.remote, lj.RemoteAddr, &lj.Request.Header)
@@ -133,7 +144,22 @@ func (p *bridgePool) TryTake(dst []*pybridge.Job) int {
 		dst[n] = p.wrap(lj)
 		n++
 	}
+	p.chain(dst[:n])
 	return n
+}
+
+// chain links a WSGI handler thread's batch for the busy time: the jobs
+// run one after another, each from the end of the one before (counting
+// each from the batch's take would count the wait behind the others).
+// ASGI's jobs run at once.
+func (p *bridgePool) chain(batch []*pybridge.Job) {
+	if p.stats == nil || p.asgi {
+		return
+	}
+	for i := 1; i < len(batch); i++ {
+		prev, w := batch[i-1].Writer.(*bridgeJob), batch[i].Writer.(*bridgeJob)
+		prev.next, w.taken = w, time.Time{}
+	}
 }
 
 // Take implements pybridge.JobSource: it blocks for one job, then takes
@@ -147,7 +173,9 @@ func (p *bridgePool) Take(dst []*pybridge.Job) int {
 		return 0
 	}
 	dst[0] = p.wrap(lj)
-	return 1 + p.TryTake(dst[1:])
+	n := 1 + p.TryTake(dst[1:])
+	p.chain(dst[:min(n, 2)]) // TryTake chained the rest
+	return n
 }
 
 // Wait implements pybridge.WaitSource.

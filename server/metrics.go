@@ -27,12 +27,17 @@ type AppStats struct {
 	Busy atomic.Int64
 }
 
-// served adds the time since taken (a handler's clock reading; zero when
-// the metrics are off).
-func (s *AppStats) served(taken time.Time) {
-	if s != nil && !taken.IsZero() {
-		s.Busy.Add(int64(time.Since(taken)))
+// served adds the time since taken (a handler's clock reading; zero: no
+// start known) and returns now (zero when the metrics are off).
+func (s *AppStats) served(taken time.Time) time.Time {
+	if s == nil {
+		return time.Time{}
 	}
+	now := time.Now()
+	if !taken.IsZero() {
+		s.Busy.Add(int64(now.Sub(taken)))
+	}
+	return now
 }
 
 // start is the clock reading served takes: one vDSO call when the

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -272,4 +273,40 @@ func TestMetricsASGI(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	promtoolCheck(t, m[1])
+}
+
+// TestMetricsBusyOneThread: one handler thread takes queued requests in a
+// batch and serves them one after another; its busy seconds count each
+// from the end of the one before, so they stay within the wall time
+// (counting each from the batch's take would count the waits too).
+func TestMetricsBusyOneThread(t *testing.T) {
+	s := startWSGI(t, "sleep_app:app", "--threads", "1", "--metrics-address", "127.0.0.1:0")
+	m := metricsLine.FindStringSubmatch(s.logs.String())
+	if m == nil {
+		t.Fatalf("no metrics line:\n%s", s.logs)
+	}
+	const requests = 8
+	began := time.Now()
+	statuses := make(chan int, requests)
+	for i := 0; i < requests; i++ {
+		go func() {
+			status, _, _ := fetch(oneShot(), s.url(fmt.Sprint("/", i)))
+			statuses <- status
+		}()
+	}
+	for i := 0; i < requests; i++ {
+		if status := <-statuses; status != 200 {
+			t.Fatalf("request: %d\n%s", status, s.logs)
+		}
+	}
+	wall := time.Since(began).Seconds()
+	families := scrape(t, m[1])
+	busy := metricValue(families, "m0serve_python_busy_seconds_total", "", "")
+	// Each request sleeps 0.1 s in the app, one at a time.
+	if busy < requests*0.1 || busy > wall {
+		t.Errorf("busy %.3f s for %d requests of 0.1 s in %.3f s of wall time", busy, requests, wall)
+	}
+	if status, body, _ := fetch(oneShot(), s.url("/max")); status != 200 || !strings.HasPrefix(body, "1 ") {
+		t.Errorf("/max: %d %q: more than one request in the app at once", status, body)
+	}
 }
