@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -61,7 +62,8 @@ func TestReload(t *testing.T) {
 
 // TestReloadBrokenAtStart: with --reload, an app that does not import at
 // start prints its traceback and the master waits, serving nothing and
-// not exiting; the fix boots it, as uvicorn --reload does.
+// not exiting (SIGHUP tries again); the fix boots it, as uvicorn --reload
+// does.
 func TestReloadBrokenAtStart(t *testing.T) {
 	dir := workersAppDir(t, "v1")
 	source := filepath.Join(dir, "workers_app.py")
@@ -80,6 +82,12 @@ func TestReloadBrokenAtStart(t *testing.T) {
 		t.Fatalf("m0serve exited with a broken app under --reload: %v\n%s", err, s.logs)
 	default:
 	}
+	// SIGHUP boots again (still broken: a second traceback, still waiting).
+	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waiting.waitLog(t, `hangup: booting again`, 1, 30*time.Second)
+	waiting.waitLog(t, `waiting for a change to the sources`, 2, 30*time.Second)
 
 	writeFile(t, source, string(good))
 	w := s.awaitReady(t, ready, nil)
