@@ -24,7 +24,7 @@ type bridgeJob struct {
 	sent     int64  // body bytes written, for the access log
 	logLine  []byte // the access-log line, reused
 	logEntry accessEntry
-	record   int       // in the worker's table of requests in flight, or -1
+	record   int // in the worker's table of requests in flight, or -1
 	// taken: when the app's side took it, or for a WSGI batch's later
 	// jobs when the one before ended (zero: metrics off); next: the job
 	// after it in its handler thread's batch.
