@@ -16,7 +16,8 @@ GOBIN       := $(shell $(GO) env GOPATH)/bin
 RUN_PACKAGES          := pkg-config python3-dev
 TEST_PACKAGES         := $(RUN_PACKAGES) curl chromium gunicorn python3-flask python3-django \
 	python3-uvloop python3-starlette python3-fastapi python3-multipart python3-pyflakes python3-websockets \
-	python3-uvicorn python3-wsproto python3-build python3-setuptools python3-wheel python3-venv python3-pip
+	python3-uvicorn python3-wsproto python3-build python3-setuptools python3-wheel python3-venv python3-pip \
+	prometheus
 BENCH_PACKAGES        := $(RUN_PACKAGES) wrk strace
 BENCH_PYTHON_PACKAGES := $(BENCH_PACKAGES) gunicorn python3-flask python3-uvloop python3-starlette \
 	python3-fastapi uwsgi uwsgi-plugin-python3 python3-uvicorn python3-httptools
@@ -234,6 +235,15 @@ bench-workers: packages-bench-python build
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms workers-arms.json \
 		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) \
 		-arms m0serve-w2,gunicorn-w2 -scenarios c64 -rounds 1 -warmup 1s -duration 30s -reload-every 5s
+
+# --metrics-address's cost (bench/README.md, Metrics section): server CPU
+# per request of --native hello without and with the metrics, in one
+# process and under a master with one worker, pinned as bench-workers'
+# arms are, alternated. QUICK=1 shortens it.
+.PHONY: bench-metrics
+bench-metrics: packages-bench build
+	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms metrics-arms.json \
+		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) -scenarios c16,c64 $(if $(QUICK),-quick)
 
 # make wheel: dist/m0serve-<VERSION>-cpXY-cpXY-linux_<arch>.whl for each
 # embeddable CPython here: Debian's python3 and the pyenv builds (3.10 and

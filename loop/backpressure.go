@@ -31,8 +31,13 @@ func (l *Loop) pauseRecvIfFull(s *slot) {
 
 // overloaded reports whether a request arriving now is beyond
 // LimitConcurrency: more connections open, or as many deferred requests
-// in flight (uvicorn's --limit-concurrency).
+// in flight (uvicorn's --limit-concurrency). The caller refuses it, so a
+// yes is counted in Stats.
 func (l *Loop) overloaded() bool {
 	limit := l.cfg.LimitConcurrency
-	return limit > 0 && (l.active > limit || l.jobsOut >= limit)
+	if limit > 0 && (l.active > limit || l.jobsOut >= limit) {
+		l.cfg.Stats.overloaded()
+		return true
+	}
+	return false
 }

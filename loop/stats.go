@@ -29,6 +29,8 @@ type Stats struct {
 	// inline handler answers within the pass: 0.
 	Durations   [len(DurationBounds) + 1]atomic.Int64
 	DurationSum atomic.Int64
+	// Overloaded counts requests answered 503 under LimitConcurrency.
+	Overloaded atomic.Int64
 }
 
 func (s *Stats) observe(d time.Duration) {
@@ -65,4 +67,10 @@ func (s *Stats) response(status int) {
 		class = 0
 	}
 	s.Responses[class].Add(1)
+}
+
+func (s *Stats) overloaded() {
+	if s != nil {
+		s.Overloaded.Add(1)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
@@ -24,6 +25,11 @@ type bridgeJob struct {
 	logLine  []byte // the access-log line, reused
 	logEntry accessEntry
 	record   int // in the worker's table of requests in flight, or -1
+	// taken: when the app's side took it, or for a WSGI batch's later
+	// jobs when the one before ended (zero: metrics off); next: the job
+	// after it in its handler thread's batch.
+	taken time.Time
+	next  *bridgeJob
 	// gone: the client left; inputEnded: it ended its side (ASGI only;
 	// see jobGone), set by the loop thread and read as the executor
 	// starts the job.
@@ -45,6 +51,8 @@ type bridgePool struct {
 	logf      func(format string, args ...any)
 	// inFlight names what is in the app for the master (nil: no master).
 	inFlight *inFlight
+	// stats counts the time spent with the app (nil: metrics off).
+	stats *AppStats
 
 	// asgi: the pool feeds the ASGI executor, which hears of a closed
 	// connection through jobGone (set before the executor starts; the
@@ -85,6 +93,14 @@ func (p *bridgePool) get() *bridgeJob {
 }
 
 func (p *bridgePool) put(w *bridgeJob) {
+	if p.stats != nil {
+		// A handler thread serves its batch in order: this job's end is
+		// the next one's start, one clock reading for both.
+		ended := p.stats.served(w.taken)
+		if w.next != nil {
+			w.next.taken, w.next = ended, nil
+		}
+	}
 	p.inFlight.release(w.record)
 	w.record = -1
 	w.loopJob = nil
@@ -99,6 +115,7 @@ func (p *bridgePool) wrap(lj *loop.Job) *pybridge.Job {
 	w.loopJob = lj
 	w.sent = 0
 	w.record = p.inFlight.claim(lj.Request.Bytes(lj.Request.Method), lj.Request.Bytes(lj.Request.Target))
+	w.taken, w.next = p.stats.start(), nil
 	r := &w.job.Request
 	r.FromHTTP1(&lj.Request, lj.Head)
 	w.remote, r.RemotePort, r.Scheme = p.proxy.client(w.remote, lj.RemoteAddr, &lj.Request.Header)
@@ -127,7 +144,22 @@ func (p *bridgePool) TryTake(dst []*pybridge.Job) int {
 		dst[n] = p.wrap(lj)
 		n++
 	}
+	p.chain(dst[:n])
 	return n
+}
+
+// chain links a WSGI handler thread's batch for the busy time: the jobs
+// run one after another, each from the end of the one before (counting
+// each from the batch's take would count the wait behind the others).
+// ASGI's jobs run at once.
+func (p *bridgePool) chain(batch []*pybridge.Job) {
+	if p.stats == nil || p.asgi {
+		return
+	}
+	for i := 1; i < len(batch); i++ {
+		prev, w := batch[i-1].Writer.(*bridgeJob), batch[i].Writer.(*bridgeJob)
+		prev.next, w.taken = w, time.Time{}
+	}
 }
 
 // Take implements pybridge.JobSource: it blocks for one job, then takes
@@ -141,7 +173,9 @@ func (p *bridgePool) Take(dst []*pybridge.Job) int {
 		return 0
 	}
 	dst[0] = p.wrap(lj)
-	return 1 + p.TryTake(dst[1:])
+	n := 1 + p.TryTake(dst[1:])
+	p.chain(dst[:min(n, 2)]) // TryTake chained the rest
+	return n
 }
 
 // Wait implements pybridge.WaitSource.

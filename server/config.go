@@ -70,6 +70,12 @@ type Config struct {
 	ForwardedAllowIPs string
 	proxyTrust        *proxyTrust // parsed by Validate
 
+	// MetricsAddress, when set, is where Prometheus metrics are served
+	// (/metrics): by the master with --workers (whose workers keep their
+	// counters for it), else by the process itself.
+	MetricsAddress string
+	appStats       *AppStats // the handlers' counters when metrics are on (Run)
+
 	// Worker is set in a worker process a master started (package
 	// supervisor): the listener comes from it, and it hears the master.
 	Worker *Worker

@@ -17,6 +17,7 @@ import (
 //
 //	[0, 8)        the loop's last stamp, unix nanoseconds
 //	[8, 8+Stats)  loop.Stats (WorkerStats)
+//	[256, 264)    AppStats (WorkerAppStats)
 //	[512, 4096)   inFlightRecords records of inFlightRecordSize bytes:
 //	              state uint32, line length uint32, start unix ns int64,
 //	              the request line's method and target (cut)
@@ -30,14 +31,18 @@ const (
 	HeartbeatSize = 4096
 
 	statsOffset        = 8
+	appStatsOffset     = 256
 	inFlightOffset     = 512
 	inFlightRecordSize = 128
 	inFlightRecords    = (HeartbeatSize - inFlightOffset) / inFlightRecordSize
 	inFlightLineMax    = inFlightRecordSize - 16
 )
 
-// The counters must end before the table starts.
-var _ [inFlightOffset - statsOffset - int(unsafe.Sizeof(loop.Stats{}))]struct{}
+// The counters must end before the next starts.
+var (
+	_ [appStatsOffset - statsOffset - int(unsafe.Sizeof(loop.Stats{}))]struct{}
+	_ [inFlightOffset - appStatsOffset - int(unsafe.Sizeof(AppStats{}))]struct{}
+)
 
 // Record states.
 const (

@@ -70,7 +70,9 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 	h.remote, j.Request.RemotePort, j.Request.Scheme = h.pool.proxy.client(h.remote, req.RemoteAddr(), &req.Request.Header)
 	j.Request.RemoteAddr = h.remote
 	record := h.pool.inFlight.claim(req.Request.Bytes(req.Request.Method), req.Request.Bytes(req.Request.Target))
+	taken := h.pool.stats.start()
 	h.in.Serve(j)
+	h.pool.stats.served(taken)
 	h.pool.inFlight.release(record)
 
 	resp := j.Response

@@ -93,6 +93,7 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 	py := &python{interp: interp, queue: loop.NewJobQueue(jobQueueSize)}
 	py.pool = newBridgePool(py.queue, app, cfg.AccessLog, logf)
 	py.pool.inFlight = cfg.Worker.requests()
+	py.pool.stats = cfg.appStats
 	py.pool.proxy, py.pool.logFormat = cfg.proxyTrust, cfg.accessFormat
 	if servesASGI(cfg, app) {
 		return py, py.startASGI(cfg, app, listener)

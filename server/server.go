@@ -65,6 +65,23 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	}
 	defer listener.Close()
 
+	// The metrics' counters: a worker's in its heartbeat file, for the
+	// master; a single process's in its own memory, served from here.
+	var stats *loop.Stats
+	var metrics *processMetrics
+	if cfg.MetricsAddress != "" {
+		if cfg.Worker != nil {
+			stats, cfg.appStats = cfg.Worker.stats, cfg.Worker.appStats
+		} else {
+			var stopMetrics func()
+			if metrics, stopMetrics, err = startProcessMetrics(&cfg, logf); err != nil {
+				return err
+			}
+			defer stopMetrics()
+			stats, cfg.appStats = metrics.stats, metrics.app
+		}
+	}
+
 	// Access-log lines made on the loop thread, written once per pass.
 	lines := &loopLines{}
 	var static *staticFiles
@@ -171,8 +188,11 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			}
 		},
 		OnStart: func(name string) {
+			if metrics != nil {
+				metrics.backend.Store(&name)
+			}
 			logf("m0serve: %s: serving on %s (%s)", describeApp(&cfg, py), url, name)
-			cfg.Worker.started()
+			cfg.Worker.started(name)
 		},
 		Heartbeat: cfg.Worker.heartbeatStamp(),
 
@@ -182,7 +202,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		BodyMinRate:         bodyMinRate(wsgi, cfg.BodyMinRate),
 		RequestTimeout:      requestTimeout,
 		OnRequestTimeout:    onRequestTimeout,
-		Stats:               cfg.Worker.loopStats(),
+		Stats:               stats,
 	})
 	if err != nil {
 		if py != nil {

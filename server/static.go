@@ -134,42 +134,75 @@ func (s *staticFiles) serve(j *loop.Job, lg *staticLog) {
 		s.text(j, lg, 405, "method not allowed")
 		return
 	}
-	name, ok := staticName(raw[len(m.route):])
+	rest := raw[len(m.route):]
+	if rest == "" {
+		// The mount itself: its index is at the slash form.
+		s.redirectToDirectory(j, lg, raw)
+		return
+	}
+	name, directory, ok := staticName(rest)
 	if !ok {
 		s.text(j, lg, 404, "not found")
 		return
 	}
+	if directory {
+		// A directory's request serves its index file, as nginx's index
+		// and Starlette's StaticFiles(html=True) do; no listing.
+		name = path.Join(name, indexFile)
+	}
 	file, info, encoding := s.open(m, name, req)
 	if file == nil {
+		if stat, err := m.root.Stat(name); !directory && err == nil && stat.IsDir() {
+			s.redirectToDirectory(j, lg, raw)
+			return
+		}
 		s.text(j, lg, 404, "not found")
 		return
 	}
 	s.send(j, lg, file, info, encoding, name)
 }
 
+// indexFile is what a directory's request (a path ending in a slash)
+// serves.
+const indexFile = "index.html"
+
+// redirectToDirectory answers a directory's path without its trailing
+// slash with 301 to the slash form, the query kept: relative links in
+// its index then resolve inside it.
+func (s *staticFiles) redirectToDirectory(j *loop.Job, lg *staticLog, rawPath string) {
+	req := &j.Request
+	location := rawPath + "/"
+	if query := req.Bytes(req.Query); len(query) > 0 {
+		location += "?" + string(query)
+	}
+	j.SetHeader("Location", location)
+	s.text(j, lg, 301, "moved permanently")
+}
+
 // staticName turns the request path below the route into a name inside
 // the mount, refusing what could leave it or name something else: an
 // escaped slash, NUL or backslash, a ".." or "." segment (escaped or not),
-// an empty name.
-func staticName(rest string) (string, bool) {
+// an empty segment. A path ending in a slash names a directory (the
+// mount's own: name "").
+func staticName(rest string) (name string, directory, ok bool) {
 	lower := strings.ToLower(rest)
 	if strings.Contains(lower, "%2f") || strings.Contains(lower, "%5c") || strings.Contains(lower, "%00") {
-		return "", false
+		return "", false, false
 	}
 	decoded, ok := percentDecode(rest)
-	if !ok || strings.ContainsAny(decoded, "\x00\\") {
-		return "", false
+	if !ok || strings.ContainsAny(decoded, "\x00\\") || !strings.HasPrefix(decoded, "/") {
+		return "", false, false
 	}
-	name := strings.TrimPrefix(decoded, "/")
-	if name == "" || strings.HasSuffix(name, "/") {
-		return "", false
+	name, directory = strings.CutSuffix(decoded[1:], "/")
+	if name == "" {
+		return "", true, decoded == "/"
 	}
 	for _, segment := range strings.Split(name, "/") {
 		if segment == "" || segment == "." || segment == ".." {
-			return "", false
+			return "", false, false
 		}
 	}
-	return name, true
+	return name, directory, true
 }
 
 func percentDecode(s string) (string, bool) {
@@ -257,7 +290,6 @@ func (s *staticFiles) send(j *loop.Job, lg *staticLog, file *os.File, info fs.Fi
 	if kind == "" {
 		kind = "application/octet-stream"
 	}
-	j.SetHeader("Content-Type", kind)
 	j.SetHeader("ETag", etag)
 	j.SetHeader("Last-Modified", modified.Format(http.TimeFormat))
 	j.SetHeader("Accept-Ranges", "bytes")
@@ -276,19 +308,25 @@ func (s *staticFiles) send(j *loop.Job, lg *staticLog, file *os.File, info fs.Fi
 		return
 	}
 	offset, length, status := int64(0), size, 200
-	if ranges := string(req.Header.Get("range")); ranges != "" && ifRangeHolds(req, etag, modified) {
-		start, end, ok, satisfiable := parseRange(ranges, size)
+	if header := string(req.Header.Get("range")); header != "" && ifRangeHolds(req, etag, modified) {
+		ranges, ok := parseRanges(header, size)
 		switch {
-		case ok && !satisfiable:
+		case ok && len(ranges) == 0:
 			file.Close()
 			j.SetHeader("Content-Range", "bytes */"+strconv.FormatInt(size, 10))
-			s.textStatus(j, lg, 416, "range not satisfiable")
+			s.text(j, lg, 416, "range not satisfiable")
+			return
+		case ok && len(ranges) > 1:
+			s.sendRanges(j, lg, file, ranges, kind, size)
 			return
 		case ok:
-			offset, length, status = start, end-start+1, 206
-			j.SetHeader("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, end, size))
+			r := ranges[0]
+			offset, length, status = r.start, r.length, 206
+			j.SetHeader("Content-Range", r.contentRange(size))
 		}
 	}
+	// Set last: a multipart answer has its own.
+	j.SetHeader("Content-Type", kind)
 	if err := j.WriteHeader(status, length); err != nil {
 		file.Close()
 		j.Abort()
@@ -346,52 +384,8 @@ func ifRangeHolds(req *http1.Request, etag string, modified time.Time) bool {
 	return err == nil && t.Equal(modified)
 }
 
-// parseRange reads a single byte range ("bytes=0-99", "bytes=100-",
-// "bytes=-50") against size. ok is false for what is not one range (the
-// whole file is sent, as RFC 9110 §14.2 allows); satisfiable is false
-// for a range starting past the end.
-func parseRange(header string, size int64) (start, end int64, ok, satisfiable bool) {
-	spec, found := strings.CutPrefix(header, "bytes=")
-	if !found || strings.Contains(spec, ",") {
-		return 0, 0, false, false
-	}
-	first, last, found := strings.Cut(strings.TrimSpace(spec), "-")
-	if !found {
-		return 0, 0, false, false
-	}
-	if first == "" {
-		n, err := strconv.ParseInt(last, 10, 64)
-		if err != nil || n < 0 {
-			return 0, 0, false, false
-		}
-		if n == 0 || size == 0 {
-			return 0, 0, true, false
-		}
-		return max(0, size-n), size - 1, true, true
-	}
-	start, err := strconv.ParseInt(first, 10, 64)
-	if err != nil || start < 0 {
-		return 0, 0, false, false
-	}
-	end = size - 1
-	if last != "" {
-		if end, err = strconv.ParseInt(last, 10, 64); err != nil || end < start {
-			return 0, 0, false, false
-		}
-		end = min(end, size-1)
-	}
-	if start >= size {
-		return 0, 0, true, false
-	}
-	return start, end, true, true
-}
-
 func (s *staticFiles) text(j *loop.Job, lg *staticLog, status int, text string) {
 	j.SetHeader("Content-Type", "text/plain; charset=utf-8")
-	s.textStatus(j, lg, status, text)
-}
-
-func (s *staticFiles) textStatus(j *loop.Job, lg *staticLog, status int, text string) {
 	body := text + "\n"
 	if err := j.WriteHeader(status, int64(len(body))); err != nil {
 		j.Abort()

@@ -43,6 +43,9 @@ const (
 	WorkerStuck  = "stuck"
 	WorkerDrain  = "drain"
 	WorkerReopen = "reopen"
+	// WorkerBackend, then a space and the loop's backend description,
+	// goes before ready: the master's metrics name the backend in use.
+	WorkerBackend = "backend"
 )
 
 // WorkerStats is the loop's Stats in a mapped heartbeat file
@@ -57,8 +60,9 @@ type Worker struct {
 
 	control   *os.File
 	heartbeat *atomic.Int64
-	inFlight  *inFlight // in the heartbeat file (inflight.go)
-	stats     *loop.Stats
+	inFlight  *inFlight   // in the heartbeat file (inflight.go)
+	stats     *loop.Stats // in the heartbeat file
+	appStats  *AppStats   // in the heartbeat file
 	loop      *loop.Loop
 	grace     time.Duration
 	served    int  // on the loop thread
@@ -96,6 +100,7 @@ func WorkerFromEnv() (*Worker, error) {
 		heartbeat:   (*atomic.Int64)(unsafe.Pointer(&mem[0])),
 		inFlight:    &inFlight{mem: mem},
 		stats:       WorkerStats(mem),
+		appStats:    WorkerAppStats(mem),
 	}, nil
 }
 
@@ -146,13 +151,6 @@ func (w *Worker) requests() *inFlight {
 	return w.inFlight
 }
 
-func (w *Worker) loopStats() *loop.Stats {
-	if w == nil {
-		return nil
-	}
-	return w.stats
-}
-
 func (w *Worker) heartbeatStamp() *atomic.Int64 {
 	if w == nil {
 		return nil
@@ -160,9 +158,11 @@ func (w *Worker) heartbeatStamp() *atomic.Int64 {
 	return w.heartbeat
 }
 
-// started runs on the loop thread as accept is armed.
-func (w *Worker) started() {
+// started runs on the loop thread as accept is armed; backend is the
+// loop's backend description.
+func (w *Worker) started(backend string) {
 	if w != nil {
+		w.send(WorkerBackend + " " + backend)
 		w.send(WorkerReady)
 	}
 }

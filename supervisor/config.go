@@ -33,9 +33,6 @@ type Config struct {
 	// Reload, when set, watches the app's sources and replaces the
 	// workers (a rolling reload) when one changes: for development.
 	Reload *Reload
-	// MetricsAddress, when set, is where the master serves Prometheus
-	// metrics (/metrics).
-	MetricsAddress string
 }
 
 // Defaults, shared with cmd/m0serve's --help.

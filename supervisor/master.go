@@ -72,12 +72,15 @@ type master struct {
 	// reloadPending: a source changed (--reload); a rolling reload
 	// starts once none is under way.
 	reloadPending bool
+	// awaitingFix: with --reload, a first boot failed; the next change
+	// to the sources boots the slots left without a worker.
+	awaitingFix bool
 
 	// The metrics (--metrics-address): counts by reason, the counters of
 	// workers gone, and scrapes waiting for a snapshot.
 	spawnCounts map[string]int
 	exitCounts  map[string]int
-	gone        metricsSnapshot // the counters of workers gone
+	gone        server.Counters // the counters of workers gone
 	scrapes     chan chan metricsSnapshot
 }
 
@@ -137,10 +140,10 @@ func Run(cfg Config, logf func(string, ...any)) error {
 	}
 	logf("m0serve: master (pid %d) on %s: %d workers (slots 0-%d), %s", os.Getpid(), m.url, cfg.Workers, cfg.Workers-1, listener)
 
-	if cfg.MetricsAddress != "" {
-		stop, err := m.serveMetrics(cfg.MetricsAddress)
+	if cfg.Server.MetricsAddress != "" {
+		stop, err := m.serveMetrics(cfg.Server.MetricsAddress)
 		if err != nil {
-			return &server.ConfigError{Flag: "metrics-address", Reason: err.Error()}
+			return err
 		}
 		defer stop()
 	}
@@ -174,6 +177,9 @@ func Run(cfg Config, logf func(string, ...any)) error {
 		case path := <-changes:
 			m.logf("m0serve: %s changed: reloading", path)
 			m.reloadPending = true
+			if m.awaitingFix {
+				m.bootAgain()
+			}
 		}
 		if m.reloadPending && m.reload < 0 && m.booted && !m.stopping {
 			m.reloadPending = false
@@ -247,6 +253,10 @@ func (m *master) handle(e event) {
 	w := e.w
 	if e.exit != nil {
 		m.exited(w, e.status)
+		return
+	}
+	if backend, ok := strings.CutPrefix(e.line, server.WorkerBackend+" "); ok {
+		w.backend = backend
 		return
 	}
 	switch e.line {
@@ -325,7 +335,7 @@ func (m *master) retire(w *worker, why string) {
 func (m *master) exited(w *worker, status string) {
 	delete(m.live, w)
 	m.exitCounts[exitReason(w)]++
-	m.gone.add(w.stats)
+	m.gone.Add(w.stats, w.appStats)
 	// What was in the app when it ended, last on the line.
 	note := inFlightNote(w, time.Now())
 	logf := func(format string, args ...any) { m.logf(format+"%s", append(args, note)...) }
@@ -334,6 +344,14 @@ func (m *master) exited(w *worker, status string) {
 	switch {
 	case m.stopping:
 		logf("m0serve: %s: %s", w, status)
+	case w.readyAt.IsZero() && !m.booted && m.cfg.Reload != nil:
+		// As uvicorn --reload does: the traceback is above; the fix is
+		// what the developer does next.
+		logf("m0serve: %s: %s before it was ready; --reload: waiting for a change to the sources", w, status)
+		if s.current == w {
+			s.current = nil
+		}
+		m.awaitingFix = true
 	case w.readyAt.IsZero() && !m.booted:
 		logf("m0serve: %s: %s before it was ready; stopping", w, status)
 		m.fail(&BootError{Slot: s.index, Pid: w.pid, Status: status})
@@ -375,6 +393,24 @@ func (m *master) exited(w *worker, status string) {
 		logf("m0serve: %s: %s after draining", w, status)
 		if s.removed && s.current == nil && s.replacement == nil {
 			m.closeSlot(s)
+		}
+	}
+}
+
+// bootAgain starts the first boot again after a change to the sources
+// (--reload): slot 0 first, as at start, when it has no worker (ready
+// starts the others); else the slots that failed theirs. The reload
+// left pending then replaces the workers that did boot, once all have.
+func (m *master) bootAgain() {
+	m.awaitingFix = false
+	if first := m.slots[0]; first.current == nil {
+		m.reloadPending = false // nothing booted to replace
+		first.current = m.start(first, "booting")
+		return
+	}
+	for _, s := range m.slots[1:] {
+		if s.current == nil && !s.removed {
+			s.current = m.start(s, "booting")
 		}
 	}
 }

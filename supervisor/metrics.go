@@ -1,19 +1,15 @@
 package supervisor
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/m0serve/m0serve/loop"
+	"github.com/m0serve/m0serve/server"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // spawnReason names why a worker was started, for the spawns metric.
@@ -51,27 +47,25 @@ func exitReason(w *worker) string {
 // metricsSnapshot is the master's state as a scrape reads it, taken on
 // the master's goroutine (the state is that goroutine's alone).
 type metricsSnapshot struct {
-	states    map[string]int
-	spawns    map[string]int
-	exits     map[string]int
-	responses [6]int64
-	open      int64
-	inFlight  int64
-	rss       map[string]int64 // by slot
-	durations [len(loop.DurationBounds) + 1]int64
-	sum       int64 // nanoseconds
+	states   map[string]int
+	spawns   map[string]int
+	exits    map[string]int
+	counters server.Counters
+	rss      map[string]int64 // by slot
+	backends []string         // the live workers' backend descriptions
+	app      bool             // the workers serve a Python app
 }
 
 func (m *master) snapshot() metricsSnapshot {
 	snap := metricsSnapshot{states: map[string]int{"booting": 0, "ready": 0, "draining": 0},
-		spawns: map[string]int{}, exits: map[string]int{}, rss: map[string]int64{}}
+		spawns: map[string]int{}, exits: map[string]int{}, rss: map[string]int64{},
+		counters: m.gone, app: m.cfg.Server.App != ""}
 	for k, v := range m.spawnCounts {
 		snap.spawns[k] = v
 	}
 	for k, v := range m.exitCounts {
 		snap.exits[k] = v
 	}
-	snap.responses, snap.durations, snap.sum = m.gone.responses, m.gone.durations, m.gone.sum
 	pageSize := int64(os.Getpagesize())
 	for w := range m.live {
 		switch {
@@ -82,9 +76,9 @@ func (m *master) snapshot() metricsSnapshot {
 		default:
 			snap.states["ready"]++
 		}
-		snap.add(w.stats)
-		snap.open += w.stats.Open.Load()
-		snap.inFlight += w.stats.InFlight.Load()
+		snap.counters.Add(w.stats, w.appStats)
+		snap.counters.AddGauges(w.stats)
+		snap.backends = append(snap.backends, w.backend)
 		if w == w.slot.current {
 			if pages, err := residentPages(w.pid); err == nil {
 				snap.rss[strconv.Itoa(w.slot.index)] = pages * pageSize
@@ -92,17 +86,6 @@ func (m *master) snapshot() metricsSnapshot {
 		}
 	}
 	return snap
-}
-
-// add adds a worker's counters.
-func (snap *metricsSnapshot) add(stats *loop.Stats) {
-	for i := range snap.responses {
-		snap.responses[i] += stats.Responses[i].Load()
-	}
-	for i := range snap.durations {
-		snap.durations[i] += stats.Durations[i].Load()
-	}
-	snap.sum += stats.DurationSum.Load()
 }
 
 // residentPages reads a process's resident pages (/proc/PID/statm).
@@ -123,25 +106,24 @@ type masterCollector struct {
 	snapshots chan chan metricsSnapshot // served by the master's loop
 	done      chan struct{}
 
-	workers, spawns, exits, responses, open, inFlight, rss, duration *prometheus.Desc
+	requests                    *server.RequestMetrics
+	workers, spawns, exits, rss *prometheus.Desc
 }
 
 func newMasterCollector(snapshots chan chan metricsSnapshot, done chan struct{}) *masterCollector {
 	return &masterCollector{
 		snapshots: snapshots, done: done,
-		workers:   prometheus.NewDesc("m0serve_workers", "Worker processes by state.", []string{"state"}, nil),
-		spawns:    prometheus.NewDesc("m0serve_worker_spawns_total", "Workers started, by reason.", []string{"reason"}, nil),
-		exits:     prometheus.NewDesc("m0serve_worker_exits_total", "Worker processes ended, by reason.", []string{"reason"}, nil),
-		responses: prometheus.NewDesc("m0serve_responses_total", "Responses by status class (workers alive and gone).", []string{"class"}, nil),
-		open:      prometheus.NewDesc("m0serve_open_connections", "Connections open in the workers.", nil, nil),
-		inFlight:  prometheus.NewDesc("m0serve_requests_in_flight", "Requests handed to the app and not yet answered.", nil, nil),
-		rss:       prometheus.NewDesc("m0serve_worker_resident_bytes", "Resident memory per worker slot.", []string{"slot"}, nil),
-		duration:  prometheus.NewDesc("m0serve_request_duration_seconds", "Time from a request's head to its response's head.", nil, nil),
+		requests: server.NewRequestMetrics(),
+		workers:  prometheus.NewDesc("m0serve_workers", "Worker processes by state.", []string{"state"}, nil),
+		spawns:   prometheus.NewDesc("m0serve_worker_spawns_total", "Workers started, by reason.", []string{"reason"}, nil),
+		exits:    prometheus.NewDesc("m0serve_worker_exits_total", "Worker processes ended, by reason.", []string{"reason"}, nil),
+		rss:      prometheus.NewDesc("m0serve_worker_resident_bytes", "Resident memory per worker slot.", []string{"slot"}, nil),
 	}
 }
 
 func (c *masterCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.workers, c.spawns, c.exits, c.responses, c.open, c.inFlight, c.rss, c.duration} {
+	c.requests.Describe(ch)
+	for _, d := range []*prometheus.Desc{c.workers, c.spawns, c.exits, c.rss} {
 		ch <- d
 	}
 }
@@ -165,22 +147,8 @@ func (c *masterCollector) Collect(ch chan<- prometheus.Metric) {
 	for reason, n := range snap.exits {
 		ch <- prometheus.MustNewConstMetric(c.exits, prometheus.CounterValue, float64(n), reason)
 	}
-	for i, n := range snap.responses {
-		class := strconv.Itoa(i) + "xx"
-		if i == 0 {
-			class = "other"
-		}
-		ch <- prometheus.MustNewConstMetric(c.responses, prometheus.CounterValue, float64(n), class)
-	}
-	ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, float64(snap.open))
-	ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(snap.inFlight))
-	buckets, count := map[float64]uint64{}, uint64(0)
-	for i, bound := range loop.DurationBounds {
-		count += uint64(snap.durations[i])
-		buckets[bound.Seconds()] = count
-	}
-	count += uint64(snap.durations[len(loop.DurationBounds)])
-	ch <- prometheus.MustNewConstHistogram(c.duration, count, time.Duration(snap.sum).Seconds(), buckets)
+	// Counts include the workers gone; gauges are the live ones'.
+	c.requests.Collect(ch, &snap.counters, snap.app, snap.backends)
 	for slot, bytes := range snap.rss {
 		ch <- prometheus.MustNewConstMetric(c.rss, prometheus.GaugeValue, float64(bytes), slot)
 	}
@@ -188,22 +156,15 @@ func (c *masterCollector) Collect(ch chan<- prometheus.Metric) {
 
 // serveMetrics serves /metrics on addr; stop ends it.
 func (m *master) serveMetrics(addr string) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--metrics-address %s: %w", addr, err)
-	}
 	done := make(chan struct{})
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(newMasterCollector(m.scrapes, done))
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	m.logf("m0serve: metrics on http://%s/metrics", ln.Addr())
+	stopServing, err := server.ServeMetrics(addr, registry, m.logf)
+	if err != nil {
+		return nil, err
+	}
 	return func() {
 		close(done)
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
+		stopServing()
 	}, nil
 }

@@ -25,6 +25,12 @@ func (m *master) signal(sig syscall.Signal) {
 		m.logf("m0serve: %v: killing %d workers", sig, len(m.live))
 		m.stop(syscall.SIGKILL)
 	case syscall.SIGHUP:
+		if m.awaitingFix && !m.stopping {
+			// A fix the watcher cannot see (a package installed).
+			m.logf("m0serve: %v: booting again", sig)
+			m.bootAgain()
+			return
+		}
 		if m.stopping || !m.booted {
 			m.logf("m0serve: %v: ignored while %s", sig, map[bool]string{true: "stopping", false: "booting"}[m.stopping])
 			return

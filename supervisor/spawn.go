@@ -22,7 +22,9 @@ type worker struct {
 	pid             int
 	control         *os.File // the master's end of the socketpair
 	heartbeat       *atomic.Int64
-	stats           *loop.Stats // the worker's loop's counters, in heartMem
+	stats           *loop.Stats      // the worker's loop's counters, in heartMem
+	appStats        *server.AppStats // its handlers', in heartMem
+	backend         string           // its loop's backend description, once told
 	heartMem        []byte
 	started         time.Time
 	readyAt         time.Time // zero until ready
@@ -129,6 +131,7 @@ func (m *master) spawn(s *slot) (*worker, error) {
 		control:   os.NewFile(uintptr(pair[0]), "control"),
 		heartbeat: (*atomic.Int64)(unsafe.Pointer(&mem[0])),
 		stats:     server.WorkerStats(mem),
+		appStats:  server.WorkerAppStats(mem),
 		heartMem:  mem,
 		started:   time.Now(),
 	}

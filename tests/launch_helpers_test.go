@@ -22,6 +22,22 @@ const launchLimit = 30 * time.Second
 // failure.
 func launch(t testing.TB, cmd *exec.Cmd, what string, ready *regexp.Regexp, n int) (*server, []string) {
 	t.Helper()
+	s, starting := startLaunch(t, cmd, what, ready, n)
+	return s, starting.wait(t)
+}
+
+// starting is a launch not yet waited for: a test can act on the process
+// (fix a broken app, send a signal) before it is ready.
+type starting struct {
+	s      *server
+	what   string
+	first  chan []string
+	enough chan struct{}
+}
+
+// startLaunch is launch without the wait.
+func startLaunch(t testing.TB, cmd *exec.Cmd, what string, ready *regexp.Regexp, n int) (*server, *starting) {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -30,8 +46,7 @@ func launch(t testing.TB, cmd *exec.Cmd, what string, ready *regexp.Regexp, n in
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	first := make(chan []string, 1)
-	enough := make(chan struct{})
+	p := &starting{s: s, what: what, first: make(chan []string, 1), enough: make(chan struct{})}
 	go func() {
 		matched := 0
 		lines := bufio.NewScanner(stderr)
@@ -42,29 +57,37 @@ func launch(t testing.TB, cmd *exec.Cmd, what string, ready *regexp.Regexp, n in
 				continue
 			}
 			if matched == 0 {
-				first <- m
+				p.first <- m
 			}
 			if matched++; matched == n {
-				close(enough)
+				close(p.enough)
 			}
 		}
 		s.exit <- cmd.Wait()
 	}()
 	t.Cleanup(s.stop)
+	return s, p
+}
+
+// wait waits until the launch is ready and returns the first matching
+// line's submatches.
+func (p *starting) wait(t testing.TB) []string {
+	t.Helper()
+	s := p.s
 	select {
-	case <-enough:
+	case <-p.enough:
 	case err := <-s.exit:
 		select {
-		case <-enough: // ready, then gone: the test sees the exit
+		case <-p.enough: // ready, then gone: the test sees the exit
 			s.exit <- err
 		default:
 			s.done = true
-			t.Fatalf("%s exited before it was ready: %v\n%s", what, err, s.logs)
+			t.Fatalf("%s exited before it was ready: %v\n%s", p.what, err, s.logs)
 		}
 	case <-time.After(launchLimit):
-		t.Fatalf("%s was not ready within %v:\n%s", what, launchLimit, s.logs)
+		t.Fatalf("%s was not ready within %v:\n%s", p.what, launchLimit, s.logs)
 	}
-	return s, <-first
+	return <-p.first
 }
 
 // runProgram runs a command that must exit on its own (a start-up error,

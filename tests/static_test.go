@@ -108,7 +108,8 @@ func TestStaticFiles(t *testing.T) {
 	}
 	for _, path := range []string{
 		"/assets/outside.txt", "/assets/../secret.txt", "/assets/css/../../secret.txt", "/assets/%2e%2e/secret.txt",
-		"/assets/css%2f..%2f..%2fsecret.txt", "/assets/css/site.css%00", "/assets/css", "/assets/", "/assets/missing",
+		"/assets/css%2f..%2f..%2fsecret.txt", "/assets/css/site.css%00", "/assets/css/", "/assets/", "/assets/missing",
+		"/assets//", "/assets/css//",
 	} {
 		out, err := rawExchange(t, s.addr, "GET "+path+" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 10*time.Second)
 		if err != nil {

@@ -65,6 +65,14 @@ func startWorkers(t *testing.T, dir string, env []string, args ...string) *worke
 // startWorkersApp is startWorkers serving target from dir.
 func startWorkersApp(t *testing.T, dir, target string, env []string, args ...string) *workersServer {
 	t.Helper()
+	s, ready := launchWorkersApp(t, dir, target, env, args...)
+	return s.awaitReady(t, ready, env)
+}
+
+// launchWorkersApp starts a master serving target from dir without
+// waiting for its workers (awaitReady does).
+func launchWorkersApp(t *testing.T, dir, target string, env []string, args ...string) (*server, *starting) {
+	t.Helper()
 	argv := append([]string{"--host", "127.0.0.1", "--port", "0", "--app-dir", dir}, args...)
 	argv = append(argv, target)
 	cmd := exec.Command(binary, argv...)
@@ -72,7 +80,13 @@ func startWorkersApp(t *testing.T, dir, target string, env []string, args ...str
 	// A group of its own, as a shell gives a job: a test can signal the
 	// group as a terminal's Ctrl-C does.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	s, _ := launch(t, cmd, "m0serve", workersReady, 1)
+	return startLaunch(t, cmd, "m0serve", workersReady, 1)
+}
+
+// awaitReady waits for the workers of a master launchWorkersApp started.
+func (s *server) awaitReady(t *testing.T, starting *starting, env []string) *workersServer {
+	t.Helper()
+	starting.wait(t)
 	m := masterLine.FindStringSubmatch(s.logs.String())
 	if m == nil {
 		t.Fatalf("no master line:\n%s", s.logs)

@@ -48,7 +48,7 @@ func addWorkerFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.Var(&staticMountDirs, "static-path-mount", "a directory whose files the server serves itself, without the app (repeatable)")
 	fs.Var(&staticRoutes, "static-path-route", "the path each --static-path-mount is served under, in order (default /static for one)")
 	fs.Var((*duration)(&cfg.StaticExpires), "static-path-expires", "Cache-Control max-age of static files (0: none)")
-	fs.StringVar(&master.MetricsAddress, "metrics-address", "", "with --workers: serve Prometheus metrics at http://HOST:PORT/metrics from the master (off when empty)")
+	fs.StringVar(&cfg.MetricsAddress, "metrics-address", cfg.MetricsAddress, "serve Prometheus metrics at http://HOST:PORT/metrics (the master's with --workers; off when empty)")
 	fs.StringVar(&master.PidFile, "pid-file", "", "with --workers: write the master's pid to this file (removed at exit)")
 	fs.StringVar(&cfg.AccessLogFile, "access-log-file", cfg.AccessLogFile, "write the access log to this file (implies --access-log); reopened on SIGUSR1")
 	fs.StringVar(&logLevel, "log-level", "info", "the server's log: critical, error, warning, info, debug or trace and above")
@@ -128,7 +128,7 @@ func masterOnlyFlag(fs *flag.FlagSet) string {
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "listener", "worker-timeout", "max-requests", "max-requests-jitter",
-			"max-worker-lifetime", "max-worker-rss", "rss-check-interval", "pid-file", "request-timeout", "metrics-address":
+			"max-worker-lifetime", "max-worker-rss", "rss-check-interval", "pid-file", "request-timeout":
 			name = f.Name
 		}
 	})
