@@ -38,7 +38,7 @@ type Config struct {
 	MetricsAddress string
 }
 
-// Defaults, shared with cmd/m0serve's --help.
+// Defaults is the default Config, shared with cmd/m0serve's --help.
 var Defaults = Config{
 	Listener:         DefaultListener,
 	WorkerTimeout:    30 * time.Second,
