@@ -136,25 +136,8 @@ func (l *Loop) writeResponse(s *slot, req *http1.Request, status int, fields []b
 	// (Continue) may or may not send it, so the connection cannot be
 	// reused (RFC 9110 §10.1.1).
 	close := !s.keepAlive || req.Expect100 && req.HasBody() || closeAfter
-	head := http1.ResponseHead{
-		Status:        status,
-		Version:       req.Version,
-		ContentLength: contentLength,
-		Close:         close,
-		KeepAlive10:   !close && req.Version == http1.Version10,
-		HeadRequest:   req.MethodIs("HEAD"),
-	}
-	if s.send == nil {
-		s.send = l.buffers.getSend()
-	}
-	s.send = http1.AppendStatusLine(s.send, status)
-	l.cfg.Stats.response(status)
+	mode := l.appendHead(s, req, status, fields, fieldsSet, contentLength, close)
 	l.cfg.Stats.observe(0)
-	s.send = append(s.send, fields...)
-	var date *http1.DateCache
-	s.send, head.Server, date = l.appendDefaults(s.send, fieldsSet)
-	var mode http1.BodyMode
-	s.send, mode = http1.AppendFraming(s.send, &head, date)
 	if mode == http1.BodyLength || mode == http1.BodyUntilClose {
 		s.send = append(s.send, body...)
 	}
@@ -181,86 +164,14 @@ func (l *Loop) writeError(s *slot, status int, reason string) {
 		s.job = nil
 		l.detachJob(j, ErrAborted)
 	}
-	if s.send == nil {
-		s.send = l.buffers.getSend()
-	}
-	head := http1.ResponseHead{
-		Status:        status,
-		Version:       http1.Version11,
-		ContentLength: int64(len(reason) + 1),
-		Close:         true,
-	}
-	s.send = http1.AppendStatusLine(s.send, status)
+	fields := errorFields
 	if status == 405 {
-		// RFC 9110 §15.5.6: a 405 lists the methods the target allows;
-		// a tunnel's authority allows none.
-		s.send, _ = http1.AppendFieldString(s.send, "Allow", "")
+		fields = methodNotAllowedFields
 	}
-	l.cfg.Stats.response(status)
-	s.send, _ = http1.AppendFieldString(s.send, "Content-Type", "text/plain; charset=utf-8")
-	var date *http1.DateCache
-	s.send, head.Server, date = l.appendDefaults(s.send, 0)
-	s.send, _ = http1.AppendFraming(s.send, &head, date)
+	l.appendHead(s, nil, status, fields, 0, int64(len(reason)+1), true)
 	s.send = append(s.send, reason...)
 	s.send = append(s.send, '\n')
 	s.closeAfter = true
 	s.linger = true
 	s.deadline, s.deadlineKind = 0, deadlineNone
-}
-
-// discardBody reads and drops the rest of a request body whose response is
-// done, so the next request on the connection can be read.
-func (l *Loop) discardBody(s *slot) bool {
-	for {
-		in := s.input()
-		if s.bodyChunked {
-			if len(in) == 0 {
-				return l.waitBody(s)
-			}
-			data, consumed, done, err := s.chunked.Decode(in)
-			if err != nil {
-				s.closeAfter = true
-				return false
-			}
-			s.consume(consumed)
-			s.bodyRead += int64(len(data))
-			if done {
-				break
-			}
-			if consumed == 0 {
-				return l.waitBody(s)
-			}
-		} else {
-			if s.bodyRemaining == 0 {
-				break
-			}
-			if len(in) == 0 {
-				return l.waitBody(s)
-			}
-			n := int(min(int64(len(in)), s.bodyRemaining))
-			s.consume(n)
-			s.bodyRemaining -= int64(n)
-			s.bodyRead += int64(n)
-		}
-		if l.cfg.MaxBodySize >= 0 && s.bodyRead > l.cfg.MaxBodySize {
-			s.closeAfter = true
-			return false
-		}
-	}
-	s.state = stateHead
-	s.deadline, s.deadlineKind = 0, deadlineNone
-	return true
-}
-
-// waitBody asks for more body bytes and arms the body stall deadline.
-func (l *Loop) waitBody(s *slot) bool {
-	if s.peerEOF {
-		s.closeAfter = true
-		return false
-	}
-	if s.deadlineKind != deadlineBody {
-		s.deadline, s.deadlineKind = l.now+int64(l.cfg.BodyTimeout), deadlineBody
-	}
-	s.recvWanted = true
-	return false
 }

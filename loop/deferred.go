@@ -283,94 +283,15 @@ func (l *Loop) serviceJob(s *slot) bool {
 
 // writeJobHead encodes a deferred response's head. Called with j.mu held.
 func (l *Loop) writeJobHead(s *slot, j *Job) {
-	req := &j.Request
 	// A client still waiting to be asked for its body will not get to
 	// send the next request in a way we can frame: close.
 	close := !s.keepAlive || j.expect100 && !j.sent100 && !j.bodyDone || j.closeAfter
 	if close {
 		s.keepAlive = false
 	}
-	head := http1.ResponseHead{
-		Status:        j.status,
-		Version:       req.Version,
-		ContentLength: j.contentLength,
-		Close:         close,
-		KeepAlive10:   !close && req.Version == http1.Version10,
-		HeadRequest:   req.MethodIs("HEAD"),
-	}
-	s.send = http1.AppendStatusLine(s.send, j.status)
-	l.cfg.Stats.response(j.status)
+	j.mode = l.appendHead(s, &j.Request, j.status, j.fields, j.fieldsSet, j.contentLength, close)
 	l.cfg.Stats.observe(time.Duration(l.now - j.Arrived))
-	s.send = append(s.send, j.fields...)
-	var date *http1.DateCache
-	s.send, head.Server, date = l.appendDefaults(s.send, j.fieldsSet)
-	s.send, j.mode = http1.AppendFraming(s.send, &head, date)
 	j.headWritten = true
-}
-
-// deliverBody moves request body bytes from the connection's input into
-// the job's inbox, up to the inbox limit. Called with j.mu held; it returns
-// false after releasing the lock when the body was refused (the
-// connection then closes).
-func (l *Loop) deliverBody(s *slot, j *Job) bool {
-	delivered := false
-	for !j.bodyDone {
-		space := inboxLimit - len(j.inbox)
-		if space <= 0 {
-			break // the handler is behind: stop reading until it drains
-		}
-		in := s.input()
-		if len(in) == 0 {
-			l.waitBody(s)
-			break
-		}
-		var n int
-		if s.bodyChunked {
-			// A window a little past the free space bounds the inbox's
-			// overshoot while leaving room for a chunk-size line.
-			window := min(len(in), space+4096+64)
-			data, consumed, done, err := s.chunked.Decode(in[:window])
-			if err == nil && consumed == 0 && !done && window < len(in) {
-				data, consumed, done, err = s.chunked.Decode(in)
-			}
-			if err != nil {
-				status, reason := 400, "malformed chunked body"
-				if perr, ok := err.(*http1.Error); ok {
-					status, reason = perr.Status, perr.Reason
-				}
-				return l.refuseBody(s, j, status, reason, ErrAborted)
-			}
-			j.inbox = append(j.inbox, data...)
-			s.consume(consumed)
-			n = len(data)
-			if done {
-				j.bodyDone = true
-			} else if consumed == 0 {
-				l.waitBody(s)
-				break
-			}
-		} else {
-			n = int(min(int64(len(in)), int64(space), s.bodyRemaining))
-			j.inbox = append(j.inbox, in[:n]...)
-			s.consume(n)
-			s.bodyRemaining -= int64(n)
-			if s.bodyRemaining == 0 {
-				j.bodyDone = true
-			}
-		}
-		s.bodyRead += int64(n)
-		delivered = delivered || n > 0 || j.bodyDone
-		if l.cfg.MaxBodySize >= 0 && s.bodyRead > l.cfg.MaxBodySize {
-			return l.refuseBody(s, j, 413, "request body too large", ErrBodyTooLarge)
-		}
-	}
-	if j.bodyDone {
-		s.deadline, s.deadlineKind = 0, deadlineNone
-	}
-	if delivered {
-		j.cond.Broadcast()
-	}
-	return true
 }
 
 // refuseBody ends a job whose body cannot be accepted: the status is

@@ -14,8 +14,9 @@ var (
 	// ErrAborted: the connection is gone (client reset, timeout, shutdown
 	// deadline) or the job was aborted; stop working on it and call Finish.
 	ErrAborted = errors.New("loop: request aborted")
-	// ErrBodyTooLarge: the request body passed --max-body-size. The loop
-	// has answered 413 itself when no response had started.
+	// ErrBodyTooLarge: the request body, or a chunk size it declared,
+	// passed --max-body-size. The loop has answered 413 itself when no
+	// response had started.
 	ErrBodyTooLarge = errors.New("loop: request body too large")
 	// ErrBodyTooSlow: the request body arrived slower than
 	// Config.BodyMinRate. The loop has answered 408 itself when no

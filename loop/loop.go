@@ -429,6 +429,9 @@ func (l *Loop) newSlot(fd int) *slot {
 	} else {
 		s = &slot{index: uint32(len(l.slots))}
 		s.parser.Limits = l.cfg.Limits
+		// A chunk size past the limit is refused on sight (consumeBody);
+		// a negative MaxBodySize is no limit, the decoder's 0.
+		s.chunked.MaxBodyBytes = max(l.cfg.MaxBodySize, 0)
 		l.slots = append(l.slots, s)
 	}
 	s.fd, s.open = fd, true

@@ -365,6 +365,55 @@ func TestChunkedBodyOverLimit(t *testing.T) {
 	})
 }
 
+// TestChunkedBodyLimitOnDeclaredSize: the limit holds against the chunk
+// sizes as they are declared. A body summing to the limit is served; a
+// chunk size that takes it past the limit is refused on sight, with no
+// byte of that chunk sent.
+func TestChunkedBodyLimitOnDeclaredSize(t *testing.T) {
+	const head = "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+	first := chunk(strings.Repeat("a", 600))
+	limit := func(c *Config) { c.MaxBodySize = 1000 }
+	t.Run("deferred: at the limit", func(t *testing.T) {
+		deferredHarness(t, deferEverything, echoBody, limit)(func(t *testing.T, hs *harness) {
+			c := hs.connect()
+			hs.fb.write(c, head+first+chunk(strings.Repeat("b", 400))+"0\r\n\r\n")
+			got := hs.responses(c, 1)[0]
+			if !strings.HasPrefix(got, "HTTP/1.1 200 ") || !strings.HasSuffix(got, strings.Repeat("b", 400)) {
+				t.Fatalf("want the 1000 bytes echoed:\n%s", got)
+			}
+		})
+	})
+	t.Run("deferred: one byte over, declared", func(t *testing.T) {
+		deferredHarness(t, deferEverything, echoBody, limit)(func(t *testing.T, hs *harness) {
+			c := hs.connect()
+			hs.fb.write(c, head+first+"191\r\n") // 401 more: 1001
+			got := hs.responses(c, 1)[0]
+			if !strings.HasPrefix(got, "HTTP/1.1 413 ") || !strings.Contains(got, "Connection: close") {
+				t.Fatalf("want 413 and close:\n%s", got)
+			}
+			hs.lingerThenClose(c)
+		})
+	})
+	t.Run("inline: at the limit, then the next request", func(t *testing.T) {
+		eachMode(t, hello, limit, func(t *testing.T, hs *harness) {
+			c := hs.connect()
+			hs.fb.write(c, head+first+chunk(strings.Repeat("b", 400))+"0\r\n\r\nGET /next HTTP/1.1\r\nHost: x\r\n\r\n")
+			if got := hs.responses(c, 2)[1]; !strings.Contains(got, "X-Path: /next") {
+				t.Fatalf("second response:\n%s", got)
+			}
+		})
+	})
+	t.Run("inline: one byte over, declared", func(t *testing.T) {
+		eachMode(t, hello, limit, func(t *testing.T, hs *harness) {
+			c := hs.connect()
+			hs.fb.write(c, head+first+"191\r\n")
+			// The answer went out before the body; the connection cannot
+			// go on past a body it refuses.
+			hs.until("close", func() bool { return hs.fb.isClosed(c) })
+		})
+	})
+}
+
 func TestDeferredStreamingResponse(t *testing.T) {
 	stream := func(j *Job) {
 		for i := 0; i < 3; i++ {

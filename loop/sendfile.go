@@ -7,7 +7,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrFileRange: SendFile was given a negative descriptor, offset or length.
+// ErrFileRange is SendFile's answer to a negative descriptor, offset or
+// length.
 var ErrFileRange = errors.New("loop: SendFile: negative descriptor, offset or length")
 
 // fileBody is a file range a handler handed to the loop with SendFile.

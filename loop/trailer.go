@@ -6,7 +6,7 @@ import (
 	"github.com/m0serve/m0serve/http1"
 )
 
-// ErrTrailerRefused: a field RFC 9110 §6.5.1 keeps out of a trailer
+// ErrTrailerRefused reports a field RFC 9110 §6.5.1 keeps out of a trailer
 // section (framing, routing, request modifiers, authentication, response
 // control data, content processing). Sending it as a trailer is the
 // caller's error: a recipient may have acted on the head already, and a

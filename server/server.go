@@ -125,7 +125,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			handler = &nativeAccessLog{lines: lines, next: handler, format: cfg.accessFormat, proxy: cfg.proxyTrust}
 		}
 		if native.deferred != nil {
-			jobs = loop.NewJobQueue(4096)
+			jobs = loop.NewJobQueue(jobQueueSize)
 			for i := 0; i < nativeWorkers; i++ {
 				go func() {
 					for j := jobs.Take(); j != nil; j = jobs.Take() {

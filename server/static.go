@@ -71,7 +71,7 @@ type staticMount struct {
 // newStaticFiles opens the mounts and starts the goroutines; next (the
 // app's handler) is set before the loop starts.
 func newStaticFiles(mounts []StaticMount, expires time.Duration) (*staticFiles, error) {
-	s := &staticFiles{expires: expires, queue: loop.NewJobQueue(4096)}
+	s := &staticFiles{expires: expires, queue: loop.NewJobQueue(jobQueueSize)}
 	for _, m := range mounts {
 		root, err := os.OpenRoot(m.Dir)
 		if err != nil {
