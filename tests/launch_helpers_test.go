@@ -17,7 +17,7 @@ const launchLimit = 30 * time.Second
 
 // launch starts cmd with its stderr kept in the returned server's log and
 // waits until ready has matched n of its lines (m0serve's start line, or
-// each worker's); it returns the server, stopped when the test ends, and
+// each worker's; none when n is 0); it returns the server, stopped when the test ends, and
 // the first matching line's submatches. what names the program in a
 // failure.
 func launch(t testing.TB, cmd *exec.Cmd, what string, ready *regexp.Regexp, n int) (*server, []string) {
@@ -47,6 +47,10 @@ func startLaunch(t testing.TB, cmd *exec.Cmd, what string, ready *regexp.Regexp,
 		t.Fatal(err)
 	}
 	p := &starting{s: s, what: what, first: make(chan []string, 1), enough: make(chan struct{})}
+	if n == 0 { // nothing to wait for: a quiet start (--log-level warning)
+		close(p.enough)
+		p.first <- nil
+	}
 	go func() {
 		matched := 0
 		lines := bufio.NewScanner(stderr)
@@ -56,7 +60,7 @@ func startLaunch(t testing.TB, cmd *exec.Cmd, what string, ready *regexp.Regexp,
 			if m == nil {
 				continue
 			}
-			if matched == 0 {
+			if matched == 0 && n > 0 {
 				p.first <- m
 			}
 			if matched++; matched == n {
