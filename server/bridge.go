@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
@@ -24,6 +25,9 @@ type bridgeJob struct {
 	logLine  []byte // the access-log line, reused
 	logEntry accessEntry
 	record   int // in the worker's table of requests in flight, or -1
+	// taken is when a handler thread took the job, for the inline
+	// policy's service time (zero without one).
+	taken time.Time
 	// gone: the client left; inputEnded: it ended its side (ASGI only;
 	// see jobGone), set by the loop thread and read as the executor
 	// starts the job.
@@ -45,6 +49,9 @@ type bridgePool struct {
 	logf      func(format string, args ...any)
 	// inFlight names what is in the app for the master (nil: no master).
 	inFlight *inFlight
+	// inline learns the app's service time from handed-off requests too
+	// (--wsgi-inline auto; nil: off).
+	inline *inlinePolicy
 
 	// asgi: the pool feeds the ASGI executor, which hears of a closed
 	// connection through jobGone (set before the executor starts; the
@@ -104,6 +111,9 @@ func (p *bridgePool) wrap(lj *loop.Job) *pybridge.Job {
 	w.remote, r.RemotePort, r.Scheme = p.proxy.client(w.remote, lj.RemoteAddr, &lj.Request.Header)
 	r.RemoteAddr = w.remote
 	r.WebSocket = lj.IsWebSocket()
+	if p.inline != nil {
+		w.taken = time.Now()
+	}
 	w.job.Body = nil
 	if lj.Request.HasBody() {
 		w.job.Body = lj
@@ -163,6 +173,9 @@ func (p *bridgePool) Complete(j *pybridge.Job) {
 	w := j.Writer.(*bridgeJob)
 	lj := w.loopJob
 	resp := j.Response
+	if p.inline != nil {
+		p.inline.observe(time.Since(w.taken))
+	}
 	if j.BodyErr != nil && p.logf != nil {
 		p.logf("m0serve: debug: reading the request body: %v", j.BodyErr)
 	}

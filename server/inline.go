@@ -9,21 +9,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// inlineWSGI is --threads 0: the loop thread calls a WSGI app itself for
-// every request without a body (bjoern's model), with no handoff to a
-// handler thread and back. At one connection that handoff (two thread
-// wakes) is most of what a Python request costs above the native hello;
-// from 16 connections up each wake carries a batch and it nearly vanishes
-// (README.md, "Handler threads", has the figures).
+// inlineWSGI runs WSGI requests on the loop thread itself, with no
+// handoff to a handler thread and back. With --threads 0 it runs every
+// request without a body (bjoern's model); with --wsgi-inline auto, those
+// its policy allows (inline_policy.go), handing the rest to the handler
+// threads. At one connection the handoff (two thread wakes) is most of
+// what a Python request costs above the native hello; from 16 connections
+// up each wake carries a batch and it nearly vanishes (README.md,
+// "Handler threads", has the figures).
 //
 // The price is the loop's: while the app runs, no other connection of
-// the worker is read or written, and a response is gathered whole before
-// it is sent (a streamed body, even an endless one, and a file body too).
-// A request with a body is deferred to the one handler thread as usual,
+// the worker is read or written, and a response is gathered before it is
+// sent. A request with a body is deferred to a handler thread as usual,
 // since its body arrives through the loop.
 type inlineWSGI struct {
 	pool *bridgePool
 	ip   *pybridge.Interpreter
+	// policy decides which requests run inline (--wsgi-inline auto); nil:
+	// every request without a body (--threads 0).
+	policy *inlinePolicy
 	// in is attached on the loop thread at the first request (the loop
 	// thread exists only once Run has started) and detached by exit.
 	in        *pybridge.Inline
@@ -46,7 +50,7 @@ func newInlineWSGI(pool *bridgePool, ip *pybridge.Interpreter) *inlineWSGI {
 
 // ServeInline implements loop.Handler.
 func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
-	if req.HasBody() || h.attachErr != nil {
+	if h.attachErr != nil || req.HasBody() || h.policy != nil && !h.policy.allow(req) {
 		w.Defer()
 		return
 	}
@@ -62,7 +66,7 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 		h.in = in
 	}
 	var arrived time.Time
-	if h.pool.accessLog && h.pool.logFormat.timed {
+	if h.policy != nil || h.pool.accessLog && h.pool.logFormat.timed {
 		arrived = time.Now()
 	}
 	j := &h.job
@@ -72,6 +76,9 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 	record := h.pool.inFlight.claim(req.Request.Bytes(req.Request.Method), req.Request.Bytes(req.Request.Target))
 	h.in.Serve(j)
 	h.pool.inFlight.release(record)
+	if h.policy != nil {
+		h.policy.ranInline(time.Since(arrived))
+	}
 
 	resp := j.Response
 	status, body := resp.Status(), resp.Body()

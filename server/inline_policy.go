@@ -1,0 +1,82 @@
+package server
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/m0serve/m0serve/loop"
+)
+
+// inlinePolicy is --wsgi-inline auto: the loop thread runs a WSGI request
+// itself when that costs nothing else, and hands it to a handler thread
+// otherwise. At one connection the handoff's two thread wakes are most of
+// what a request costs above the app; from 16 connections up each wake
+// carries a batch and costs little (README.md, "Handler threads").
+//
+// A request runs inline only when all of these hold:
+//   - it has no body (a body arrives through the loop, which is busy);
+//   - no deferred request is in flight, so the app never runs on two
+//     threads at once and the handler threads' batches are not split;
+//   - the app's recent service time (an EWMA over inline and handed-off
+//     requests alike) is under inlineBudget;
+//   - the requests run inline in this pass of the loop took less than
+//     inlineBudget together: the rest of a busy pass is handed off.
+//
+// So a pass of the loop spends at most inlineBudget plus one request in
+// the app, for an app whose requests take what they recently took. A
+// request that turns slow stalls the loop once, for its own duration;
+// one over inlineStallLimit turns inlining off for good (and says so), so
+// an app with long requests (long polls, slow upstreams) stalls it once.
+type inlinePolicy struct {
+	// service is the EWMA of the app's service time in nanoseconds; the
+	// loop thread and the handler threads update it (a lost update between
+	// them is harmless).
+	service atomic.Int64
+	// passSpent is the app time spent inline in this pass (loop thread).
+	passSpent time.Duration
+	// off: a request ran over inlineStallLimit (loop thread).
+	off  bool
+	logf func(string, ...any)
+}
+
+const (
+	// inlineBudget bounds the app time one pass of the loop spends inline
+	// and the service time of an app that is run inline at all: 1 ms is
+	// ten Flask requests and costs another connection at most that much
+	// latency, about one scheduler tick of a busy machine.
+	inlineBudget = time.Millisecond
+	// inlineStallLimit is the longest inline request tolerated: past it
+	// the app is taken to have requests that wait (a database, the
+	// network), which belong on handler threads.
+	inlineStallLimit = 100 * time.Millisecond
+)
+
+// allow reports whether req may run on the loop thread now.
+func (p *inlinePolicy) allow(req *loop.Request) bool {
+	return !p.off && !req.HasBody() && req.JobsInFlight() == 0 &&
+		p.passSpent < inlineBudget && time.Duration(p.service.Load()) < inlineBudget
+}
+
+// ranInline records an inline request's service time (loop thread).
+func (p *inlinePolicy) ranInline(d time.Duration) {
+	p.passSpent += d
+	p.observe(d)
+	if d > inlineStallLimit && !p.off {
+		p.off = true
+		if p.logf != nil {
+			p.logf("m0serve: warning: a request took %v on the I/O thread: WSGI requests go to the handler threads from now on "+
+				"(--wsgi-inline off does so from the start)", d.Round(time.Millisecond))
+		}
+	}
+}
+
+// observe folds one request's service time into the EWMA (weight 1/8: a
+// slow request lifts it at once, and eight or so quick ones bring it back
+// under the budget).
+func (p *inlinePolicy) observe(d time.Duration) {
+	old := p.service.Load()
+	p.service.Store(old + (int64(d)-old)/8)
+}
+
+// passEnded runs at the end of each pass of the loop (loop thread).
+func (p *inlinePolicy) passEnded() { p.passSpent = 0 }
