@@ -17,6 +17,9 @@ type Summary struct {
 	P99us           float64 `json:"p99_us"`
 	CPUusPerRequest float64 `json:"cpu_us_per_request"`
 	Cores           float64 `json:"cores"`
+	// Switches per request, voluntary and involuntary (Run's).
+	VoluntarySwitches   float64 `json:"voluntary_switches_per_request"`
+	InvoluntarySwitches float64 `json:"involuntary_switches_per_request"`
 }
 
 // summarise takes the median of every figure over each arm's rounds in
@@ -62,6 +65,9 @@ func summarise(runs []Run) []Summary {
 			P99us:           pickLatency(func(r Run) float64 { return r.P99us }),
 			CPUusPerRequest: pick(func(r Run) float64 { return r.CPUusPerRequest }),
 			Cores:           pick(func(r Run) float64 { return r.Cores }),
+
+			VoluntarySwitches:   pick(func(r Run) float64 { return r.VoluntarySwitchesPerRequest }),
+			InvoluntarySwitches: pick(func(r Run) float64 { return r.InvoluntarySwitchesPerRequest }),
 		})
 	}
 	return summaries
@@ -112,7 +118,7 @@ func printTable(w io.Writer, chosen []Scenario, records []*ArmRecord, summaries 
 				}
 				fmt.Fprintf(w, "[%s]\n", groupTitle(group.name))
 			}
-			header := fmt.Sprintf("%-14s %10s %9s %9s %8s %6s", "arm", "rps", "p50 µs", "p99 µs", "µs/req", "cores")
+			header := fmt.Sprintf("%-14s %10s %9s %9s %8s %6s %11s", "arm", "rps", "p50 µs", "p99 µs", "µs/req", "cores", "csw/req")
 			for _, peer := range group.peers {
 				header += fmt.Sprintf("  %-13s", "vs "+peer)
 			}
@@ -123,8 +129,9 @@ func printTable(w io.Writer, chosen []Scenario, records []*ArmRecord, summaries 
 					fmt.Fprintf(w, "%-14s %s\n", record.Name, armState(record))
 					continue
 				}
-				line := fmt.Sprintf("%-14s %10.0f %9s %9s %8.2f %6.2f",
-					record.Name, row.RPS, latencyCell(row.P50us), latencyCell(row.P99us), row.CPUusPerRequest, row.Cores)
+				line := fmt.Sprintf("%-14s %10.0f %9s %9s %8.2f %6.2f %11s",
+					record.Name, row.RPS, latencyCell(row.P50us), latencyCell(row.P99us), row.CPUusPerRequest, row.Cores,
+					fmt.Sprintf("%.2f+%.2f", row.VoluntarySwitches, row.InvoluntarySwitches))
 				for _, peer := range group.peers {
 					base, ok := find(scenario.Name, peer)
 					if !ok {
