@@ -16,6 +16,14 @@ type Job struct {
 	// holds more than the server can queue without blocking; Complete runs
 	// with the GIL held. 0 means DefaultBufferLimit.
 	BufferLimit int
+	// GatherLimit: without a Writer, a body longer than this is not
+	// gathered further: the Response is left Suspended, for a handler
+	// thread to go on with (Resume). 0 gathers any size.
+	GatherLimit int
+	// Resume: Response is one Inline.Serve left Suspended (or Complete,
+	// with nothing left to run): the thread sends what it holds and the
+	// rest of the app's iterable through the Writer, which it needs.
+	Resume bool
 	// Response receives the status, headers and (unless streamed) body.
 	Response *Response
 	// BodyErr is the BodyReader's error when a read failed (the app saw

@@ -59,3 +59,19 @@ def huge(environ, start_response):
     """A 2 MB list body, buffered whole without a Writer."""
     start_response("200 OK", [("Content-Type", "application/octet-stream")])
     return [b"x" * 2000000]
+
+
+def stream(environ, start_response):
+    """A 3 MB generator body in numbered 64 KiB blocks; records close()."""
+    start_response("200 OK", [("Content-Type", "application/octet-stream")])
+
+    def blocks():
+        try:
+            for i in range(48):
+                yield (b"%08d" % i) * 8192
+        finally:
+            closed.append(environ["PATH_INFO"])
+    return blocks()
+
+
+closed = []
