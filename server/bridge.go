@@ -114,6 +114,14 @@ func (p *bridgePool) wrap(lj *loop.Job) *pybridge.Job {
 	if p.inline != nil {
 		w.taken = time.Now()
 	}
+	w.job.Resume = false
+	if resp, ok := lj.Carried.(*pybridge.Response); ok {
+		// A response the loop thread began (inlineWSGI): this job goes
+		// on with it, and its own arena is let go.
+		lj.Carried = nil
+		w.job.Response.Free()
+		w.job.Response, w.job.Resume = resp, true
+	}
 	w.job.Body = nil
 	if lj.Request.HasBody() {
 		w.job.Body = lj

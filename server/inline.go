@@ -45,6 +45,7 @@ func newInlineWSGI(pool *bridgePool, ip *pybridge.Interpreter) *inlineWSGI {
 	h := &inlineWSGI{pool: pool, ip: ip, remote: make([]byte, 0, 64)}
 	h.job.App = pool.app
 	h.job.Response = pybridge.NewResponse()
+	h.job.GatherLimit = inlineGatherLimit
 	return h
 }
 
@@ -81,6 +82,13 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 	}
 
 	resp := j.Response
+	if resp.Outcome() == pybridge.Suspended || h.fileTooLarge(resp, req) {
+		// Past what the loop thread gathers: a handler thread sends the
+		// rest with back-pressure (bridgePool.wrap takes the response).
+		w.DeferWith(resp)
+		j.Response = pybridge.NewResponse()
+		return
+	}
 	status, body := resp.Status(), resp.Body()
 	if resp.Outcome() != pybridge.Complete {
 		// Without a writer every outcome is Complete; anything else is a
@@ -139,6 +147,22 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 
 // inlineFileKeep is the largest file buffer kept between inline responses.
 const inlineFileKeep = 1 << 20
+
+// inlineGatherLimit bounds the body the loop thread gathers for one
+// response: past it the response goes on on a handler thread, which
+// streams the rest as the client takes it. 1 MiB is what the loop keeps
+// of a response arena or a file buffer between requests anyway (so the
+// bound adds no memory), and it is sixteen of the loop's 64 KiB send
+// high-water marks: a page, a JSON document or an image is still sent
+// without a handoff; a download or an endless stream is not gathered.
+const inlineGatherLimit = 1 << 20
+
+// fileTooLarge reports a wsgi.file_wrapper body past inlineGatherLimit:
+// a handler thread hands it to the loop's sendfile instead.
+func (h *inlineWSGI) fileTooLarge(resp *pybridge.Response, req *loop.Request) bool {
+	_, _, length, ok := resp.File()
+	return ok && length > inlineGatherLimit && !req.MethodIs("HEAD")
+}
 
 // readFile reads a wsgi.file_wrapper body whole and closes fd: the loop
 // cannot hand itself a file in the middle of a dispatch, and inline

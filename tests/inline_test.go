@@ -37,14 +37,19 @@ func threadOf(t *testing.T, br *bufio.Reader, c interface{ Write([]byte) (int, e
 	return thread
 }
 
-// TestWSGIThreadsZero: with --threads 0 a request without a body runs on
-// the loop thread (every such request on the same thread, another than
-// the one requests with a body run on); with --threads 1 every request
-// runs on the one handler thread. Both answer alike.
+// TestWSGIThreadsZero: with --threads 0, and with --wsgi-inline auto
+// while the app is quick and idle, a request without a body runs on the
+// loop thread (every such request on the same thread, another than the
+// one requests with a body run on); with --wsgi-inline off every request
+// runs on the one handler thread. All answer alike.
 func TestWSGIThreadsZero(t *testing.T) {
-	for _, threads := range []string{"0", "1"} {
-		t.Run("threads="+threads, func(t *testing.T) {
-			s := startWSGI(t, "inline_app:app", "--threads", threads)
+	for _, mode := range []string{"0", "1", "auto"} {
+		t.Run("threads="+mode, func(t *testing.T) {
+			args := []string{"--threads", mode, "--wsgi-inline", "off"}
+			if mode == "auto" {
+				args = []string{"--threads", "1", "--wsgi-inline", "auto"}
+			}
+			s := startWSGI(t, "inline_app:app", args...)
 			c := dial(t, s)
 			defer c.Close()
 			br := bufio.NewReader(c)
@@ -52,8 +57,8 @@ func TestWSGIThreadsZero(t *testing.T) {
 			if get1 != get2 {
 				t.Fatalf("two GETs ran on threads %s and %s", get1, get2)
 			}
-			if inline := get1 != post; inline != (threads == "0") {
-				t.Fatalf("--threads %s: GET on thread %s, POST on %s", threads, get1, post)
+			if inline := get1 != post; inline != (mode != "1") {
+				t.Fatalf("%v: GET on thread %s, POST on %s", args, get1, post)
 			}
 			checkValidatorLog(t, s)
 		})
