@@ -160,6 +160,7 @@ func fillRequest(c *C.m0_request, j *Job) {
 		c.buffer_limit = C.uint32_t(min(j.BufferLimit, 1<<31))
 	}
 	c.gather_limit = C.uint32_t(min(max(j.GatherLimit, 0), 1<<31))
+	c.gather_us = C.uint32_t(min(max(j.GatherTime.Microseconds(), 0), 1<<31))
 	j.BodyErr = nil
 }
 

@@ -43,9 +43,12 @@ typedef struct {
 	uint8_t scheme; /* M0_SCHEME_*: what a trusted proxy said, or the app's */
 	uint8_t websocket; /* a checked WebSocket opening handshake (ASGI) */
 	uint32_t buffer_limit; /* with a stream, a longer list body streams too */
-	/* Without a stream: a body longer than this (0: no limit) is not
-	 * gathered further; the response is left M0_SUSPENDED. */
+	/* Without a stream: a body longer than this (0: no limit), or one
+	 * still coming gather_us microseconds after the call began (0: no
+	 * limit), is not gathered further; the response is left
+	 * M0_SUSPENDED. */
 	uint32_t gather_limit;
+	uint32_t gather_us;
 } m0_request;
 
 /* m0_request.scheme: the app's default, or a trusted proxy's word. */
@@ -142,6 +145,7 @@ typedef struct m0_thread {
 	int streaming; /* the body goes to the Go stream once committed */
 	size_t buffer_limit;
 	size_t gather_limit; /* see m0_request */
+	int64_t gather_until; /* CLOCK_MONOTONIC ns; 0: no limit */
 	int head_set;  /* start_response was called */
 	int committed; /* body data was produced: the head is final */
 	int head_sent; /* the head went to the Go stream */

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static PyObject *s_close; /* "close", interned */
 
@@ -105,6 +106,13 @@ static int stream_sequence(m0_thread *t, PyObject *seq, size_t total)
 
 static int drain(m0_thread *t, PyObject *it, PyObject *result);
 
+static int64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* read_result drains the app's iterable: 0 done, -1 exception, -2 client
  * gone. A list or tuple of bytes is copied in one pass with its length
  * known, unless a streamed head already went out through write(). */
@@ -171,6 +179,15 @@ static int read_result(m0_thread *t, PyObject *result)
 	return rc;
 }
 
+/* gathered_enough: past the gather limit or the gather time. */
+static int gathered_enough(m0_thread *t)
+{
+	m0_response *r = t->resp;
+	if (t->gather_limit > 0 && r->body.end - r->body.start > t->gather_limit)
+		return 1;
+	return t->gather_until > 0 && monotonic_ns() > t->gather_until;
+}
+
 /* drain emits the rest of the iterator: read_result's values, and 1 when
  * the gathered body passed the gather limit with more to come: the
  * iterable and the iterator wait in the arena (M0_SUSPENDED). */
@@ -190,8 +207,7 @@ static int drain(m0_thread *t, PyObject *it, PyObject *result)
 		Py_DECREF(chunk);
 		if (rc < 0)
 			break;
-		if (!t->streaming && t->gather_limit > 0 &&
-		    t->resp->body.end - t->resp->body.start > t->gather_limit) {
+		if (!t->streaming && gathered_enough(t)) {
 			Py_INCREF(result);
 			Py_INCREF(it);
 			t->resp->pending = result;
@@ -290,6 +306,9 @@ void m0_wsgi_serve(m0_thread *t, m0_app *app, const m0_request *req,
 	t->streaming = mode == M0_SERVE_FULL && req->stream;
 	t->buffer_limit = req->buffer_limit;
 	t->gather_limit = t->streaming ? 0 : req->gather_limit;
+	t->gather_until = 0;
+	if (!t->streaming && req->gather_us > 0)
+		t->gather_until = monotonic_ns() + (int64_t)req->gather_us * 1000;
 	t->head_set = t->committed = t->head_sent = t->client_gone = 0;
 	t->body_failed = 0;
 	m0_response_reset(resp);
@@ -402,6 +421,7 @@ void m0_wsgi_resume(m0_thread *t, const m0_request *req, const char *head,
 	t->streaming = req->stream;
 	t->buffer_limit = req->buffer_limit;
 	t->gather_limit = 0;
+	t->gather_until = 0;
 	t->head_set = 1;
 	t->head_sent = t->client_gone = t->body_failed = 0;
 	resp->outcome = 0;

@@ -61,6 +61,9 @@ type bridgePool struct {
 
 	mu   sync.Mutex
 	free []*bridgeJob
+	// spare arenas, given back by jobs that took over a response the
+	// loop thread began (wrap), for the loop thread's next one.
+	spare []*pybridge.Response
 
 	// warnedHopByHop: the app's dropped hop-by-hop field was logged
 	// (once per app: the app sets it on every response).
@@ -119,7 +122,7 @@ func (p *bridgePool) wrap(lj *loop.Job) *pybridge.Job {
 		// A response the loop thread began (inlineWSGI): this job goes
 		// on with it, and its own arena is let go.
 		lj.Carried = nil
-		w.job.Response.Free()
+		p.putSpare(w.job.Response)
 		w.job.Response, w.job.Resume = resp, true
 	}
 	w.job.Body = nil
@@ -132,6 +135,37 @@ func (p *bridgePool) wrap(lj *loop.Job) *pybridge.Job {
 		w.inputEnded.Store(how == loop.InputEnded)
 	}
 	return &w.job
+}
+
+// maxSpare bounds the spare arenas kept: one per response handed over
+// at once is plenty, and each may hold up to 1 MiB.
+const maxSpare = 4
+
+func (p *bridgePool) putSpare(r *pybridge.Response) {
+	r.Release()
+	p.mu.Lock()
+	if len(p.spare) < maxSpare {
+		p.spare = append(p.spare, r)
+		r = nil
+	}
+	p.mu.Unlock()
+	if r != nil {
+		r.Free()
+	}
+}
+
+// spareResponse is an arena for the loop thread, whose own went to a
+// handler thread.
+func (p *bridgePool) spareResponse() *pybridge.Response {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.spare); n > 0 {
+		r := p.spare[n-1]
+		p.spare[n-1] = nil
+		p.spare = p.spare[:n-1]
+		return r
+	}
+	return pybridge.NewResponse()
 }
 
 // TryTake implements pybridge.JobSource.

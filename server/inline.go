@@ -45,7 +45,7 @@ func newInlineWSGI(pool *bridgePool, ip *pybridge.Interpreter) *inlineWSGI {
 	h := &inlineWSGI{pool: pool, ip: ip, remote: make([]byte, 0, 64)}
 	h.job.App = pool.app
 	h.job.Response = pybridge.NewResponse()
-	h.job.GatherLimit = inlineGatherLimit
+	h.job.GatherLimit, h.job.GatherTime = inlineGatherLimit, inlineBudget
 	return h
 }
 
@@ -86,7 +86,7 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 		// Past what the loop thread gathers: a handler thread sends the
 		// rest with back-pressure (bridgePool.wrap takes the response).
 		w.DeferWith(resp)
-		j.Response = pybridge.NewResponse()
+		j.Response = h.pool.spareResponse()
 		return
 	}
 	status, body := resp.Status(), resp.Body()
@@ -150,7 +150,9 @@ const inlineFileKeep = 1 << 20
 
 // inlineGatherLimit bounds the body the loop thread gathers for one
 // response: past it the response goes on on a handler thread, which
-// streams the rest as the client takes it. 1 MiB is what the loop keeps
+// streams the rest as the client takes it. (A body still coming after
+// inlineBudget goes on there too: an app that yields blocks slowly has
+// them sent as they come, and the loop is not held.) 1 MiB is what the loop keeps
 // of a response arena or a file buffer between requests anyway (so the
 // bound adds no memory), and it is sixteen of the loop's 64 KiB send
 // high-water marks: a page, a JSON document or an image is still sent

@@ -169,7 +169,7 @@ func describeApp(cfg *Config, py *python) string {
 		case cfg.Threads == 0:
 			fmt.Fprintf(&b, "WSGI app %s on the I/O thread (1 handler thread for requests with a body)", cfg.App)
 		case inlinesWSGI(cfg):
-			fmt.Fprintf(&b, "WSGI app %s on %s, quick ones on the I/O thread while they are idle", cfg.App, plural(cfg.Threads, "handler thread"))
+			fmt.Fprintf(&b, "WSGI app %s on 1 handler thread, quick requests on the I/O thread while it is idle", cfg.App)
 		default:
 			fmt.Fprintf(&b, "WSGI app %s on %s", cfg.App, plural(cfg.Threads, "handler thread"))
 		}
@@ -186,10 +186,14 @@ func describeApp(cfg *Config, py *python) string {
 }
 
 // inlinesWSGI reports whether the loop thread runs some WSGI requests
-// itself under --wsgi-inline auto. Not with --request-timeout: the loop
-// must be free to time a request out.
+// itself under --wsgi-inline auto: with one handler thread only, where
+// the app's requests run one at a time anyway, so one that turns slow
+// holds up the other clients' requests whichever thread it is on. More
+// threads say the app waits (a database, the network), and a waiting
+// request must not hold the I/O thread. Not with --request-timeout
+// either: the loop must be free to time a request out.
 func inlinesWSGI(cfg *Config) bool {
-	return cfg.Threads > 0 && cfg.WSGIInline == "auto" && cfg.RequestTimeout == 0
+	return cfg.Threads == 1 && cfg.WSGIInline == "auto" && cfg.RequestTimeout == 0
 }
 
 func plural(n int, noun string) string {
