@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // serveInline runs j on a thread attached as the loop thread is.
@@ -105,5 +106,27 @@ func TestInlineGathersUnderLimit(t *testing.T) {
 	serveInline(t, j)
 	if j.Response.Outcome() != Complete || len(j.Response.Body()) != 120000 {
 		t.Fatalf("outcome %d, %d bytes", j.Response.Outcome(), len(j.Response.Body()))
+	}
+}
+
+// A body still coming past GatherTime is not gathered further: the
+// blocks so far wait in the Response and the rest streams from a handler
+// thread, rather than every block waiting for the last.
+func TestInlineSuspendsPastGatherTime(t *testing.T) {
+	app := loadApp(t, "body_app:slow")
+	j := newJob(t, app, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+	j.GatherTime = time.Millisecond
+	serveInline(t, j)
+	if got := j.Response.Outcome(); got != Suspended {
+		t.Fatalf("outcome %d, want Suspended", got)
+	}
+	// "a" alone when the call itself ran past the millisecond (a busy
+	// machine); never "abc", which would have waited for the last block.
+	if got := string(j.Response.Body()); got != "ab" && got != "a" {
+		t.Fatalf("gathered %q, want the blocks before the time ran out", got)
+	}
+	rec := resumeOnHandler(t, j)
+	if got := strings.Join(rec.chunks, ""); got != "abc" {
+		t.Fatalf("sent %q, want abc", got)
 	}
 }

@@ -75,3 +75,17 @@ def stream(environ, start_response):
 
 
 closed = []
+
+
+def slow(environ, start_response):
+    """Three blocks 20 ms apart: a stream whose blocks must not wait."""
+    import time
+    start_response("200 OK", [("Content-Type", "text/plain")])
+
+    def blocks():
+        yield b"a"
+        time.sleep(0.02)
+        yield b"b"
+        time.sleep(0.02)
+        yield b"c"
+    return blocks()
