@@ -66,7 +66,8 @@ func TestWSGIThreadsZero(t *testing.T) {
 }
 
 // TestWSGIThreadsZeroResponses: the inline path's answers match the
-// handler thread's: a streamed body arrives whole with its length, HEAD
+// handler thread's: a streamed body arrives whole (with its length when
+// the I/O thread gathered it), HEAD
 // sends no body, an app that raises gets a 500 and the next request is
 // served, and the access log has a line per request.
 func TestWSGIThreadsZeroResponses(t *testing.T) {
@@ -77,7 +78,12 @@ func TestWSGIThreadsZeroResponses(t *testing.T) {
 
 	fmt.Fprint(c, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
 	resp, body := readResponseTo(t, br, "GET")
-	if resp.StatusCode != 200 || body != "abcdef" || resp.ContentLength != 6 || len(resp.TransferEncoding) != 0 {
+	// Gathered, with its length; or, on a machine so busy that the
+	// generator ran past the I/O thread's 1 ms, finished by the handler
+	// thread, chunked.
+	gathered := resp.ContentLength == 6 && len(resp.TransferEncoding) == 0
+	chunked := resp.ContentLength == -1 && len(resp.TransferEncoding) == 1
+	if resp.StatusCode != 200 || body != "abcdef" || !gathered && !chunked {
 		t.Fatalf("GET /stream: %d %q length %d %v", resp.StatusCode, body, resp.ContentLength, resp.TransferEncoding)
 	}
 

@@ -64,7 +64,9 @@ func (s *Session) Start(arms []Arm, portBase int) {
 			s.Log("fail %s: %v", arm.Name, err)
 			continue
 		}
-		parity, err := checkParity(server.Addr(s.Host), arm.Body(), 5*time.Second)
+		// Generous: a framework's first request imports lazily, and a
+		// busy machine makes that seconds.
+		parity, err := checkParity(server.Addr(s.Host), arm.Body(), 30*time.Second)
 		record.Parity = &parity
 		if err != nil {
 			server.Stop(3 * time.Second)
