@@ -75,7 +75,13 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 	h.remote, j.Request.RemotePort, j.Request.Scheme = h.pool.proxy.client(h.remote, req.RemoteAddr(), &req.Request.Header)
 	j.Request.RemoteAddr = h.remote
 	record := h.pool.inFlight.claim(req.Request.Bytes(req.Request.Method), req.Request.Bytes(req.Request.Target))
+	if h.policy != nil {
+		h.policy.inApp.Store(true)
+	}
 	h.in.Serve(j)
+	if h.policy != nil {
+		h.policy.inApp.Store(false)
+	}
 	h.pool.inFlight.release(record)
 	if h.policy != nil {
 		h.policy.ranInline(time.Since(arrived))

@@ -18,7 +18,9 @@ import (
 //   - no deferred request is in flight, so the app never runs on two
 //     threads at once and the handler threads' batches are not split;
 //   - the app's recent service time (an EWMA over inline and handed-off
-//     requests alike) is under inlineBudget;
+//     requests alike) is under inlineBudget, and so was each of its last
+//     inlineWarmup requests: an app starts handed off, and a slow request
+//     hands it off again until it has shown it is quick;
 //   - the requests run inline in this pass of the loop took less than
 //     inlineBudget together: the rest of a busy pass is handed off.
 //
@@ -26,7 +28,10 @@ import (
 // the app, for an app whose requests take what they recently took. A
 // request that turns slow stalls the loop once, for its own duration;
 // one over inlineStallLimit turns inlining off for good (and says so), so
-// an app with long requests (long polls, slow upstreams) stalls it once.
+// an app with long requests (long polls, slow upstreams) stalls it once
+// in a worker's life at most. Meanwhile the worker's heartbeat is kept
+// (keepHeartbeat): a long call on the loop thread does not get the worker
+// killed by --worker-timeout, as one on a handler thread does not.
 type inlinePolicy struct {
 	// service is the EWMA of the app's service time in nanoseconds; the
 	// loop thread and the handler threads update it (a lost update between
@@ -34,6 +39,10 @@ type inlinePolicy struct {
 	service atomic.Int64
 	// passSpent is the app time spent inline in this pass (loop thread).
 	passSpent time.Duration
+	// quick counts the app's requests in a row under inlineBudget.
+	quick atomic.Int64
+	// inApp: the loop thread is in the app (keepHeartbeat reads it).
+	inApp atomic.Bool
 	// off: a request ran over inlineStallLimit (loop thread).
 	off  bool
 	logf func(string, ...any)
@@ -49,12 +58,15 @@ const (
 	// the app is taken to have requests that wait (a database, the
 	// network), which belong on handler threads.
 	inlineStallLimit = 100 * time.Millisecond
+	// inlineWarmup is how many quick requests in a row the app shows
+	// before the loop thread runs one: a few milliseconds of traffic.
+	inlineWarmup = 64
 )
 
 // allow reports whether req may run on the loop thread now.
 func (p *inlinePolicy) allow(req *loop.Request) bool {
-	return !p.off && !req.HasBody() && req.JobsInFlight() == 0 &&
-		p.passSpent < inlineBudget && time.Duration(p.service.Load()) < inlineBudget
+	return !p.off && !req.HasBody() && req.JobsInFlight() == 0 && p.passSpent < inlineBudget &&
+		p.quick.Load() >= inlineWarmup && time.Duration(p.service.Load()) < inlineBudget
 }
 
 // ranInline records an inline request's service time (loop thread).
@@ -76,7 +88,37 @@ func (p *inlinePolicy) ranInline(d time.Duration) {
 func (p *inlinePolicy) observe(d time.Duration) {
 	old := p.service.Load()
 	p.service.Store(old + (int64(d)-old)/8)
+	if d < inlineBudget {
+		if p.quick.Load() < inlineWarmup {
+			p.quick.Add(1)
+		}
+	} else {
+		p.quick.Store(0)
+	}
 }
+
+// keepHeartbeat stamps a worker's heartbeat every heartbeatKeep while the
+// loop thread is in the app, until stop closes: the master's
+// --worker-timeout watches for a loop that stopped turning, and a long
+// request there is the app's, as on a handler thread
+// (--request-timeout's to judge, which turns inlining off).
+func (p *inlinePolicy) keepHeartbeat(stamp *atomic.Int64, stop <-chan struct{}) {
+	tick := time.NewTicker(heartbeatKeep)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-tick.C:
+			if p.inApp.Load() {
+				stamp.Store(now.UnixNano())
+			}
+		}
+	}
+}
+
+// heartbeatKeep is under the loop's own stamping interval (a second).
+const heartbeatKeep = 500 * time.Millisecond
 
 // passEnded runs at the end of each pass of the loop (loop thread).
 func (p *inlinePolicy) passEnded() { p.passSpent = 0 }

@@ -102,6 +102,11 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 				policy := &inlinePolicy{logf: logf}
 				inline.policy, py.pool.inline = policy, policy
 				passEnded = policy.passEnded
+				if stamp := cfg.Worker.heartbeatStamp(); stamp != nil {
+					stop := make(chan struct{})
+					defer close(stop)
+					go policy.keepHeartbeat(stamp, stop)
+				}
 			}
 		}
 		if py.executor != nil {

@@ -25,6 +25,7 @@ func TestInlineStreamIsNotGathered(t *testing.T) {
 			c := dial(t, s)
 			defer c.Close()
 			br := bufio.NewReader(c)
+			warmInline(t, br, c)
 			fmt.Fprint(c, "GET /stream?mb=1 HTTP/1.1\r\nHost: x\r\n\r\n")
 			if resp, body := readResponseTo(t, br, "GET"); resp.StatusCode != 200 || len(body) != 1<<20 {
 				t.Fatalf("/stream?mb=1: %d with %d bytes", resp.StatusCode, len(body))
@@ -69,5 +70,17 @@ func TestInlineStreamIsNotGathered(t *testing.T) {
 				t.Fatalf("after: %d with %d bytes", resp.StatusCode, len(body))
 			}
 		})
+	}
+}
+
+// warmInline sends enough quick GET /ok requests for --wsgi-inline auto
+// to run the next on the I/O thread (it starts an app handed off).
+func warmInline(t *testing.T, br *bufio.Reader, c io.Writer) {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		fmt.Fprint(c, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+		if resp, body := readResponseTo(t, br, "GET"); resp.StatusCode != 200 || body != "ok" {
+			t.Fatalf("GET /ok: %d %q", resp.StatusCode, body)
+		}
 	}
 }
