@@ -112,8 +112,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // wsgiInlineUsage is --wsgi-inline's help; the measurements behind the
 // default are in the README's Threads section.
-const wsgiInlineUsage = "auto: the I/O thread runs a quick WSGI request without a body itself while the handler threads are idle " +
-	"(no handoff: TBD); off: always hand off"
+const wsgiInlineUsage = "auto: with --threads 1 a quick bodyless request runs on the I/O thread while none is handed off " +
+	"(no wake: README, Threads); off: never"
 
 // threadsUsage is --threads' help; the measurements behind the default
 // and behind 0 are in the README's Threads section.
