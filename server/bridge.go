@@ -120,7 +120,7 @@ func (p *bridgePool) wrap(lj *loop.Job) *pybridge.Job {
 	w.job.Resume = false
 	if resp, ok := lj.Carried.(*pybridge.Response); ok {
 		// A response the loop thread began (inlineWSGI): this job goes
-		// on with it, and its own arena is let go.
+		// on with it, and its own arena becomes the loop thread's spare.
 		lj.Carried = nil
 		p.putSpare(w.job.Response)
 		w.job.Response, w.job.Resume = resp, true

@@ -172,10 +172,10 @@ func (h *inlineWSGI) fileTooLarge(resp *pybridge.Response, req *loop.Request) bo
 	return ok && length > inlineGatherLimit && !req.MethodIs("HEAD")
 }
 
-// readFile reads a wsgi.file_wrapper body whole and closes fd: the loop
-// cannot hand itself a file in the middle of a dispatch, and inline
-// responses are gathered whole anyway. A file shorter than announced
-// sends what it has, framed by its real length.
+// readFile reads a wsgi.file_wrapper body (at most inlineGatherLimit:
+// fileTooLarge hands a larger one off) whole and closes fd: the loop
+// cannot hand itself a file in the middle of a dispatch. A file shorter
+// than announced sends what it has, framed by its real length.
 func (h *inlineWSGI) readFile(fd int, offset, length int64) []byte {
 	defer unix.Close(fd)
 	h.file = h.file[:0]
