@@ -319,8 +319,10 @@ func TestWSGIFileWrapper(t *testing.T) {
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// --threads 0 reads the file whole on the loop thread; the handler
-	// thread hands it to the loop's zero-copy send.
+	// The handler thread hands the file to the loop's zero-copy send; so
+	// does --threads 0, the file being over the 1 MiB the loop thread
+	// reads itself (the loop thread's response goes to the handler
+	// thread whole).
 	for _, threads := range []string{"1", "0"} {
 		s := startWSGI(t, "file_app:app", "--threads", threads)
 		c := dial(t, s)
