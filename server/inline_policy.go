@@ -18,9 +18,10 @@ import (
 //   - no deferred request is in flight, so the app never runs on two
 //     threads at once and the handler threads' batches are not split;
 //   - the app's recent service time (an EWMA over inline and handed-off
-//     requests alike) is under inlineBudget, and so was each of its last
-//     inlineWarmup requests: an app starts handed off, and a slow request
-//     hands it off again until it has shown it is quick;
+//     requests alike) is under inlineBudget, and each of its last
+//     inlineWarmup requests was under inlineWarmupSlow: an app starts
+//     handed off, and a slow request hands it off again until it has
+//     shown it is quick;
 //   - the requests run inline in this pass of the loop took less than
 //     inlineBudget together: the rest of a busy pass is handed off.
 //
@@ -39,7 +40,7 @@ type inlinePolicy struct {
 	service atomic.Int64
 	// passSpent is the app time spent inline in this pass (loop thread).
 	passSpent time.Duration
-	// quick counts the app's requests in a row under inlineBudget.
+	// quick counts the app's requests in a row under inlineWarmupSlow.
 	quick atomic.Int64
 	// inApp: the loop thread is in the app (keepHeartbeat reads it).
 	inApp atomic.Bool
@@ -58,9 +59,13 @@ const (
 	// the app is taken to have requests that wait (a database, the
 	// network), which belong on handler threads.
 	inlineStallLimit = 100 * time.Millisecond
-	// inlineWarmup is how many quick requests in a row the app shows
-	// before the loop thread runs one: a few milliseconds of traffic.
-	inlineWarmup = 64
+	// inlineWarmup is how many requests in a row under inlineWarmupSlow
+	// the app shows before the loop thread runs one: a few milliseconds
+	// of traffic. Ten budgets, not one: a quick request the scheduler
+	// preempted on a busy machine should not restart the count; the EWMA
+	// keeps the budget itself.
+	inlineWarmup     = 64
+	inlineWarmupSlow = 10 * inlineBudget
 )
 
 // allow reports whether req may run on the loop thread now.
@@ -88,7 +93,7 @@ func (p *inlinePolicy) ranInline(d time.Duration) {
 func (p *inlinePolicy) observe(d time.Duration) {
 	old := p.service.Load()
 	p.service.Store(old + (int64(d)-old)/8)
-	if d < inlineBudget {
+	if d < inlineWarmupSlow {
 		if p.quick.Load() < inlineWarmup {
 			p.quick.Add(1)
 		}
