@@ -125,7 +125,7 @@ bench-quick: packages-bench build
 # uvicorn, one worker each, alternated in one run (bench/README.md, Python
 # section); about 6 minutes, QUICK=1 for a smoke check under 2. The peers
 # come from Debian.
-.PHONY: bench-python test-pythons test-asan
+.PHONY: bench-python test-pythons test-asan test-wsgi-handoff
 bench-python: packages-bench-python build
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms python-arms.json \
 		-scenarios c1,c4,c16,c64 $(if $(QUICK),-quick)
@@ -172,6 +172,12 @@ test-pythons: packages-wheel
 		echo "test-pythons: the wheel for $$python (TestWheel)"; \
 		M0_WHEEL_PYTHON=$$python $(GO) test $(LDFLAGS) -count=1 -run '^TestWheel$$' ./tests/ || exit 1; \
 	done
+
+# The end-to-end tests again with every WSGI request handed to a handler
+# thread (--wsgi-inline off, the default before auto), so that both ways
+# stay covered: `make test` runs the default.
+test-wsgi-handoff: packages-test
+	M0_TEST_WSGI_INLINE=off $(GO) test $(LDFLAGS) -count=1 ./tests/
 
 # The bridge's tests once under AddressSanitizer: Go's -asan builds the C
 # shim and the Go runtime with it. PYTHONMALLOC=malloc puts Python's own

@@ -13,6 +13,7 @@ import (
 func (l *Loop) startJob(s *slot, head []byte, webSocket bool) {
 	j := l.getJob()
 	j.webSocket = webSocket
+	j.Carried, l.writer.carried = l.writer.carried, nil
 	j.Head = append(j.Head[:0], head...)
 	s.req, j.Request = j.Request, s.req
 	j.Request.Rebase(j.Head)

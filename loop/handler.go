@@ -34,6 +34,12 @@ type Request struct {
 // RemoteAddr returns the client's address (the zero value if unknown).
 func (r *Request) RemoteAddr() netip.AddrPort { return r.slot.remoteAddr() }
 
+// JobsInFlight is how many deferred requests are out (queued or held by
+// a handler, and not yet released by the loop). At 0 no handler thread
+// holds one, so an inline handler that runs a request itself cannot run
+// beside one of its own deferred requests.
+func (r *Request) JobsInFlight() int { return r.loop.jobsOut }
+
 // Head returns the request's head as received, which the Request's spans
 // index into; valid only during ServeInline.
 func (r *Request) Head() []byte { return r.head }
@@ -53,6 +59,7 @@ type ResponseWriter struct {
 	bodyLen   int
 	queue     *JobQueue // DeferTo's; nil: Config.Jobs
 	webSocket bool      // DeferWebSocket: the job is a checked opening handshake
+	carried   any       // DeferWith's
 }
 
 func (w *ResponseWriter) reset(s *slot, req *http1.Request) {
@@ -60,7 +67,7 @@ func (w *ResponseWriter) reset(s *slot, req *http1.Request) {
 	w.fields = w.fields[:0]
 	w.fieldsSet = 0
 	w.close, w.responded, w.deferred, w.webSocket = false, false, false, false
-	w.queue = nil
+	w.queue, w.carried = nil, nil
 }
 
 // AddHeader adds a response field; an invalid name or value is refused
@@ -133,6 +140,15 @@ func (w *ResponseWriter) Responded() (status, bodyLen int, ok bool) {
 func (w *ResponseWriter) Defer() {
 	if !w.responded {
 		w.deferred = true
+	}
+}
+
+// DeferWith is Defer with v handed to the job as Job.Carried: a request
+// the inline handler began and a handler thread is to finish (a response
+// too large to gather on the loop thread).
+func (w *ResponseWriter) DeferWith(v any) {
+	if !w.responded {
+		w.deferred, w.carried = true, v
 	}
 }
 

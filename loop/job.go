@@ -55,6 +55,9 @@ type Job struct {
 	// nanoseconds, the loop's clock of that pass): an access log's request
 	// duration, and where Config.RequestTimeout counts from.
 	Arrived int64
+	// Carried is what the inline handler passed to DeferWith: work it
+	// began on the loop thread for the handler thread to finish.
+	Carried any
 
 	loop  *Loop
 	queue *JobQueue // the one the job was pushed to
@@ -130,6 +133,7 @@ func (j *Job) reset() {
 	j.bodySent = 0
 	j.RemoteAddr = netip.AddrPort{}
 	j.owner, j.inputEnded = nil, false
+	j.Carried = nil
 	j.webSocket, j.wsHandler, j.wsRemote = false, nil, nil
 }
 

@@ -89,6 +89,10 @@ func (t *thread) acquire() { C.m0_thread_acquire(t.c) }
 func (t *thread) serve(j *Job, mode C.int) {
 	fillRequest(&t.creq, j)
 	r := &j.Request
+	if j.Resume {
+		t.resume(j)
+		return
+	}
 	t.job = j
 	// Each pointer passed points at memory holding no Go pointer (bytes,
 	// spans, the pointer-free request record), as cgo requires.
@@ -97,6 +101,22 @@ func (t *thread) serve(j *Job, mode C.int) {
 		(*C.m0_field)(unsafe.Pointer(unsafe.SliceData(r.Fields))),
 		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.RemoteAddr))),
 		j.Response.c, mode)
+	t.job = nil
+	if p := t.panicked; p != nil {
+		t.panicked = nil
+		panic(p)
+	}
+}
+
+// resume goes on with a response Inline.Serve suspended: one cgo call,
+// the GIL held. A Complete one (a file body too large to read on the
+// loop thread) has nothing left to run.
+func (t *thread) resume(j *Job) {
+	if j.Response.Outcome() != Suspended {
+		return
+	}
+	t.job = j
+	C.m0_wsgi_resume(t.c, &t.creq, (*C.char)(unsafe.Pointer(unsafe.SliceData(j.Request.Head))), j.Response.c)
 	t.job = nil
 	if p := t.panicked; p != nil {
 		t.panicked = nil
@@ -139,6 +159,8 @@ func fillRequest(c *C.m0_request, j *Job) {
 	if j.BufferLimit > 0 {
 		c.buffer_limit = C.uint32_t(min(j.BufferLimit, 1<<31))
 	}
+	c.gather_limit = C.uint32_t(min(max(j.GatherLimit, 0), 1<<31))
+	c.gather_us = C.uint32_t(min(max(j.GatherTime.Microseconds(), 0), 1<<31))
 	j.BodyErr = nil
 }
 

@@ -28,7 +28,8 @@ func (ip *Interpreter) AttachInline() (*Inline, error) {
 }
 
 // Serve runs one job to its final response. j.Writer and j.Body must be
-// nil: the response is buffered whole (Complete), any size.
+// nil: the response is buffered whole (Complete), up to j.GatherLimit;
+// past it the response is Suspended, for a handler thread to Resume.
 func (in *Inline) Serve(j *Job) {
 	in.t.acquire()
 	in.t.serve(j, partFull)

@@ -1,5 +1,7 @@
 package pybridge
 
+import "time"
+
 // Job is one request for a handler thread: what to call, with what, and
 // where the response goes. The server owns jobs and reuses them; a job's
 // fields must not change between handing it over and its completion.
@@ -16,6 +18,19 @@ type Job struct {
 	// holds more than the server can queue without blocking; Complete runs
 	// with the GIL held. 0 means DefaultBufferLimit.
 	BufferLimit int
+	// GatherLimit: without a Writer, a body longer than this is not
+	// gathered further: the Response is left Suspended, for a handler
+	// thread to go on with (Resume). 0 gathers any size.
+	GatherLimit int
+	// GatherTime: without a Writer, a body still coming this long after
+	// the call began is not gathered further either (Suspended): the
+	// blocks an app yields slowly are not held back (PEP 3333), and the
+	// caller's thread is not held. 0: no limit.
+	GatherTime time.Duration
+	// Resume: Response is one Inline.Serve left Suspended (or Complete,
+	// with nothing left to run): the thread sends what it holds and the
+	// rest of the app's iterable through the Writer, which it needs.
+	Resume bool
 	// Response receives the status, headers and (unless streamed) body.
 	Response *Response
 	// BodyErr is the BodyReader's error when a read failed (the app saw

@@ -26,6 +26,10 @@ const (
 	// Upgraded: an ASGI app accepted a WebSocket (WebSocketAcceptor);
 	// the job is the connection's now: finish nothing.
 	Upgraded Outcome = 4
+	// Suspended: without a Writer, the body passed the job's GatherLimit;
+	// the head and the body so far are in the Response, and the rest of
+	// the app's iterable waits in it for a job with a Writer and Resume.
+	Suspended Outcome = 5
 )
 
 // BodyWriter takes a response whose body the app produces piece by piece

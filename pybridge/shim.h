@@ -43,6 +43,12 @@ typedef struct {
 	uint8_t scheme; /* M0_SCHEME_*: what a trusted proxy said, or the app's */
 	uint8_t websocket; /* a checked WebSocket opening handshake (ASGI) */
 	uint32_t buffer_limit; /* with a stream, a longer list body streams too */
+	/* Without a stream: a body longer than this (0: no limit), or one
+	 * still coming gather_us microseconds after the call began (0: no
+	 * limit), is not gathered further; the response is left
+	 * M0_SUSPENDED. */
+	uint32_t gather_limit;
+	uint32_t gather_us;
 } m0_request;
 
 /* m0_request.scheme: the app's default, or a trusted proxy's word. */
@@ -60,6 +66,9 @@ enum {
 	                    left: the connection must close without a valid end */
 	M0_UPGRADED = 4, /* an ASGI WebSocket was accepted: the job is the
 	                    connection's now; the server finishes nothing */
+	M0_SUSPENDED = 5, /* the body passed the request's gather_limit: the
+	                     head and the body so far are in the arena, the
+	                     rest waits in pending for m0_wsgi_resume */
 };
 
 /* The job-owned arena: C memory the Go side reads after the call. Header
@@ -84,6 +93,10 @@ typedef struct {
 	 * first one's name, for a warning. */
 	int32_t close;
 	m0_span dropped;
+	/* M0_SUSPENDED: the app's iterable (for close()) and, unless it is a
+	 * list or tuple not yet read, the iterator to go on with; references
+	 * only m0_wsgi_resume drops, with the GIL. */
+	PyObject *pending, *pending_iter;
 } m0_response;
 
 /* Per-app state: the callable and its environ template. */
@@ -131,6 +144,8 @@ typedef struct m0_thread {
 	const char *head;
 	int streaming; /* the body goes to the Go stream once committed */
 	size_t buffer_limit;
+	size_t gather_limit; /* see m0_request */
+	int64_t gather_until; /* CLOCK_MONOTONIC ns; 0: no limit */
 	int head_set;  /* start_response was called */
 	int committed; /* body data was produced: the head is final */
 	int head_sent; /* the head went to the Go stream */
@@ -252,6 +267,11 @@ enum { M0_SERVE_FULL = 0, M0_SERVE_ENVIRON = 1, M0_SERVE_CALL = 2 };
 void m0_wsgi_serve(m0_thread *t, m0_app *app, const m0_request *req,
                    const char *head, const m0_field *fields,
                    const char *remote, m0_response *resp, int mode);
+/* m0_wsgi_resume goes on with a M0_SUSPENDED response on a thread whose
+ * request has a stream (req->stream): the head and the body gathered so
+ * far go out, then the rest of the iterable, as m0_wsgi_serve streams. */
+void m0_wsgi_resume(m0_thread *t, const m0_request *req, const char *head,
+                    m0_response *resp);
 
 /* The arena (arena.c). */
 m0_response *m0_response_new(void);

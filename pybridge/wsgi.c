@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static PyObject *s_close; /* "close", interned */
 
@@ -103,6 +104,15 @@ static int stream_sequence(m0_thread *t, PyObject *seq, size_t total)
 	return 0;
 }
 
+static int drain(m0_thread *t, PyObject *it, PyObject *result);
+
+static int64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* read_result drains the app's iterable: 0 done, -1 exception, -2 client
  * gone. A list or tuple of bytes is copied in one pass with its length
  * known, unless a streamed head already went out through write(). */
@@ -134,6 +144,13 @@ static int read_result(m0_thread *t, PyObject *result)
 			m0_response *r = t->resp;
 			if (t->streaming && !t->committed && total > t->buffer_limit)
 				return stream_sequence(t, result, total);
+			if (!t->committed && t->gather_limit > 0 && total > t->gather_limit) {
+				/* Left whole for a thread with a stream, which sends
+				 * it with its length (stream_sequence). */
+				Py_INCREF(result);
+				r->pending = result;
+				return 1;
+			}
 			if (!t->committed) {
 				t->committed = 1;
 				r->body.start = r->body.end = (uint32_t)r->len;
@@ -157,6 +174,25 @@ static int read_result(m0_thread *t, PyObject *result)
 	PyObject *it = PyObject_GetIter(result);
 	if (it == NULL)
 		return -1;
+	int rc = drain(t, it, result);
+	Py_DECREF(it);
+	return rc;
+}
+
+/* gathered_enough: past the gather limit or the gather time. */
+static int gathered_enough(m0_thread *t)
+{
+	m0_response *r = t->resp;
+	if (t->gather_limit > 0 && r->body.end - r->body.start > t->gather_limit)
+		return 1;
+	return t->gather_until > 0 && monotonic_ns() > t->gather_until;
+}
+
+/* drain emits the rest of the iterator: read_result's values, and 1 when
+ * the gathered body passed the gather limit with more to come: the
+ * iterable and the iterator wait in the arena (M0_SUSPENDED). */
+static int drain(m0_thread *t, PyObject *it, PyObject *result)
+{
 	int rc = 0;
 	PyObject *chunk;
 	while ((chunk = PyIter_Next(it)) != NULL) {
@@ -171,8 +207,14 @@ static int read_result(m0_thread *t, PyObject *result)
 		Py_DECREF(chunk);
 		if (rc < 0)
 			break;
+		if (!t->streaming && gathered_enough(t)) {
+			Py_INCREF(result);
+			Py_INCREF(it);
+			t->resp->pending = result;
+			t->resp->pending_iter = it;
+			return 1;
+		}
 	}
-	Py_DECREF(it);
 	if (rc == 0 && PyErr_Occurred())
 		rc = -1;
 	if (rc == 0 && !t->head_set) {
@@ -240,6 +282,8 @@ static void close_result(m0_thread *t, PyObject *result)
 	Py_XDECREF(r);
 }
 
+static void finish(m0_thread *t, int rc, PyObject *result);
+
 /* renew swaps *obj for a fresh one when something beyond the thread still
  * holds it, so a kept object never acts on a later request. */
 static int renew(PyObject **obj, PyObject *fresh)
@@ -261,6 +305,10 @@ void m0_wsgi_serve(m0_thread *t, m0_app *app, const m0_request *req,
 	t->head = head;
 	t->streaming = mode == M0_SERVE_FULL && req->stream;
 	t->buffer_limit = req->buffer_limit;
+	t->gather_limit = t->streaming ? 0 : req->gather_limit;
+	t->gather_until = 0;
+	if (!t->streaming && req->gather_us > 0)
+		t->gather_until = monotonic_ns() + (int64_t)req->gather_us * 1000;
 	t->head_set = t->committed = t->head_sent = t->client_gone = 0;
 	t->body_failed = 0;
 	m0_response_reset(resp);
@@ -294,6 +342,26 @@ void m0_wsgi_serve(m0_thread *t, m0_app *app, const m0_request *req,
 		goto out;
 	}
 	int rc = mode == M0_SERVE_CALL ? 0 : read_result(t, result);
+	if (rc == 1) {
+		/* Suspended: close() is the resuming thread's to call. */
+		Py_DECREF(result);
+		resp->content_length = -1;
+		resp->outcome = M0_SUSPENDED;
+		goto out;
+	}
+	finish(t, rc, result);
+out:
+	/* Stale from here: a start_response, write or wsgi.input the app kept
+	 * refuses to act. */
+	t->generation++;
+	t->resp = NULL;
+}
+
+/* finish ends a response after its body was read (rc: read_result's):
+ * the failure logged, close() called, the outcome set. It takes result. */
+static void finish(m0_thread *t, int rc, PyObject *result)
+{
+	m0_response *resp = t->resp;
 	if (rc < 0)
 		fail(t, "the WSGI application's response failed");
 	close_result(t, result);
@@ -310,9 +378,71 @@ void m0_wsgi_serve(m0_thread *t, m0_app *app, const m0_request *req,
 			resp->outcome = M0_COMPLETE;
 		}
 	}
+}
+
+/* send_gathered sends the head and the body gathered before the
+ * suspension: same return values as commit. */
+static int send_gathered(m0_thread *t)
+{
+	m0_response *r = t->resp;
+	const char *p = r->buf + r->body.start;
+	size_t n = r->body.end - r->body.start;
+	int rc, id = t->id;
+	/* The arena is not written while streaming: p stays valid. */
+	Py_BEGIN_ALLOW_THREADS
+	rc = m0goStream(id, M0_STREAM_HEAD, NULL, 0);
+	Py_END_ALLOW_THREADS
+	if (rc < 0) {
+		t->client_gone = 1;
+		return -2;
+	}
+	t->head_sent = 1;
+	if (n == 0)
+		return 0;
+	Py_BEGIN_ALLOW_THREADS
+	rc = m0goStream(id, M0_STREAM_WRITE, (char *)p, n);
+	Py_END_ALLOW_THREADS
+	if (rc < 0) {
+		t->client_gone = 1;
+		return -2;
+	}
+	return 0;
+}
+
+void m0_wsgi_resume(m0_thread *t, const m0_request *req, const char *head,
+                    m0_response *resp)
+{
+	PyObject *result = resp->pending, *it = resp->pending_iter;
+	resp->pending = resp->pending_iter = NULL;
+	t->generation++;
+	t->resp = resp;
+	t->req = req;
+	t->head = head;
+	t->streaming = req->stream;
+	t->buffer_limit = req->buffer_limit;
+	t->gather_limit = 0;
+	t->gather_until = 0;
+	t->head_set = 1;
+	t->head_sent = t->client_gone = t->body_failed = 0;
+	resp->outcome = 0;
+	int rc;
+	if (result == NULL) {
+		m0_response_plain(resp, 500, "Internal Server Error", 0);
+		goto out;
+	}
+	if (it == NULL) {
+		/* A list or tuple, not yet read: streamed with its length. */
+		t->committed = 0;
+		rc = read_result(t, result);
+	} else {
+		t->committed = 1;
+		rc = send_gathered(t);
+		if (rc == 0)
+			rc = drain(t, it, result);
+		Py_DECREF(it);
+	}
+	finish(t, rc, result);
 out:
-	/* Stale from here: a start_response, write or wsgi.input the app kept
-	 * refuses to act. */
 	t->generation++;
 	t->resp = NULL;
 }

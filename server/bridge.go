@@ -30,6 +30,9 @@ type bridgeJob struct {
 	// after it in its handler thread's batch.
 	taken time.Time
 	next  *bridgeJob
+	// handedOff is when a handler thread took the job, for the inline
+	// policy's service time (zero without one).
+	handedOff time.Time
 	// gone: the client left; inputEnded: it ended its side (ASGI only;
 	// see jobGone), set by the loop thread and read as the executor
 	// starts the job.
@@ -53,6 +56,9 @@ type bridgePool struct {
 	inFlight *inFlight
 	// stats counts the time spent with the app (nil: metrics off).
 	stats *AppStats
+	// inline learns the app's service time from handed-off requests too
+	// (--wsgi-inline auto; nil: off).
+	inline *inlinePolicy
 
 	// asgi: the pool feeds the ASGI executor, which hears of a closed
 	// connection through jobGone (set before the executor starts; the
@@ -62,6 +68,9 @@ type bridgePool struct {
 
 	mu   sync.Mutex
 	free []*bridgeJob
+	// spare arenas, given back by jobs that took over a response the
+	// loop thread began (wrap), for the loop thread's next one.
+	spare []*pybridge.Response
 
 	// warnedHopByHop: the app's dropped hop-by-hop field was logged
 	// (once per app: the app sets it on every response).
@@ -121,6 +130,17 @@ func (p *bridgePool) wrap(lj *loop.Job) *pybridge.Job {
 	w.remote, r.RemotePort, r.Scheme = p.proxy.client(w.remote, lj.RemoteAddr, &lj.Request.Header)
 	r.RemoteAddr = w.remote
 	r.WebSocket = lj.IsWebSocket()
+	if p.inline != nil {
+		w.handedOff = time.Now()
+	}
+	w.job.Resume = false
+	if resp, ok := lj.Carried.(*pybridge.Response); ok {
+		// A response the loop thread began (inlineWSGI): this job goes
+		// on with it, and its own arena becomes the loop thread's spare.
+		lj.Carried = nil
+		p.putSpare(w.job.Response)
+		w.job.Response, w.job.Resume = resp, true
+	}
 	w.job.Body = nil
 	if lj.Request.HasBody() {
 		w.job.Body = lj
@@ -131,6 +151,37 @@ func (p *bridgePool) wrap(lj *loop.Job) *pybridge.Job {
 		w.inputEnded.Store(how == loop.InputEnded)
 	}
 	return &w.job
+}
+
+// maxSpare bounds the spare arenas kept: one per response handed over
+// at once is plenty, and each may hold up to 1 MiB.
+const maxSpare = 4
+
+func (p *bridgePool) putSpare(r *pybridge.Response) {
+	r.Release()
+	p.mu.Lock()
+	if len(p.spare) < maxSpare {
+		p.spare = append(p.spare, r)
+		r = nil
+	}
+	p.mu.Unlock()
+	if r != nil {
+		r.Free()
+	}
+}
+
+// spareResponse is an arena for the loop thread, whose own went to a
+// handler thread.
+func (p *bridgePool) spareResponse() *pybridge.Response {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.spare); n > 0 {
+		r := p.spare[n-1]
+		p.spare[n-1] = nil
+		p.spare = p.spare[:n-1]
+		return r
+	}
+	return pybridge.NewResponse()
 }
 
 // TryTake implements pybridge.JobSource.
@@ -197,6 +248,9 @@ func (p *bridgePool) Complete(j *pybridge.Job) {
 	w := j.Writer.(*bridgeJob)
 	lj := w.loopJob
 	resp := j.Response
+	if p.inline != nil {
+		p.inline.observe(time.Since(w.handedOff))
+	}
 	if j.BodyErr != nil && p.logf != nil {
 		p.logf("m0serve: debug: reading the request body: %v", j.BodyErr)
 	}

@@ -51,7 +51,10 @@ type Config struct {
 	Venv      string // a virtualenv whose site-packages is importable; empty: $VIRTUAL_ENV
 	RootPath  string // SCRIPT_NAME: the prefix the app is mounted under
 	Threads   int    // handler threads calling the app
-	AccessLog bool   // one common-log-format line per response on stderr
+	// WSGIInline is auto (the loop thread runs a quick request itself
+	// while the handler threads are idle: inline_policy.go) or off.
+	WSGIInline string
+	AccessLog  bool // one common-log-format line per response on stderr
 
 	AccessLogFile string // the access log's file instead of stderr (implies AccessLog)
 	// AccessLogFormat is gunicorn's access_log_format (atoms %(h)s ...).
@@ -118,6 +121,7 @@ var Defaults = Config{
 	Loop:             "auto",
 	Lifespan:         "auto",
 	Threads:          DefaultThreads,
+	WSGIInline:       DefaultWSGIInline,
 
 	WS:                  "auto",
 	WSMaxSize:           loop.DefaultWebSocketMaxMessage,
@@ -173,6 +177,8 @@ func (c *Config) Validate() error {
 		return &ConfigError{"request-timeout", "must not be negative (0: off)"}
 	case c.RequestTimeout > 0 && c.Threads == 0 && c.App != "":
 		return &ConfigError{"request-timeout", "--threads 0 runs the app on the I/O thread, which cannot time it out (--worker-timeout does): give --threads 1 or more"}
+	case c.WSGIInline != "auto" && c.WSGIInline != "off":
+		return &ConfigError{"wsgi-inline", fmt.Sprintf("%q: want auto or off", c.WSGIInline)}
 	case c.MaxBodySize < 0:
 		return &ConfigError{"max-body-size", "must not be negative"}
 	case c.MaxHeadSize < 256:

@@ -9,21 +9,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// inlineWSGI is --threads 0: the loop thread calls a WSGI app itself for
-// every request without a body (bjoern's model), with no handoff to a
-// handler thread and back. At one connection that handoff (two thread
-// wakes) is most of what a Python request costs above the native hello;
-// from 16 connections up each wake carries a batch and it nearly vanishes
-// (README.md, "Handler threads", has the figures).
+// inlineWSGI runs WSGI requests on the loop thread itself, with no
+// handoff to a handler thread and back. With --threads 0 it runs every
+// request without a body (bjoern's model); with --wsgi-inline auto, those
+// its policy allows (inline_policy.go), handing the rest to the handler
+// threads. At one connection the handoff (two thread wakes) is most of
+// what a Python request costs above the native hello; from 16 connections
+// up each wake carries a batch and it nearly vanishes (README.md,
+// "Handler threads", has the figures).
 //
 // The price is the loop's: while the app runs, no other connection of
-// the worker is read or written, and a response is gathered whole before
-// it is sent (a streamed body, even an endless one, and a file body too).
-// A request with a body is deferred to the one handler thread as usual,
+// the worker is read or written, and a response is gathered before it is
+// sent. A request with a body is deferred to a handler thread as usual,
 // since its body arrives through the loop.
 type inlineWSGI struct {
 	pool *bridgePool
 	ip   *pybridge.Interpreter
+	// policy decides which requests run inline (--wsgi-inline auto); nil:
+	// every request without a body (--threads 0).
+	policy *inlinePolicy
 	// in is attached on the loop thread at the first request (the loop
 	// thread exists only once Run has started) and detached by exit.
 	in        *pybridge.Inline
@@ -41,12 +45,13 @@ func newInlineWSGI(pool *bridgePool, ip *pybridge.Interpreter) *inlineWSGI {
 	h := &inlineWSGI{pool: pool, ip: ip, remote: make([]byte, 0, 64)}
 	h.job.App = pool.app
 	h.job.Response = pybridge.NewResponse()
+	h.job.GatherLimit, h.job.GatherTime = inlineGatherLimit, inlineBudget
 	return h
 }
 
 // ServeInline implements loop.Handler.
 func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
-	if req.HasBody() || h.attachErr != nil {
+	if h.attachErr != nil || req.HasBody() || h.policy != nil && !h.policy.allow(req) {
 		w.Defer()
 		return
 	}
@@ -62,7 +67,7 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 		h.in = in
 	}
 	var arrived time.Time
-	if h.pool.accessLog && h.pool.logFormat.timed {
+	if h.policy != nil || h.pool.accessLog && h.pool.logFormat.timed {
 		arrived = time.Now()
 	}
 	j := &h.job
@@ -70,12 +75,28 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 	h.remote, j.Request.RemotePort, j.Request.Scheme = h.pool.proxy.client(h.remote, req.RemoteAddr(), &req.Request.Header)
 	j.Request.RemoteAddr = h.remote
 	record := h.pool.inFlight.claim(req.Request.Bytes(req.Request.Method), req.Request.Bytes(req.Request.Target))
+	if h.policy != nil {
+		h.policy.inApp.Store(true)
+	}
 	taken := h.pool.stats.start()
 	h.in.Serve(j)
 	h.pool.stats.served(taken)
+	if h.policy != nil {
+		h.policy.inApp.Store(false)
+	}
 	h.pool.inFlight.release(record)
+	if h.policy != nil {
+		h.policy.ranInline(time.Since(arrived))
+	}
 
 	resp := j.Response
+	if resp.Outcome() == pybridge.Suspended || h.fileTooLarge(resp, req) {
+		// Past what the loop thread gathers: a handler thread sends the
+		// rest with back-pressure (bridgePool.wrap takes the response).
+		w.DeferWith(resp)
+		j.Response = h.pool.spareResponse()
+		return
+	}
 	status, body := resp.Status(), resp.Body()
 	if resp.Outcome() != pybridge.Complete {
 		// Without a writer every outcome is Complete; anything else is a
@@ -135,10 +156,28 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 // inlineFileKeep is the largest file buffer kept between inline responses.
 const inlineFileKeep = 1 << 20
 
-// readFile reads a wsgi.file_wrapper body whole and closes fd: the loop
-// cannot hand itself a file in the middle of a dispatch, and inline
-// responses are gathered whole anyway. A file shorter than announced
-// sends what it has, framed by its real length.
+// inlineGatherLimit bounds the body the loop thread gathers for one
+// response: past it the response goes on on a handler thread, which
+// streams the rest as the client takes it. (A body still coming after
+// inlineBudget goes on there too: an app that yields blocks slowly has
+// them sent as they come, and the loop is not held.) 1 MiB is what the loop keeps
+// of a response arena or a file buffer between requests anyway (so the
+// bound adds no memory), and it is sixteen of the loop's 64 KiB send
+// high-water marks: a page, a JSON document or an image is still sent
+// without a handoff; a download or an endless stream is not gathered.
+const inlineGatherLimit = 1 << 20
+
+// fileTooLarge reports a wsgi.file_wrapper body past inlineGatherLimit:
+// a handler thread hands it to the loop's sendfile instead.
+func (h *inlineWSGI) fileTooLarge(resp *pybridge.Response, req *loop.Request) bool {
+	_, _, length, ok := resp.File()
+	return ok && length > inlineGatherLimit && !req.MethodIs("HEAD")
+}
+
+// readFile reads a wsgi.file_wrapper body (at most inlineGatherLimit:
+// fileTooLarge hands a larger one off) whole and closes fd: the loop
+// cannot hand itself a file in the middle of a dispatch. A file shorter
+// than announced sends what it has, framed by its real length.
 func (h *inlineWSGI) readFile(fd int, offset, length int64) []byte {
 	defer unix.Close(fd)
 	h.file = h.file[:0]

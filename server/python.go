@@ -14,6 +14,10 @@ import (
 // See cmd/m0serve's --help for the measurement behind it.
 const DefaultThreads = 1
 
+// DefaultWSGIInline is --wsgi-inline's default. See cmd/m0serve's --help
+// for the measurement behind it.
+const DefaultWSGIInline = "auto"
+
 // maxThreads bounds --threads (the bridge's own limit is higher; more
 // threads than this only contend for the GIL).
 const maxThreads = 256
@@ -162,9 +166,12 @@ func describeApp(cfg *Config, py *python) string {
 	if py.executor != nil {
 		fmt.Fprintf(&b, "ASGI app %s on the %s event loop", cfg.App, py.executor.LoopName())
 	} else {
-		if cfg.Threads == 0 {
+		switch {
+		case cfg.Threads == 0:
 			fmt.Fprintf(&b, "WSGI app %s on the I/O thread (1 handler thread for requests with a body)", cfg.App)
-		} else {
+		case inlinesWSGI(cfg):
+			fmt.Fprintf(&b, "WSGI app %s on 1 handler thread, quick requests on the I/O thread while it is idle", cfg.App)
+		default:
 			fmt.Fprintf(&b, "WSGI app %s on %s", cfg.App, plural(cfg.Threads, "handler thread"))
 		}
 	}
@@ -177,6 +184,17 @@ func describeApp(cfg *Config, py *python) string {
 	}
 	fmt.Fprintf(&b, ", Python %s", pybridge.Version())
 	return b.String()
+}
+
+// inlinesWSGI reports whether the loop thread runs some WSGI requests
+// itself under --wsgi-inline auto: with one handler thread only, where
+// the app's requests run one at a time anyway, so one that turns slow
+// holds up the other clients' requests whichever thread it is on. More
+// threads say the app waits (a database, the network), and a waiting
+// request must not hold the I/O thread. Not with --request-timeout
+// either: the loop must be free to time a request out.
+func inlinesWSGI(cfg *Config) bool {
+	return cfg.Threads == 1 && cfg.WSGIInline == "auto" && cfg.RequestTimeout == 0
 }
 
 func plural(n int, noun string) string {

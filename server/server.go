@@ -98,6 +98,8 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		py      *python
 		jobGone func(any, loop.JobGone)
 		onExit  func()
+		// passEnded: the inline policy's (--wsgi-inline auto).
+		passEnded func()
 		// wsgi: handler threads wait on request bodies (ASGI tasks
 		// do not), so the loop gathers small bodies and times large ones.
 		wsgi bool
@@ -109,10 +111,20 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 		handler, jobs = deferAll, py.queue
 		wsgi = py.executor == nil
-		if cfg.Threads == 0 && py.executor == nil {
+		if py.executor == nil && (cfg.Threads == 0 || inlinesWSGI(&cfg)) {
 			inline := newInlineWSGI(py.pool, py.interp)
 			inline.lines = lines
 			handler, onExit = inline, inline.exit
+			if cfg.Threads > 0 {
+				policy := &inlinePolicy{logf: logf}
+				inline.policy, py.pool.inline = policy, policy
+				passEnded = policy.passEnded
+				if stamp := cfg.Worker.heartbeatStamp(); stamp != nil {
+					stop := make(chan struct{})
+					defer close(stop)
+					go policy.keepHeartbeat(stamp, stop)
+				}
+			}
 		}
 		if py.executor != nil {
 			handler = asgiRequests{}
@@ -153,10 +165,16 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	}
 
 	var loopResponses func(netip.AddrPort, *http1.Request, int, int)
-	var passEnd func()
+	passEnd := passEnded
 	if cfg.AccessLog {
 		loopResponses = (&loopAccessLog{lines: lines, format: cfg.accessFormat, proxy: cfg.proxyTrust}).log
 		passEnd = lines.flush
+		if passEnded != nil {
+			passEnd = func() {
+				passEnded()
+				lines.flush()
+			}
+		}
 	}
 	url := listener.URL()
 	l, err := loop.New(loop.Config{

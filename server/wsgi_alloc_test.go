@@ -10,6 +10,7 @@ import (
 	"net"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -21,16 +22,38 @@ import (
 // and counts Go allocations per request across the process, client
 // included: in steady state a keep-alive request allocates nothing,
 // whether the body is a list (Complete), a generator (Streamed) or a
-// request body read through wsgi.input.
+// request body read through wsgi.input. With the default --wsgi-inline
+// auto the first two run on the loop thread and the third is handed off;
+// TestWSGIHandoffAllocatesNothing hands every one off.
 func TestWSGIRequestAllocatesNothing(t *testing.T) {
 	if !inOwnProcess(t, "TestWSGIRequestAllocatesNothing") {
 		return
 	}
-	checkRequestsAllocateNothing(t, "hello_wsgi:app", []allocCase{
-		{"list body", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", "Hello, World!"},
-		{"generator body", "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", "line 4\n\r\n0\r\n\r\n"},
-		{"request body", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", "hello"},
-	})
+	cases := slices.Clone(wsgiAllocCases)
+	// A generator body run on the loop thread is gathered and sent with
+	// its length (a chunked one, handed off past the inline budget, ends
+	// with the same line).
+	cases[1].body = "line 4\n"
+	checkRequestsAllocateNothing(t, "hello_wsgi:app", cases)
+}
+
+// TestWSGIHandoffAllocatesNothing is TestWSGIRequestAllocatesNothing
+// with --wsgi-inline off.
+func TestWSGIHandoffAllocatesNothing(t *testing.T) {
+	if !inOwnProcess(t, "TestWSGIHandoffAllocatesNothing") {
+		return
+	}
+	allocInline = "off"
+	checkRequestsAllocateNothing(t, "hello_wsgi:app", wsgiAllocCases)
+}
+
+// allocInline is the --wsgi-inline the alloc tests run with.
+var allocInline = Defaults.WSGIInline
+
+var wsgiAllocCases = []allocCase{
+	{"list body", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", "Hello, World!"},
+	{"generator body", "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", "line 4\n\r\n0\r\n\r\n"},
+	{"request body", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", "hello"},
 }
 
 // allocCase is one keep-alive request and the end of its response.
@@ -51,6 +74,7 @@ func checkRequestsAllocateNothing(t *testing.T, app string, cases []allocCase) {
 	cfg.App = app
 	cfg.AppDir = examples
 	cfg.Backend = "epoll" // either backend; epoll needs no io_uring here
+	cfg.WSGIInline = allocInline
 	addrc := make(chan string, 1)
 	var logMu sync.Mutex
 	var logs bytes.Buffer

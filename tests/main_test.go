@@ -133,6 +133,12 @@ func cleanEnv() []string {
 			env = append(env, kv)
 		}
 	}
+	// M0_TEST_WSGI_INLINE=off runs the suite with WSGI requests always
+	// handed to a handler thread (--wsgi-inline off), the default before
+	// auto: `make test-wsgi-handoff`.
+	if mode := os.Getenv("M0_TEST_WSGI_INLINE"); mode != "" {
+		env = append(env, "M0_WSGI_INLINE="+mode)
+	}
 	return env
 }
 

@@ -36,6 +36,11 @@ func wsgiVariant(env ...string) variant {
 	return variant{name: "auto", env: env}
 }
 
+// wsgiInlineByDefault reports whether a WSGI server started without
+// --wsgi-inline may run a request on the I/O thread, gathering its body
+// (M0_TEST_WSGI_INLINE=off: never).
+func wsgiInlineByDefault() bool { return os.Getenv("M0_TEST_WSGI_INLINE") != "off" }
+
 // startWSGI serves target from tests/apps on the default backend.
 func startWSGI(t testing.TB, target string, args ...string) *server {
 	t.Helper()

@@ -151,6 +151,9 @@ func run() error {
 
 	if *syscalls {
 		keepAlive := scenarios[0]
+		if *scenarioList != "" {
+			keepAlive = chosen[0] // -scenarios c1: the budget at one connection
+		}
 		result.Scenarios = []Scenario{keepAlive}
 		result.Syscalls = session.MeasureSyscalls(ctx, keepAlive, *duration, *warmup)
 		printSyscalls(os.Stdout, result.Syscalls)

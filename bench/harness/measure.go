@@ -66,7 +66,9 @@ func (s *Session) Start(arms []Arm, portBase int) {
 			s.Log("fail %s: %v", arm.Name, err)
 			continue
 		}
-		parity, err := checkParity(server.Addr(s.Host), arm.Body(), 5*time.Second)
+		// Generous: a framework's first request imports lazily, and a
+		// busy machine makes that seconds.
+		parity, err := checkParity(server.Addr(s.Host), arm.Body(), 30*time.Second)
 		record.Parity = &parity
 		if err != nil {
 			server.Stop(3 * time.Second)
@@ -201,6 +203,7 @@ func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRec
 	if err != nil {
 		return Run{}, err
 	}
+	switchesBefore := s.Clock.Switches(server.Pid())
 	load := load1()
 	started := time.Now()
 	stopReloads := s.reloadDuring(server)
@@ -208,6 +211,7 @@ func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRec
 	wall := time.Since(started)
 	reloads := stopReloads()
 	after, tickErr := s.Clock.Ticks(server.Pid())
+	switchesAfter := s.Clock.Switches(server.Pid())
 	if err != nil {
 		return Run{}, fmt.Errorf("wrk: %v: %s", err, lastLines(string(out), 3))
 	}
@@ -224,14 +228,16 @@ func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRec
 	ticks := after - before
 	cpu := s.Clock.Microseconds(ticks)
 	return Run{
-		Scenario:        scenario.Name,
-		Arm:             record.Name,
-		WrkResult:       result,
-		CPUTicks:        ticks,
-		CPUusPerRequest: cpu / float64(result.Requests),
-		Cores:           cpu / float64(wall.Microseconds()),
-		Load1:           load,
-		Reloads:         reloads,
+		Scenario:                      scenario.Name,
+		Arm:                           record.Name,
+		WrkResult:                     result,
+		CPUTicks:                      ticks,
+		CPUusPerRequest:               cpu / float64(result.Requests),
+		Cores:                         cpu / float64(wall.Microseconds()),
+		VoluntarySwitchesPerRequest:   float64(switchesAfter.Voluntary-switchesBefore.Voluntary) / float64(result.Requests),
+		InvoluntarySwitchesPerRequest: float64(switchesAfter.Involuntary-switchesBefore.Involuntary) / float64(result.Requests),
+		Load1:                         load,
+		Reloads:                       reloads,
 	}, nil
 }
 

@@ -85,6 +85,11 @@ type Run struct {
 	// 1.0 the server was the bottleneck; well under it, wrk or another
 	// process on the server's core was.
 	Cores float64 `json:"cores"`
+	// VoluntarySwitchesPerRequest and InvoluntarySwitchesPerRequest are
+	// the server's context switches (every thread's, from /proc) over the
+	// run, per request: a handoff between threads shows in the first.
+	VoluntarySwitchesPerRequest   float64 `json:"voluntary_switches_per_request"`
+	InvoluntarySwitchesPerRequest float64 `json:"involuntary_switches_per_request"`
 	// Load1 is the one-minute load average as the run started.
 	Load1 float64 `json:"load1"`
 	// Reloads is the SIGHUPs sent during the run (-reload-every).

@@ -110,6 +110,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+// wsgiInlineUsage is --wsgi-inline's help; the measurements behind the
+// default are in the README's Threads section.
+const wsgiInlineUsage = "auto: with --threads 1 a quick bodyless request runs on the I/O thread while none is handed off " +
+	"(no wake: README, Threads); off: never"
+
 // threadsUsage is --threads' help; the measurements behind the default
 // and behind 0 are in the README's Threads section.
 const threadsUsage = "WSGI handler threads: more help an app that waits on I/O; " +
@@ -151,6 +156,7 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.StringVar(&cfg.Venv, "venv", cfg.Venv, "virtualenv whose site-packages the app imports from (default: $VIRTUAL_ENV, if set)")
 	fs.StringVar(&cfg.RootPath, "root-path", cfg.RootPath, "prefix the app is mounted under: SCRIPT_NAME, stripped from PATH_INFO")
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, threadsUsage)
+	fs.StringVar(&cfg.WSGIInline, "wsgi-inline", cfg.WSGIInline, wsgiInlineUsage)
 	fs.BoolVar(&cfg.AccessLog, "access-log", cfg.AccessLog, "log every response to stderr in the Common Log Format")
 	fs.StringVar(&cfg.AccessLogFormat, "access-log-format", cfg.AccessLogFormat, "the access log's line in gunicorn's atoms (%(D)s, %({name}i)s, ...: README)")
 	fs.BoolVar(&cfg.ProxyHeaders, "proxy-headers", cfg.ProxyHeaders, "take the client's address and scheme from Forwarded or X-Forwarded-For/-Proto sent by --forwarded-allow-ips peers")

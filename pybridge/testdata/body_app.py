@@ -59,3 +59,33 @@ def huge(environ, start_response):
     """A 2 MB list body, buffered whole without a Writer."""
     start_response("200 OK", [("Content-Type", "application/octet-stream")])
     return [b"x" * 2000000]
+
+
+def stream(environ, start_response):
+    """A 3 MB generator body in numbered 64 KiB blocks; records close()."""
+    start_response("200 OK", [("Content-Type", "application/octet-stream")])
+
+    def blocks():
+        try:
+            for i in range(48):
+                yield (b"%08d" % i) * 8192
+        finally:
+            closed.append(environ["PATH_INFO"])
+    return blocks()
+
+
+closed = []
+
+
+def slow(environ, start_response):
+    """Three blocks 20 ms apart: a stream whose blocks must not wait."""
+    import time
+    start_response("200 OK", [("Content-Type", "text/plain")])
+
+    def blocks():
+        yield b"a"
+        time.sleep(0.02)
+        yield b"b"
+        time.sleep(0.02)
+        yield b"c"
+    return blocks()
