@@ -21,6 +21,9 @@ const (
 	// OpWake: another thread called Wake. Wakes coalesce: one completion
 	// may stand for many calls.
 	OpWake
+	// OpAcceptStopped: the accepting StopAccept disarmed has ended for
+	// good: no OpAccept of it follows. One per StopAccept call.
+	OpAcceptStopped
 )
 
 // Completion is one finished operation, as a completion-style backend
@@ -64,7 +67,12 @@ type Backend interface {
 	// are non-blocking. Multishot backends keep it armed (More true).
 	QueueAccept(listenFD int)
 	// StopAccept disarms accepting. Completions for connections the kernel
-	// had already accepted may still arrive and must be served or closed.
+	// had already accepted may still arrive and must be served or closed;
+	// OpAcceptStopped comes after the last of them. Until then a
+	// completion-style backend may hold a new connection's wake-up (io_uring
+	// accept waits exclusively: the kernel wakes one waiter per
+	// connection), so a connection left in a shared listener's queue is
+	// only known to be seen by another waiter after OpAcceptStopped.
 	StopAccept()
 
 	// QueueRecv asks for bytes from fd into buf (the slot's own buffer).
