@@ -128,3 +128,29 @@ func testStopAndRearmAccept(t *testing.T, newBackend func(t *testing.T) loop.Bac
 	d.backend.QueueAccept(l.fd)
 	unix.Close(acceptedSocket(t, d.next()))
 }
+
+// testStopAcceptLosesNothing: a connection that arrives as accept is
+// stopped, before the stop reaches the kernel, is either reported before
+// OpAcceptStopped or still queued in the listener after it; nothing of
+// the stopped accept comes later.
+func testStopAcceptLosesNothing(t *testing.T, newBackend func(t *testing.T) loop.Backend) {
+	d := newDriver(t, newBackend, 8)
+	l := listen(t)
+	d.backend.QueueAccept(l.fd)
+	d.wait(0) // the accept is in the kernel
+	l.dial(t)
+	d.backend.StopAccept()
+	accepted := 0
+	for {
+		c := d.next()
+		if c.Op == loop.OpAcceptStopped {
+			break
+		}
+		unix.Close(acceptedSocket(t, c))
+		accepted++
+	}
+	d.expectNone(50*time.Millisecond, "after OpAcceptStopped")
+	if accepted == 0 {
+		unix.Close(l.acceptRaw(t))
+	}
+}
