@@ -21,8 +21,8 @@ const (
 	// OpWake: another thread called Wake. Wakes coalesce: one completion
 	// may stand for many calls.
 	OpWake
-	// OpAcceptStopped: the accepting StopAccept disarmed has ended for
-	// good: no OpAccept of it follows. One per StopAccept call.
+	// OpAcceptStopped: the accept a StopAccept call disarmed has ended:
+	// no OpAccept of it follows. One per StopAccept call.
 	OpAcceptStopped
 )
 
@@ -68,11 +68,11 @@ type Backend interface {
 	QueueAccept(listenFD int)
 	// StopAccept disarms accepting. Completions for connections the kernel
 	// had already accepted may still arrive and must be served or closed;
-	// OpAcceptStopped comes after the last of them. Until then a
-	// completion-style backend may hold a new connection's wake-up (io_uring
-	// accept waits exclusively: the kernel wakes one waiter per
-	// connection), so a connection left in a shared listener's queue is
-	// only known to be seen by another waiter after OpAcceptStopped.
+	// one OpAcceptStopped follows the last of them. Until it comes, the
+	// stopped accept may also hold the wake-up of a connection it never
+	// takes (io_uring's accept waits exclusively: the kernel wakes one
+	// waiter per connection), which then stays in the listener's queue
+	// with no other waiter woken for it.
 	StopAccept()
 
 	// QueueRecv asks for bytes from fd into buf (the slot's own buffer).

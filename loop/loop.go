@@ -317,7 +317,7 @@ func (l *Loop) pass() error {
 		q.signal()
 	}
 	// Not before the stopped accept has ended: a connection it accepted
-	// meanwhile must not be left in the backend (closed unanswered at exit).
+	// meanwhile is served (closed, in a Shutdown), not left in the backend.
 	if l.draining && l.active == 0 && l.acceptStops == 0 {
 		l.stopped = true
 	}
@@ -331,7 +331,9 @@ func (l *Loop) handle(c *Completion) {
 	case OpWake:
 		// Notes are drained after every batch.
 	case OpAcceptStopped:
-		l.acceptStops--
+		if l.acceptStops > 0 {
+			l.acceptStops--
+		}
 	default:
 		if c.Slot == 0 || int(c.Slot) >= len(l.slots) {
 			return
