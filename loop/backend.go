@@ -21,6 +21,9 @@ const (
 	// OpWake: another thread called Wake. Wakes coalesce: one completion
 	// may stand for many calls.
 	OpWake
+	// OpAcceptStopped: the accept a StopAccept call disarmed has ended:
+	// no OpAccept of it follows. One per StopAccept call.
+	OpAcceptStopped
 )
 
 // Completion is one finished operation, as a completion-style backend
@@ -64,7 +67,12 @@ type Backend interface {
 	// are non-blocking. Multishot backends keep it armed (More true).
 	QueueAccept(listenFD int)
 	// StopAccept disarms accepting. Completions for connections the kernel
-	// had already accepted may still arrive and must be served or closed.
+	// had already accepted may still arrive and must be served or closed;
+	// one OpAcceptStopped follows the last of them. Until it comes, the
+	// stopped accept may also hold the wake-up of a connection it never
+	// takes (io_uring's accept waits exclusively: the kernel wakes one
+	// waiter per connection), which then stays in the listener's queue
+	// with no other waiter woken for it.
 	StopAccept()
 
 	// QueueRecv asks for bytes from fd into buf (the slot's own buffer).

@@ -78,6 +78,7 @@ func (b *fakeBackend) StopAccept() {
 	b.mu.Lock()
 	b.accepting = false
 	b.stopAccepts++
+	b.ready = append(b.ready, Completion{Op: OpAcceptStopped})
 	b.mu.Unlock()
 }
 

@@ -29,6 +29,13 @@ type Loop struct {
 
 	accepting     bool // accept is armed (or being re-armed)
 	acceptStopped bool // stopped at --max-connections or on accept errors
+	// acceptStops counts StopAccept calls the backend has not answered
+	// with OpAcceptStopped: until then a stopped accept may still bring a
+	// connection, or hold the wake-up of one (Backend.StopAccept).
+	acceptStops int
+	// queueSwept: a gentle drain took what was left in the listener's
+	// queue once its accept had ended (sweepAcceptQueue).
+	queueSwept bool
 
 	// perIP counts open connections by client address (only with
 	// Config.MaxConnectionsPerIP).
@@ -309,7 +316,9 @@ func (l *Loop) pass() error {
 	for _, q := range l.otherQueues {
 		q.signal()
 	}
-	if l.draining && l.active == 0 {
+	// Not before the stopped accept has ended: a connection it accepted
+	// meanwhile is served (closed, in a Shutdown), not left in the backend.
+	if l.draining && l.active == 0 && l.acceptStops == 0 {
 		l.stopped = true
 	}
 	return nil
@@ -321,6 +330,10 @@ func (l *Loop) handle(c *Completion) {
 		l.onAccept(c)
 	case OpWake:
 		// Notes are drained after every batch.
+	case OpAcceptStopped:
+		if l.acceptStops > 0 {
+			l.acceptStops--
+		}
 	default:
 		if c.Slot == 0 || int(c.Slot) >= len(l.slots) {
 			return
@@ -406,6 +419,7 @@ func (l *Loop) rearmAccept() {
 func (l *Loop) stopAccept() {
 	if l.accepting {
 		l.backend.StopAccept()
+		l.acceptStops++
 		l.accepting = false
 	}
 	l.acceptStopped = true
@@ -777,6 +791,10 @@ func (l *Loop) drain(deadline int64) {
 		case !l.gentleDrain:
 			s.keepAlive = false
 		}
+	}
+	if l.gentleDrain && l.acceptStops == 0 && !l.queueSwept && !force {
+		l.queueSwept = true
+		l.sweepAcceptQueue()
 	}
 	if force && l.now >= l.drainByNanos+int64(closeGiveUp) {
 		// Closes the backend never completed: give up on them.

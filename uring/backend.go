@@ -47,7 +47,13 @@ type Backend struct {
 	// has not been stopped or ended.
 	acceptGen uint32
 	accepting bool
-	closed    bool
+	// stoppedArms counts the accept arms cancelled whose last CQE (one
+	// without IORING_CQE_F_MORE) has not come yet; stopReports counts the
+	// StopAccept calls owed an OpAcceptStopped, reported once stoppedArms
+	// is zero.
+	stoppedArms int
+	stopReports int
+	closed      bool
 
 	// sendResumes counts short sends resubmitted internally (tests read
 	// it to prove the path ran).
@@ -104,7 +110,7 @@ func (b *Backend) sqe() *giouring.SubmissionQueueEntry {
 func (b *Backend) QueueAccept(listenFD int) {
 	// One arm at a time: an arm left behind would go on accepting after a
 	// later StopAccept.
-	b.StopAccept()
+	b.cancelAccept()
 	b.listenFD = listenFD
 	b.acceptGen++
 	b.accepting = true
@@ -125,13 +131,26 @@ func (b *Backend) armAccept() {
 	entry.UserData = userData(kindAccept, 0, b.acceptGen)
 }
 
-// StopAccept cancels the accept arm. Its cancellation is not reported;
-// connections the kernel accepted before it are.
+// StopAccept cancels the accept arm. The arm's last CQE, not the cancel's,
+// says when it has ended: a cancel may complete first, while the arm
+// still posts a connection it accepted (or gets -ECANCELED) after it.
+// OpAcceptStopped is reported then.
 func (b *Backend) StopAccept() {
+	b.cancelAccept()
+	b.stopReports++
+	if b.stoppedArms == 0 {
+		b.held = append(b.held, heldCompletion{completion: loop.Completion{Op: loop.OpAcceptStopped}, bufferID: -1})
+		b.stopReports--
+	}
+}
+
+// cancelAccept queues the cancel of the accept arm, if one is armed.
+func (b *Backend) cancelAccept() {
 	if !b.accepting {
 		return
 	}
 	b.accepting = false
+	b.stoppedArms++
 	entry := b.sqe()
 	if entry == nil {
 		return

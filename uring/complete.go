@@ -42,14 +42,20 @@ func (b *Backend) complete(cqe *giouring.CompletionQueueEvent, out []loop.Comple
 func (b *Backend) completeAccept(res int32, gen uint32, more bool, out []loop.Completion, n int) int {
 	current := gen == b.acceptGen && b.accepting
 	if !current {
-		// An arm StopAccept (or a later QueueAccept) replaced: its
+		// An arm StopAccept (or a later QueueAccept) cancelled: its
 		// cancellation is not news, but a connection it accepted is the
 		// loop's to serve or close. More tells whether accepting is armed
-		// now.
-		if res < 0 {
-			return n
+		// now. Its last CQE ends it.
+		if res >= 0 {
+			n = b.emit(loop.Completion{Op: loop.OpAccept, Res: res, More: b.accepting}, -1, out, n)
 		}
-		return b.emit(loop.Completion{Op: loop.OpAccept, Res: res, More: b.accepting}, -1, out, n)
+		if !more && b.stoppedArms > 0 {
+			b.stoppedArms--
+		}
+		for ; b.stoppedArms == 0 && b.stopReports > 0; b.stopReports-- {
+			n = b.emit(loop.Completion{Op: loop.OpAcceptStopped}, -1, out, n)
+		}
+		return n
 	}
 	if b.features&featureMultishotAccept == 0 && res >= 0 {
 		b.armAccept()

@@ -82,14 +82,22 @@ func TestStopAcceptThenAcceptAgain(t *testing.T) {
 		}
 		defer conn.Close()
 		out := make([]loop.Completion, 8)
+		stopped := 0
 		for range 5 {
 			n, err := b.Wait(out, 10*time.Millisecond)
 			if err != nil {
 				t.Fatalf("Wait: %v", err)
 			}
 			for _, c := range out[:n] {
+				if c.Op == loop.OpAcceptStopped {
+					stopped++
+					continue
+				}
 				t.Fatalf("completion %+v after StopAccept", c)
 			}
+		}
+		if stopped != 1 {
+			t.Fatalf("%d OpAcceptStopped after StopAccept, want 1", stopped)
 		}
 		b.QueueAccept(listenFD)
 		seen := collect(t, b, func(c loop.Completion) bool { return c.Op == loop.OpAccept })

@@ -18,6 +18,8 @@ func opName(op loop.Op) string {
 		return "close"
 	case loop.OpWake:
 		return "wake"
+	case loop.OpAcceptStopped:
+		return "accept stopped"
 	}
 	return fmt.Sprintf("op(%d)", op)
 }

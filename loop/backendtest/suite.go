@@ -21,6 +21,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) loop.Backend) {
 		{"WaitTimesOut", testWaitTimesOut},
 		{"AcceptMany", testAcceptMany},
 		{"StopAndRearmAccept", testStopAndRearmAccept},
+		{"StopAcceptLosesNothing", testStopAcceptLosesNothing},
+		{"DrainWithConnectionWaiting", testDrainWithConnectionWaiting},
 		{"RecvIntoSlotBuffer", testRecvIntoSlotBuffer},
 		{"RecvLargerThanBuffer", testRecvLargerThanBuffer},
 		{"OutHoldsOne", testOutHoldsOne},

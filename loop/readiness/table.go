@@ -161,9 +161,11 @@ func (t *Table) QueueAccept(listenFD int) {
 }
 
 // StopAccept disarms accepting. The listener stays registered: an edge
-// while disarmed only sets a flag.
+// while disarmed only sets a flag. Nothing of the arm is in flight (the
+// table accepts in Fill), so it has ended at once.
 func (t *Table) StopAccept() {
 	t.acceptArmed = false
+	t.Finish(loop.Completion{Op: loop.OpAcceptStopped})
 }
 
 // QueueRecv arms a receive into buf.
