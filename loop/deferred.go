@@ -161,8 +161,10 @@ func (l *Loop) pushHeldJobs() {
 	n := 0
 	for n < len(l.heldJobs) {
 		j := l.heldJobs[n]
-		if j.detached {
-			// Its connection is gone and no handler has seen it.
+		if j.detached && j.Carried == nil {
+			// Its connection is gone and no handler has seen it. (One that
+			// carries a response the inline handler began still goes: only
+			// a handler can close that response's iterable, PEP 3333.)
 			j.mu.Lock()
 			j.finished = true
 			j.mu.Unlock()

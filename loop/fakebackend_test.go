@@ -45,6 +45,7 @@ type fakeConn struct {
 	gen      uint32
 	in       []byte // written by the client, not yet received
 	eof      bool   // the client shut down its sending side
+	resetIn  bool   // the next receive fails with ECONNRESET
 	reset    bool   // the next send fails with ECONNRESET
 	out      []byte // everything the server sent
 	sends    int    // sends completed
@@ -193,6 +194,9 @@ func (b *fakeBackend) collect() {
 			c.in = append(c.in[:0], c.in[n:]...)
 			c.recvArm = false
 			b.ready = append(b.ready, Completion{Op: OpRecv, Slot: c.slot, Gen: c.gen, Res: int32(n), Data: c.recv[:n]})
+		case c.resetIn:
+			c.recvArm = false
+			b.ready = append(b.ready, Completion{Op: OpRecv, Slot: c.slot, Gen: c.gen, Res: -int32(syscall.ECONNRESET)})
 		case c.eof:
 			c.recvArm = false
 			b.ready = append(b.ready, Completion{Op: OpRecv, Slot: c.slot, Gen: c.gen})
@@ -253,6 +257,15 @@ func (b *fakeBackend) write(c *fakeConn, data string) {
 func (b *fakeBackend) shutdownWrite(c *fakeConn) {
 	b.mu.Lock()
 	c.eof = true
+	b.mu.Unlock()
+	b.poke()
+}
+
+// resetRecv makes the connection's next receive fail as a client's
+// reset does.
+func (b *fakeBackend) resetRecv(c *fakeConn) {
+	b.mu.Lock()
+	c.resetIn = true
 	b.mu.Unlock()
 	b.poke()
 }

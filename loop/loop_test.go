@@ -3,6 +3,7 @@ package loop
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -547,6 +548,64 @@ func TestFullJobQueueHoldsJobs(t *testing.T) {
 		if got := hs.responses(c, 1)[0]; !strings.HasSuffix(got, "ok\r\n0\r\n\r\n") {
 			t.Fatalf("response:\n%s", got)
 		}
+	}
+}
+
+// TestHeldCarriedJobReachesAHandler: a held-back job whose client left is
+// dropped, unless it carries a response the inline handler began: only a
+// handler can end that (its iterable's close, PEP 3333).
+func TestHeldCarriedJobReachesAHandler(t *testing.T) {
+	q := NewJobQueue(2)
+	carry := HandlerFunc(func(r *Request, w *ResponseWriter) {
+		if strings.HasPrefix(string(r.Bytes(r.Target)), "/carried") {
+			w.DeferWith("begun")
+			return
+		}
+		w.Defer()
+	})
+	hs := newHarness(t, carry, func(c *Config) {
+		c.Jobs = q
+		c.OnJobGone = func(any, JobGone) {} // keeps the receive armed: the reset is seen
+	})
+	hs.t = t
+	defer q.Close()
+	targets := []string{"/a", "/b", "/carried", "/plain"}
+	conns := make([]*fakeConn, len(targets))
+	for i, target := range targets {
+		conns[i] = hs.connect()
+		hs.fb.write(conns[i], "GET "+target+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		hs.passes(3)
+	}
+	if len(hs.l.heldJobs) != 2 {
+		t.Fatalf("%d jobs held back, want 2 beyond the queue's 2", len(hs.l.heldJobs))
+	}
+	hs.fb.resetRecv(conns[2])
+	hs.fb.resetRecv(conns[3])
+	hs.until("resets seen", func() bool { return hs.l.heldJobs[0].detached && hs.l.heldJobs[1].detached })
+	taken := make(chan string, 4)
+	go func() {
+		for j := q.Take(); j != nil; j = q.Take() {
+			taken <- fmt.Sprintf("%s %v", j.Request.Bytes(j.Request.Target), j.Carried)
+			j.Finish()
+		}
+	}()
+	var got []string
+	for len(got) < 3 {
+		hs.passes(1)
+		select {
+		case s := <-taken:
+			got = append(got, s)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	hs.passes(5)
+	select {
+	case s := <-taken:
+		got = append(got, s)
+	default:
+	}
+	if want := []string{"/a <nil>", "/b <nil>", "/carried begun"}; !slices.Equal(got, want) {
+		t.Fatalf("jobs taken %q, want %q", got, want)
 	}
 }
 
