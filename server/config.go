@@ -46,6 +46,10 @@ type Config struct {
 	Interface string // auto, wsgi or asgi
 	Loop      string // ASGI event loop: auto, asyncio or uvloop
 	Lifespan  string // ASGI lifespan protocol: auto, on or off
+	// ASGIThread is where the ASGI event loop runs: loop (the I/O
+	// thread steps it), executor (a thread of its own) or auto (loop
+	// unless Loop is uvloop).
+	ASGIThread string
 	Factory   bool   // call attr() to get the app
 	AppDir    string // first on sys.path; empty: the working directory
 	Venv      string // a virtualenv whose site-packages is importable; empty: $VIRTUAL_ENV
@@ -111,6 +115,7 @@ var Defaults = Config{
 	Interface:        "auto",
 	Loop:             "auto",
 	Lifespan:         "auto",
+	ASGIThread:       "auto",
 	Threads:          DefaultThreads,
 
 	WS:                  "auto",
@@ -253,6 +258,15 @@ func (c *Config) validatePython() error {
 	}
 	if _, ok := asgiLifespans[c.Lifespan]; !ok {
 		return &ConfigError{"lifespan", fmt.Sprintf("%q: want auto, on or off", c.Lifespan)}
+	}
+	switch c.ASGIThread {
+	case "auto", "executor":
+	case "loop":
+		if c.Loop == "uvloop" {
+			return &ConfigError{"asgi-thread", `"loop" steps asyncio's event loop; --loop uvloop needs --asgi-thread executor`}
+		}
+	default:
+		return &ConfigError{"asgi-thread", fmt.Sprintf("%q: want auto, loop or executor", c.ASGIThread)}
 	}
 	if c.Threads < 0 || c.Threads > maxThreads {
 		return &ConfigError{"threads", fmt.Sprintf("%d: want 0 to %d", c.Threads, maxThreads)}

@@ -160,6 +160,9 @@ func describeApp(cfg *Config, py *python) string {
 	var b strings.Builder
 	if py.executor != nil {
 		fmt.Fprintf(&b, "ASGI app %s on the %s event loop", cfg.App, py.executor.LoopName())
+		if py.executor.Driven() {
+			b.WriteString(" on the I/O thread")
+		}
 	} else {
 		if cfg.Threads == 0 {
 			fmt.Fprintf(&b, "WSGI app %s on the I/O thread (1 handler thread for requests with a body)", cfg.App)
