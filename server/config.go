@@ -46,16 +46,17 @@ type Config struct {
 	Interface string // auto, wsgi or asgi
 	Loop      string // ASGI event loop: auto, asyncio or uvloop
 	Lifespan  string // ASGI lifespan protocol: auto, on or off
-	// ASGIThread is where the ASGI event loop runs: loop (the I/O
-	// thread steps it), executor (a thread of its own) or auto (loop
-	// unless Loop is uvloop).
-	ASGIThread string
 	Factory   bool   // call attr() to get the app
 	AppDir    string // first on sys.path; empty: the working directory
 	Venv      string // a virtualenv whose site-packages is importable; empty: $VIRTUAL_ENV
 	RootPath  string // SCRIPT_NAME: the prefix the app is mounted under
 	Threads   int    // handler threads calling the app
 	AccessLog bool   // one common-log-format line per response on stderr
+
+	// ASGIThread is where the ASGI event loop runs: loop (the I/O
+	// thread steps it), executor (a thread of its own) or auto (loop
+	// unless Loop is uvloop).
+	ASGIThread string
 
 	AccessLogFile string // the access log's file instead of stderr (implies AccessLog)
 	// AccessLogFormat is gunicorn's access_log_format (atoms %(h)s ...).

@@ -167,6 +167,12 @@ func cleanEnv() []string {
 			env = append(env, kv)
 		}
 	}
+	// M0_E2E_ASGI_THREAD=loop|executor runs every server of the suite
+	// with that --asgi-thread (a flag a test passes still wins), so the
+	// ASGI tests cover both places the event loop runs.
+	if mode := os.Getenv("M0_E2E_ASGI_THREAD"); mode != "" {
+		env = append(env, "M0_ASGI_THREAD="+mode)
+	}
 	return env
 }
 
