@@ -78,6 +78,8 @@ func TestRunExitStatus(t *testing.T) {
 		{"lifespan from env", []string{"app:application"}, map[string]string{"M0_LIFESPAN": "maybe"}, 2, `--lifespan: "maybe": want auto, on or off`},
 		{"flag wins over lifespan env", []string{"--lifespan", "bogus", "app:application"}, map[string]string{"M0_LIFESPAN": "on"}, 2, `--lifespan: "bogus"`},
 		{"help lists the ASGI flags", []string{"--help"}, nil, 0, "--lifespan (env M0_LIFESPAN)"},
+		{"asgi-thread checked", []string{"app:application"}, map[string]string{"M0_ASGI_THREAD": "both"}, 2, `--asgi-thread: "both": want auto, loop or executor`},
+		{"asgi-thread loop is asyncio's", []string{"--asgi-thread", "loop", "--loop", "uvloop", "app:application"}, nil, 2, `--asgi-thread: "loop" steps asyncio's event loop; --loop uvloop needs --asgi-thread executor`},
 		{"threads from env", []string{"app:application"}, map[string]string{"M0_THREADS": "-1"}, 2, "--threads: -1"},
 		{"bool env", []string{"app:application"}, map[string]string{"M0_FACTORY": "maybe"}, 2, "--factory"},
 		{"access-log env", []string{"app:application"}, map[string]string{"M0_ACCESS_LOG": "1", "M0_ROOT_PATH": "x"}, 2, "--root-path"},
