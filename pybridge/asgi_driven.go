@@ -113,11 +113,10 @@ func (ex *ASGIExecutor) take1() int {
 	if ex.full || ex.held != nil {
 		return 0
 	}
-	var one [1]*Job
-	if ex.src.TryTake(one[:]) == 0 {
+	if ex.src.TryTake(ex.batch[:1]) == 0 {
 		return 0
 	}
-	ex.held = one[0]
+	ex.held, ex.batch[0] = ex.batch[0], nil
 	ex.inFlight++
 	return 1
 }
