@@ -36,7 +36,9 @@ func servesASGI(cfg *Config, app *pybridge.App) bool {
 }
 
 // asgiOnLoopThread resolves --asgi-thread: the loop thread steps
-// asyncio's event loop unless the executor, or uvloop, was asked for.
+// asyncio's event loop unless the executor or uvloop was asked for, or
+// --request-timeout, whose 504 for a request stuck in the app comes from
+// the loop thread.
 func asgiOnLoopThread(cfg *Config) bool {
 	switch cfg.ASGIThread {
 	case "loop":
@@ -44,7 +46,7 @@ func asgiOnLoopThread(cfg *Config) bool {
 	case "executor":
 		return false
 	}
-	return cfg.Loop != "uvloop"
+	return cfg.Loop != "uvloop" && cfg.RequestTimeout == 0
 }
 
 // startASGI starts the executor on the pool and returns once lifespan

@@ -55,7 +55,7 @@ type Config struct {
 
 	// ASGIThread is where the ASGI event loop runs: loop (the I/O
 	// thread steps it), executor (a thread of its own) or auto (loop
-	// unless Loop is uvloop).
+	// unless Loop is uvloop or RequestTimeout is set).
 	ASGIThread string
 
 	AccessLogFile string // the access log's file instead of stderr (implies AccessLog)
@@ -265,6 +265,9 @@ func (c *Config) validatePython() error {
 	case "loop":
 		if c.Loop == "uvloop" {
 			return &ConfigError{"asgi-thread", `"loop" steps asyncio's event loop; --loop uvloop needs --asgi-thread executor`}
+		}
+		if c.RequestTimeout > 0 {
+			return &ConfigError{"asgi-thread", `"loop": --request-timeout needs the I/O thread free to answer 504 while the app is stuck; use --asgi-thread executor`}
 		}
 	default:
 		return &ConfigError{"asgi-thread", fmt.Sprintf("%q: want auto, loop or executor", c.ASGIThread)}

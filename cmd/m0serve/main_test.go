@@ -79,6 +79,7 @@ func TestRunExitStatus(t *testing.T) {
 		{"flag wins over lifespan env", []string{"--lifespan", "bogus", "app:application"}, map[string]string{"M0_LIFESPAN": "on"}, 2, `--lifespan: "bogus"`},
 		{"help lists the ASGI flags", []string{"--help"}, nil, 0, "--lifespan (env M0_LIFESPAN)"},
 		{"asgi-thread checked", []string{"app:application"}, map[string]string{"M0_ASGI_THREAD": "both"}, 2, `--asgi-thread: "both": want auto, loop or executor`},
+		{"asgi-thread loop leaves no thread for the 504", []string{"--asgi-thread", "loop", "--workers", "1", "--request-timeout", "5", "app:application"}, nil, 2, `--asgi-thread: "loop": --request-timeout needs the I/O thread free`},
 		{"asgi-thread loop is asyncio's", []string{"--asgi-thread", "loop", "--loop", "uvloop", "app:application"}, nil, 2, `--asgi-thread: "loop" steps asyncio's event loop; --loop uvloop needs --asgi-thread executor`},
 		{"threads from env", []string{"app:application"}, map[string]string{"M0_THREADS": "-1"}, 2, "--threads: -1"},
 		{"bool env", []string{"app:application"}, map[string]string{"M0_FACTORY": "maybe"}, 2, "--factory"},
