@@ -237,6 +237,15 @@ func (ex *ASGIExecutor) finishDriven() {
 	ex.refuseQueued()
 }
 
+// postHere is post from the loop thread itself: the pass's Pending sees
+// the flag, and nothing needs waking.
+func (ex *ASGIExecutor) postHere(e asgiEvent) {
+	ex.mu.Lock()
+	ex.events = append(ex.events, e)
+	ex.mu.Unlock()
+	ex.signaled.Store(true)
+}
+
 // logLine is a line through the server's logger (SetLog), or stderr.
 func logLine(format string, args ...any) {
 	if f := logf.Load(); f != nil {
