@@ -88,8 +88,10 @@
 // completions: it spawns the jobs the pass queued and runs one iteration
 // of the loop (its _run_once), so a request the app answers without
 // suspending goes out in the pass that parsed it: no eventfd, no wake in
-// either direction. What goroutines post (body pieces, streamed writes,
-// ClientGone) raises a flag and kicks the loop (loop.Stepper's Pending).
+// either direction. A streamed piece the Writer takes without blocking
+// (TryWriter) is written there, its send resumed by the next Step; what
+// goroutines post (body pieces, pieces that would block, ClientGone)
+// raises a flag and kicks the loop (loop.Stepper's Pending).
 // The loop's timers become the loop thread's wait deadline; its own
 // descriptors (the app's sockets, its self-pipe) are watched by a
 // goroutine polling the selector's epoll descriptor. LeaveLoop, on the
