@@ -20,9 +20,11 @@ import (
 // iteration per pass (Step), between its own I/O. A request is spawned
 // as a task right after the pass that parsed it, and a response the app
 // gives without suspending is written in that same pass: no eventfd, no
-// thread to wake and none to wake the loop back. What other goroutines
-// post (a body piece read, a streamed write done, a closed connection)
-// raises signaled and kicks the loop (Loop.Kick), as a job's news does.
+// thread to wake and none to wake the loop back. A streamed piece that
+// fits the outbox is written on the loop thread too (asgiSlot.writeHere).
+// What other goroutines post (a body piece read, a write that would have
+// blocked, a closed connection) raises signaled and kicks the loop
+// (Loop.Kick), as a job's news does.
 //
 // The asyncio loop's own descriptors (the app's outgoing connections, its
 // self-pipe for call_soon_threadsafe) are watched by a goroutine that
