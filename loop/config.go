@@ -75,6 +75,11 @@ type Config struct {
 	// each pass, after the sends are queued: what inline handlers
 	// gathered during the pass (access-log lines) goes out in one write.
 	OnPassEnd func()
+	// Stepper, when set, runs on the loop thread in every pass, after the
+	// pass's completions are handled and before the news of jobs is
+	// drained: another event loop this one drives (an ASGI app's asyncio
+	// loop, so a request it answers at once goes out in the same pass).
+	Stepper Stepper
 	// OnJobGone is called on the loop thread when the client of a job a
 	// handler still holds closes (how: ConnectionClosed) or ends its input
 	// (InputEnded, which may come first), with the owner the handler set

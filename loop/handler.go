@@ -159,3 +159,17 @@ func (w *ResponseWriter) DeferTo(q *JobQueue) {
 		w.deferred, w.queue = true, q
 	}
 }
+
+// Stepper is an event loop the loop thread drives between its own I/O
+// (Config.Stepper). Its methods run on the loop thread.
+type Stepper interface {
+	// Step runs what is due, given the loop's clock (unix ns), and
+	// returns when the next Step is due: a time at or before now for the
+	// next pass at once, 0 for no time of its own (news from other
+	// goroutines comes through Pending and Loop.Kick).
+	Step(now int64) (due int64)
+	// Pending reports news posted from another goroutine since the last
+	// Step. The loop asks after it has marked itself about to wait, so
+	// news posted later finds it marked and wakes it with Loop.Kick.
+	Pending() bool
+}

@@ -305,6 +305,30 @@ func (j *Job) Write(p []byte) (int, error) {
 	return written, nil
 }
 
+// TryWrite is Write for a caller that must not block (the loop thread
+// itself): it appends all of p when the outbox has room for it, and
+// otherwise writes nothing and reports false.
+func (j *Job) TryWrite(p []byte) (bool, error) {
+	j.mu.Lock()
+	defer j.unlock()
+	if j.aborted {
+		return true, ErrAborted
+	}
+	if len(j.outbox)+len(p) > outboxLimit {
+		return false, nil
+	}
+	if !j.headPosted {
+		if err := j.writeHeaderLocked(200, -1); err != nil {
+			return true, err
+		}
+	}
+	if len(p) > 0 {
+		j.outbox = append(j.outbox, p...)
+		j.notify()
+	}
+	return true, nil
+}
+
 // Finish ends the response. A job finished without a posted head answers
 // 200 with an empty body.
 func (j *Job) Finish() error {

@@ -78,6 +78,9 @@ type Loop struct {
 	defaults []defaultField // Config.Headers
 	now      int64
 	nextTick int64
+	// stepDue is when Config.Stepper wants its next Step (unix ns); 0:
+	// at no time of its own.
+	stepDue int64
 
 	started      atomic.Bool  // the backend exists: Shutdown may wake it
 	exited       atomic.Bool  // Run returned: notes are no longer read
@@ -239,6 +242,11 @@ func (l *Loop) enqueue(j *Job) bool {
 	return !l.exited.Load()
 }
 
+// Kick makes the loop run a pass soon, for news its Stepper has (see
+// Stepper.Pending): it wakes the loop only if it is about to wait or
+// waiting. Safe from any goroutine.
+func (l *Loop) Kick() { l.kick() }
+
 // kick wakes the loop if it is parked, for news enqueued before.
 func (l *Loop) kick() {
 	if l.parked.Load() && l.parked.CompareAndSwap(true, false) && !l.exited.Load() {
@@ -268,6 +276,9 @@ func (l *Loop) pass() error {
 		}
 		timeout = min(timeout, time.Duration(wakeAt-l.now))
 	}
+	if l.stepDue != 0 {
+		timeout = min(timeout, time.Duration(l.stepDue-l.now))
+	}
 	if timeout < 0 {
 		timeout = 0
 	}
@@ -275,7 +286,8 @@ func (l *Loop) pass() error {
 		l.parked.Store(true)
 		// A note posted before the flag was up found it down and did not
 		// wake us: look once more now that it is up.
-		if !l.notes.empty() || !l.wsNotes.empty() || l.shutdown.Load() != 0 && !l.draining {
+		if !l.notes.empty() || !l.wsNotes.empty() || l.shutdown.Load() != 0 && !l.draining ||
+			l.cfg.Stepper != nil && l.cfg.Stepper.Pending() {
 			timeout = 0
 		}
 	}
@@ -289,6 +301,9 @@ func (l *Loop) pass() error {
 	for i := 0; i < n; i++ {
 		l.handle(&l.completions[i])
 		l.completions[i].Data = nil
+	}
+	if l.cfg.Stepper != nil {
+		l.stepDue = l.cfg.Stepper.Step(l.now)
 	}
 	l.drainNotes()
 	l.drainWebSocketNotes()

@@ -87,6 +87,11 @@ type ASGIOptions struct {
 	// CancelTimeout is how long Stop waits for cancelled tasks (their
 	// finally clauses) before lifespan shutdown; 0 means 5 s.
 	CancelTimeout time.Duration
+	// Driven runs the event loop on the caller's loop thread instead of
+	// a thread of its own: after startup, that thread calls Step once per
+	// pass and LeaveLoop as it ends (asgi_driven.go). The loop is
+	// asyncio's whatever Loop says (LoopUvloop is refused).
+	Driven bool
 }
 
 // DefaultMaxInFlight is ASGIOptions.MaxInFlight's default.
@@ -150,6 +155,8 @@ type ASGIExecutor struct {
 	finished chan struct{}
 	runErr   error
 	stopOnce sync.Once
+
+	drivenState // Driven only
 }
 
 var (
@@ -180,6 +187,12 @@ func (ip *Interpreter) StartASGI(app *App, opt ASGIOptions, src NotifySource, do
 	if opt.CancelTimeout <= 0 {
 		opt.CancelTimeout = 5 * time.Second
 	}
+	if opt.Driven {
+		if opt.Loop == LoopUvloop {
+			return nil, errors.New("pybridge: a driven ASGI event loop is asyncio's, not uvloop")
+		}
+		opt.Loop = LoopAsyncio
+	}
 	if err := ip.handlerStarted(); err != nil {
 		return nil, err
 	}
@@ -194,11 +207,18 @@ func (ip *Interpreter) StartASGI(app *App, opt ASGIOptions, src NotifySource, do
 		ip.handlerEnded()
 		return nil, fmt.Errorf("pybridge: the ASGI wake descriptor: errno %d", -rc)
 	}
+	ex.driven = opt.Driven
 	go ex.run()
 	if err := <-ex.started; err != nil {
 		<-ex.finished
 		ex.release()
 		return nil, err
+	}
+	if ex.driven {
+		// The loop thread takes from the source every pass.
+		ex.watchStop = make(chan struct{})
+		ex.ioTaken = make(chan struct{}, 1)
+		return ex, nil
 	}
 	// The source calls the loop thread's notification; the first wake
 	// takes what is queued already and arms it.
@@ -265,7 +285,11 @@ func (ex *ASGIExecutor) LoopName() string { return ex.loop }
 // run is the executor's thread: it holds the GIL except while the event
 // loop waits.
 func (ex *ASGIExecutor) run() {
-	defer close(ex.finished)
+	defer func() {
+		if !ex.handedOver {
+			close(ex.finished)
+		}
+	}()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	ex.tid = gettid()
@@ -278,8 +302,12 @@ func (ex *ASGIExecutor) run() {
 	cs := []*C.char{C.CString(asgiPythonHalf), C.CString(ex.opt.Loop.String()),
 		C.CString(ex.opt.Lifespan.String()), C.CString(ex.opt.ServerName), C.CString(ex.opt.URLScheme)}
 	var cerr *C.char
+	driven := C.int(0)
+	if ex.driven {
+		driven = 1
+	}
 	ex.c = C.m0_asgi_new(C.int(ex.id), ex.app.c, cs[0], cs[1], cs[2], cs[3],
-		C.int(ex.opt.ServerPort), cs[4], C.double(ex.opt.CancelTimeout.Seconds()), ex.readFD, &cerr)
+		C.int(ex.opt.ServerPort), cs[4], C.double(ex.opt.CancelTimeout.Seconds()), ex.readFD, driven, &cerr)
 	for _, p := range cs {
 		C.free(unsafe.Pointer(p))
 	}
@@ -287,8 +315,23 @@ func (ex *ASGIExecutor) run() {
 		ex.started <- fmt.Errorf("pybridge: starting the ASGI executor:\n%s", takeText(cerr))
 		return
 	}
-	if cerr := C.m0_asgi_run(ex.c); cerr != nil {
+	cerr = C.m0_asgi_run(ex.c)
+	if cerr != nil {
 		ex.runErr = fmt.Errorf("pybridge: the ASGI event loop ended with an error:\n%s", takeText(cerr))
+	}
+	if ex.driven {
+		// Startup is over and this thread is out of the loop: only now
+		// may the loop thread run it.
+		if ex.runErr == nil && ex.startErr == nil {
+			ex.handedOver = true
+			ex.started <- nil
+			return // finish ends it (Stop)
+		}
+		if ex.startErr != nil {
+			ex.started <- ex.startErr
+		}
+	}
+	if ex.runErr != nil {
 		select {
 		case ex.started <- ex.runErr:
 		default:
@@ -305,6 +348,10 @@ func (ex *ASGIExecutor) startedFrom(errText *C.char, loop *C.char) {
 	if errText != nil {
 		err = &StartupError{Message: C.GoString(errText)}
 	}
+	if ex.driven {
+		ex.startErr = err // run sends it once the loop has returned
+		return
+	}
 	ex.started <- err
 }
 
@@ -313,6 +360,10 @@ func (ex *ASGIExecutor) startedFrom(errText *C.char, loop *C.char) {
 // closed.
 func (ex *ASGIExecutor) signal() {
 	if ex.signaled.Load() || !ex.signaled.CompareAndSwap(false, true) {
+		return
+	}
+	if kick := ex.kick.Load(); kick != nil {
+		(*kick)() // driven: the loop thread's next pass delivers
 		return
 	}
 	ex.writeWake()
@@ -375,11 +426,18 @@ func (ex *ASGIExecutor) wake() bool {
 	// a signal after this writes. Lowered before the drain, a signal in
 	// between would leave it up with the descriptor drained: the next
 	// signal would write nothing, and its event would wait forever.
-	C.m0_wakefd_drain(ex.readFD)
-	ex.signaled.Store(false)
-	// The executor's goroutine stays in one cgo call for its life: only
-	// here can it pass through the scheduler (threadsched.Yielder).
-	ex.yielder.Maybe(time.Now().UnixNano())
+	if ex.stepping {
+		// Driven: nothing was written; lowered before the events are
+		// read, so one posted after it raises it again.
+		ex.signaled.Store(false)
+	} else {
+		C.m0_wakefd_drain(ex.readFD)
+		ex.signaled.Store(false)
+		// The executor's goroutine stays in one cgo call for its life:
+		// only here can it pass through the scheduler
+		// (threadsched.Yielder).
+		ex.yielder.Maybe(time.Now().UnixNano())
+	}
 	ex.wakes.Add(1)
 	ex.mu.Lock()
 	events := ex.events
@@ -391,6 +449,16 @@ func (ex *ASGIExecutor) wake() bool {
 	}
 	clear(events)
 	ex.eventsTo = events[:0]
+	if j := ex.held; j != nil {
+		// Taken by Step to see whether there was work.
+		ex.held = nil
+		if stopping {
+			C.m0_asgi_unavailable(j.Response.c)
+			ex.complete(j)
+		} else {
+			ex.spawn(j)
+		}
+	}
 	if stopping {
 		ex.refuseQueued()
 		return true
@@ -425,6 +493,9 @@ func (ex *ASGIExecutor) take() {
 		for i, j := range ex.batch[:n] {
 			ex.batch[i] = nil
 			ex.spawn(j)
+		}
+		if n < want && ex.stepping {
+			return // the loop thread looks again next pass
 		}
 		if n < want && (ex.src.Arm() || n == 0 && ex.src.Closed()) {
 			return // armed; or closed and drained, with nothing to arm
@@ -517,6 +588,10 @@ func (ex *ASGIExecutor) Stop() error {
 		ex.mu.Lock()
 		ex.stopping = true
 		ex.mu.Unlock()
+		if ex.handedOver {
+			ex.finishDriven()
+			return
+		}
 		ex.signaled.Store(true)
 		ex.writeWake() // whatever signaled says: the stop must be seen
 		<-ex.finished

@@ -23,6 +23,7 @@ typedef struct {
 	PyObject *app_callable; /* Executor.app: the app, ASGI 2 wrapped */
 	PyObject *loop;         /* the executor's event loop */
 	int direct_tasks;       /* no task factory: asyncio.Task itself */
+	PyObject *step;         /* Executor.step, while a loop thread drives it */
 } m0_asgi;
 
 typedef struct m0_asgi_conn m0_asgi_conn;
@@ -134,8 +135,12 @@ m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
                      const char *loop, const char *lifespan,
                      const char *server_name, int server_port,
                      const char *scheme, double cancel_timeout, int wake_fd,
-                     char **err);
+                     int driven, char **err);
 char *m0_asgi_run(m0_asgi *ex);
+int m0_asgi_enter(m0_asgi *ex);
+double m0_asgi_step(m0_asgi *ex, int io);
+void m0_asgi_leave(m0_asgi *ex);
+char *m0_asgi_finish(m0_asgi *ex);
 void m0_asgi_free(m0_asgi *ex);
 void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
                    const char *head, const m0_field *fields,

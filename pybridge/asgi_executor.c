@@ -85,7 +85,7 @@ m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
                      const char *loop, const char *lifespan,
                      const char *server_name, int server_port,
                      const char *scheme, double cancel_timeout, int wake_fd,
-                     char **err)
+                     int driven, char **err)
 {
 	if (id < 0 || id >= M0_ASGI_MAX_EXECUTORS || executors[id] != NULL) {
 		*err = copy_text("no free ASGI executor id");
@@ -101,8 +101,8 @@ m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
 	PyObject *half = load_python_half(source);
 	if (half == NULL ||
 	    (ex->scope = m0_asgi_scope_template(app, server_name, server_port, scheme)) == NULL ||
-	    (ex->executor = PyObject_CallMethod(half, "Executor", "iOssid", id, app->app, loop,
-	                                        lifespan, wake_fd, cancel_timeout)) == NULL ||
+	    (ex->executor = PyObject_CallMethod(half, "Executor", "iOssidi", id, app->app, loop,
+	                                        lifespan, wake_fd, cancel_timeout, driven)) == NULL ||
 	    (ex->state = PyObject_GetAttrString(ex->executor, "state")) == NULL ||
 	    (ex->loop = PyObject_GetAttrString(ex->executor, "loop")) == NULL ||
 	    (ex->app_callable = PyObject_GetAttrString(ex->executor, "app")) == NULL ||
@@ -131,9 +131,70 @@ char *m0_asgi_run(m0_asgi *ex)
 	return NULL;
 }
 
+/* m0_asgi_enter makes the calling thread (the server's loop thread) the
+ * one running the executor's event loop, which m0_asgi_step then steps;
+ * it returns the descriptor whose readiness says the loop has I/O to
+ * look at, or -1 (the exception logged). */
+int m0_asgi_enter(m0_asgi *ex)
+{
+	PyObject *fd = PyObject_CallMethod(ex->executor, "enter", NULL);
+	long n = fd != NULL ? PyLong_AsLong(fd) : -1;
+	Py_XDECREF(fd);
+	if (n >= 0 && (ex->step = PyObject_GetAttrString(ex->executor, "step")) == NULL)
+		n = -1;
+	if (n < 0) {
+		m0_log_exception("m0serve: cannot run the ASGI event loop on the I/O thread");
+		return -1;
+	}
+	return (int)n;
+}
+
+/* m0_asgi_step runs one iteration of the event loop (io: look at its
+ * descriptors too) and returns the seconds until its next timer, 0 when
+ * callbacks are ready, -1 when it waits for nothing of its own. An
+ * exception out of the loop itself (a callback's SystemExit) is logged:
+ * the server goes on. */
+double m0_asgi_step(m0_asgi *ex, int io)
+{
+	PyObject *r = PyObject_CallOneArg(ex->step, io ? Py_True : Py_False);
+	if (r == NULL) {
+		m0_log_exception("m0serve: exception in the ASGI event loop");
+		return 0;
+	}
+	double wait = PyFloat_AsDouble(r);
+	Py_DECREF(r);
+	if (wait == -1.0 && PyErr_Occurred()) {
+		PyErr_Clear();
+		return 0;
+	}
+	return wait;
+}
+
+/* m0_asgi_leave: the loop thread is done with the event loop. */
+void m0_asgi_leave(m0_asgi *ex)
+{
+	Py_CLEAR(ex->step);
+	PyObject *r = PyObject_CallMethod(ex->executor, "leave", NULL);
+	if (r == NULL)
+		m0_log_exception("m0serve: leaving the ASGI event loop");
+	Py_XDECREF(r);
+}
+
+/* m0_asgi_finish is m0_asgi_run's second half for an executor a loop
+ * thread drove: cancel what runs, lifespan shutdown, close the loop. */
+char *m0_asgi_finish(m0_asgi *ex)
+{
+	PyObject *r = PyObject_CallMethod(ex->executor, "finish", NULL);
+	if (r == NULL)
+		return m0_format_exception();
+	Py_DECREF(r);
+	return NULL;
+}
+
 void m0_asgi_free(m0_asgi *ex)
 {
 	executors[ex->id] = NULL;
+	Py_XDECREF(ex->step);
 	Py_XDECREF(ex->scope);
 	Py_XDECREF(ex->executor);
 	Py_XDECREF(ex->state);

@@ -1,14 +1,17 @@
 """The Python half of pybridge's ASGI 3.0 executor.
 
-One handler thread runs this module's event loop. Requests are the C
-side's (asgi_executor.c starts each as a task; asgi_request.c owns its
-receive and send): what is left here is the loop's main coroutine and
-the lifespan protocol.
+One handler thread runs this module's event loop, or the server's loop
+thread steps it (driven). Requests are the C side's (asgi_executor.c
+starts each as a task; asgi_request.c owns its receive and send): what
+is left here is the loop's main coroutine, the stepping, and the
+lifespan protocol.
 """
 
 import asyncio
 import inspect
+import selectors
 import sys
+import threading
 
 import _m0asgi
 
@@ -52,13 +55,36 @@ def _new_loop(kind):
     return asyncio.new_event_loop(), "asyncio"
 
 
+class _DrivenSelector(selectors.DefaultSelector):
+    """The selector of a loop the server's loop thread steps: while
+    driven, select never blocks (the server waits, on its own ring), and
+    asks the kernel only when the server saw the descriptor ready."""
+
+    driven = False
+    io = False
+
+    def select(self, timeout=None):
+        if self.driven:
+            if not self.io:
+                return []
+            timeout = 0
+        return super().select(timeout)
+
+
 class Executor:
     """The event loop of one ASGI app, its lifespan and its requests."""
 
-    def __init__(self, exid, app, loop_kind, lifespan, wake_fd, cancel_timeout):
+    def __init__(self, exid, app, loop_kind, lifespan, wake_fd, cancel_timeout, driven):
         self.exid = exid
         self.app = app if _asgi3(app) else _ASGI2(app)
-        self.loop, self.loop_name = _new_loop(loop_kind)
+        self.selector = None
+        if driven:
+            # Stepped through asyncio's own iteration (_run_once, on every
+            # CPython from 3.10): uvloop has no step of its own.
+            self.selector = _DrivenSelector()
+            self.loop, self.loop_name = asyncio.SelectorEventLoop(self.selector), "asyncio"
+        else:
+            self.loop, self.loop_name = _new_loop(loop_kind)
         asyncio.set_event_loop(self.loop)
         self.lifespan = lifespan
         self.state = {}
@@ -78,16 +104,70 @@ class Executor:
             self.stopped.set_result(None)
 
     def run(self):
+        """Start, then serve until stopped; driven, only start: the
+        loop thread steps the loop from here, and finish ends it."""
+        if self.selector is not None:
+            try:
+                if self.loop.run_until_complete(self.begin()):
+                    return
+            except BaseException:
+                self.close()
+                raise
+            self.close()
+            return
         try:
             self.loop.run_until_complete(self.main())
         finally:
-            try:
-                self.loop.run_until_complete(self.loop.shutdown_asyncgens())
-            finally:
-                asyncio.set_event_loop(None)
-                self.loop.close()
+            self.close()
+
+    def finish(self):
+        try:
+            self.loop.run_until_complete(self.serve())
+        finally:
+            self.close()
+
+    def close(self):
+        try:
+            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+        finally:
+            asyncio.set_event_loop(None)
+            self.loop.close()
+
+    # Driven: the loop thread makes the loop its running one for as long
+    # as it serves (what run_forever sets up, once rather than per step),
+    # then steps it one iteration per pass of its own.
+
+    def enter(self):
+        loop = self.loop
+        self.hooks = sys.get_asyncgen_hooks()
+        loop._thread_id = threading.get_ident()
+        sys.set_asyncgen_hooks(firstiter=loop._asyncgen_firstiter_hook, finalizer=loop._asyncgen_finalizer_hook)
+        asyncio.events._set_running_loop(loop)
+        self.selector.driven = True
+        return self.selector.fileno()
+
+    def step(self, io):
+        loop = self.loop
+        self.selector.io = io
+        loop._run_once()
+        if loop._ready:
+            return 0.0
+        if loop._scheduled:
+            return max(0.0, loop._scheduled[0]._when - loop.time())
+        return -1.0
+
+    def leave(self):
+        self.selector.driven = False
+        asyncio.events._set_running_loop(None)
+        self.loop._thread_id = None
+        sys.set_asyncgen_hooks(*self.hooks)
 
     async def main(self):
+        if await self.begin():
+            await self.serve()
+
+    async def begin(self):
+        """Lifespan startup; whether it went well."""
         error = None
         if self.lifespan != "off":
             error = await self.startup()
@@ -95,7 +175,10 @@ class Executor:
         if error is not None:
             if self.lifespan_task is not None:
                 self.lifespan_task.cancel()
-            return
+            return False
+        return True
+
+    async def serve(self):
         # The reader stays while tasks are cancelled: their finally
         # clauses may still send, and a send's resume comes by the wake.
         self.loop.add_reader(self.wake_fd, _m0asgi.wake, self.exid)

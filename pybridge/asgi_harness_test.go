@@ -1,13 +1,85 @@
 package pybridge
 
 import (
+	"os"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/m0serve/m0serve/http1"
 )
 
 // asgiLoops are the event loops every spec test runs on.
 var asgiLoops = []Loop{LoopAsyncio, LoopUvloop}
+
+// drivenTests: M0_TEST_ASGI_THREAD=loop runs the tests that start their
+// executor through startASGI on asyncio stepped by a stand-in for the
+// server's loop thread (drive), as --asgi-thread loop does.
+var drivenTests = os.Getenv("M0_TEST_ASGI_THREAD") == "loop"
+
+func init() {
+	if drivenTests {
+		asgiLoops = []Loop{LoopAsyncio}
+	}
+}
+
+// driver is the server's loop thread as a driven executor sees it: one
+// locked thread calling Step, waiting for a kick or the step's deadline.
+type driver struct {
+	kick, stop, done chan struct{}
+}
+
+func drive(ex *ASGIExecutor) *driver {
+	d := &driver{kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	ex.SetKick(func() {
+		select {
+		case d.kick <- struct{}{}:
+		default:
+		}
+	})
+	go func() {
+		runtime.LockOSThread()
+		defer close(d.done)
+		timer := time.NewTimer(time.Hour)
+		for {
+			now := time.Now().UnixNano()
+			due := ex.Step(now)
+			wait := time.Millisecond // jobs pushed from other goroutines kick nothing: look often
+			if due != 0 {
+				wait = min(wait, time.Duration(due-now))
+			}
+			if ex.Pending() {
+				wait = 0
+			}
+			if wait > 0 {
+				timer.Reset(wait)
+				select {
+				case <-d.kick:
+				case <-timer.C:
+				case <-d.stop:
+					ex.LeaveLoop()
+					return
+				}
+				timer.Stop()
+				continue
+			}
+			select {
+			case <-d.stop:
+				ex.LeaveLoop()
+				return
+			default:
+			}
+		}
+	}()
+	return d
+}
+
+// end leaves the loop on the driver's thread, as the server's loop does
+// before Stop.
+func (d *driver) end() {
+	close(d.stop)
+	<-d.done
+}
 
 // asgiServer is an executor of its own per test, fed by its own queue.
 type asgiServer struct {
@@ -22,14 +94,22 @@ func startASGI(t testing.TB, target string, opt ASGIOptions) *asgiServer {
 	t.Helper()
 	app := loadApp(t, target)
 	q := NewQueue(1024)
+	opt.Driven = drivenTests
 	ex, err := interp.StartASGI(app, opt, q, waiting)
 	skipWithoutUvloop(t, err)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var d *driver
+	if opt.Driven {
+		d = drive(ex)
+	}
 	s := &asgiServer{ex: ex, queue: q, app: app}
 	t.Cleanup(func() {
 		q.Close()
+		if d != nil {
+			d.end()
+		}
 		if err := ex.Stop(); err != nil {
 			t.Error(err)
 		}

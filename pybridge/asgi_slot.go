@@ -196,7 +196,25 @@ func readPiece(r BodyReader, p []byte) (int, error) {
 	}
 }
 
+// TryWriter is a BodyWriter a driven executor may write to from the loop
+// thread itself: TryWrite writes all of p without blocking, or nothing
+// (false) when it would block.
+type TryWriter interface {
+	TryWrite(p []byte) (bool, error)
+}
+
 func (s *asgiSlot) write(w asgiWrite) {
+	if s.ex.stepping && w.conn == nil {
+		// On the loop thread: what fits the outbox needs no goroutine,
+		// and its result is delivered by the next pass's Step.
+		if tw, ok := s.job.Writer.(TryWriter); ok {
+			if done, err := s.writeHere(&w, tw); done {
+				s.writing = true
+				s.ex.postHere(asgiEvent{slot: s, kind: eventWrite, err: err})
+				return
+			}
+		}
+	}
 	if s.writes == nil {
 		s.writes = make(chan asgiWrite, 1)
 		go s.writeLoop()
@@ -204,6 +222,31 @@ func (s *asgiSlot) write(w asgiWrite) {
 	s.writing = true
 	w.job = s.job
 	s.writes <- w
+}
+
+// writeHere writes w on the loop thread unless its body would block:
+// then it reports false, with the head (which never blocks) written and
+// w.head cleared, and the rest goes to the writer goroutine.
+func (s *asgiSlot) writeHere(w *asgiWrite, tw TryWriter) (bool, error) {
+	bw := s.job.Writer
+	if w.head {
+		if err := bw.WriteHead(s.job.Response); err != nil {
+			return true, err
+		}
+		w.head = false
+	}
+	if w.n > 0 {
+		ok, err := tw.TryWrite(unsafe.Slice((*byte)(w.p), w.n))
+		if !ok || err != nil {
+			return ok, err
+		}
+	}
+	if w.trailers != nil {
+		if t, ok := bw.(TrailerWriter); ok {
+			return true, t.WriteTrailers(w.trailers)
+		}
+	}
+	return true, nil
 }
 
 func (s *asgiSlot) writeLoop() {

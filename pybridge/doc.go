@@ -82,6 +82,21 @@
 // -> set_result of the waiting receive's future -> the app: seven, down
 // from nine.
 //
+// Driven (ASGIOptions.Driven, the server's --asgi-thread loop): after
+// startup the event loop, asyncio's, has no thread of its own. The
+// server's loop thread calls Step once per pass, after the pass's
+// completions: it spawns the jobs the pass queued and runs one iteration
+// of the loop (its _run_once), so a request the app answers without
+// suspending goes out in the pass that parsed it: no eventfd, no wake in
+// either direction. A streamed piece the Writer takes without blocking
+// (TryWriter) is written there, its send resumed by the next Step; what
+// goroutines post (body pieces, pieces that would block, ClientGone)
+// raises a flag and kicks the loop (loop.Stepper's Pending).
+// The loop's timers become the loop thread's wait deadline; its own
+// descriptors (the app's sockets, its self-pipe) are watched by a
+// goroutine polling the selector's epoll descriptor. LeaveLoop, on the
+// loop thread as it ends, hands the event loop back to Stop.
+//
 // A job whose Request.WebSocket is set runs as the websocket scope (spec
 // 2.5). Its receive says websocket.connect, then the client's messages,
 // then websocket.disconnect (the client's code; repeated). websocket.accept

@@ -35,6 +35,20 @@ func servesASGI(cfg *Config, app *pybridge.App) bool {
 	return app.Interface == pybridge.ASGI
 }
 
+// asgiOnLoopThread resolves --asgi-thread: the loop thread steps
+// asyncio's event loop unless the executor or uvloop was asked for, or
+// --request-timeout, whose 504 for a request stuck in the app comes from
+// the loop thread.
+func asgiOnLoopThread(cfg *Config) bool {
+	switch cfg.ASGIThread {
+	case "loop":
+		return true
+	case "executor":
+		return false
+	}
+	return cfg.Loop != "uvloop" && cfg.RequestTimeout == 0
+}
+
 // startASGI starts the executor on the pool and returns once lifespan
 // startup is over. On failure everything started is stopped and Python
 // is finalised.
@@ -45,6 +59,7 @@ func (py *python) startASGI(cfg *Config, app *pybridge.App, listener *Listener) 
 		Lifespan:   asgiLifespans[cfg.Lifespan],
 		ServerName: listener.serverName(),
 		ServerPort: listener.serverPort(),
+		Driven:     asgiOnLoopThread(cfg),
 	}, py.pool, py.pool)
 	if err != nil {
 		py.queue.Close()

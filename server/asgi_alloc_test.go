@@ -32,16 +32,28 @@ func inOwnProcess(t *testing.T, test string) bool {
 }
 
 // TestASGIRequestAllocatesNothing: the ASGI path through the server (loop,
-// the pool's wrap with its owner note, the executor, Complete) allocates
-// nothing per keep-alive request in steady state, for examples/
-// hello_asgi.py's single-body, streamed and request-body routes.
+// the pool's wrap with its owner note, the event loop stepped by the loop
+// thread, Complete) allocates nothing per keep-alive request in steady
+// state, for examples/hello_asgi.py's single-body, streamed and
+// request-body routes.
 func TestASGIRequestAllocatesNothing(t *testing.T) {
 	if !inOwnProcess(t, "TestASGIRequestAllocatesNothing") {
 		return
 	}
-	checkRequestsAllocateNothing(t, "hello_asgi:app", []allocCase{
-		{"single body", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", "Hello, World!\n"},
-		{"streamed body", "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", "line 9\n\r\n0\r\n\r\n"},
-		{"request body", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", "hello"},
-	})
+	checkRequestsAllocateNothing(t, "hello_asgi:app", asgiAllocCases)
+}
+
+// TestASGIExecutorRequestAllocatesNothing is the same with the event loop
+// on a thread of its own (--asgi-thread executor).
+func TestASGIExecutorRequestAllocatesNothing(t *testing.T) {
+	if !inOwnProcess(t, "TestASGIExecutorRequestAllocatesNothing") {
+		return
+	}
+	checkRequestsAllocateNothing(t, "hello_asgi:app", asgiAllocCases, func(cfg *Config) { cfg.ASGIThread = "executor" })
+}
+
+var asgiAllocCases = []allocCase{
+	{"single body", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", "Hello, World!\n"},
+	{"streamed body", "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", "line 9\n\r\n0\r\n\r\n"},
+	{"request body", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", "hello"},
 }

@@ -320,6 +320,16 @@ func (w *bridgeJob) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// TryWrite implements pybridge.TryWriter: a driven ASGI executor's
+// streamed piece, written on the loop thread when the outbox has room.
+func (w *bridgeJob) TryWrite(p []byte) (bool, error) {
+	ok, err := w.loopJob.TryWrite(p)
+	if ok && err == nil {
+		w.sent += int64(len(p))
+	}
+	return ok, err
+}
+
 var _ pybridge.TrailerWriter = (*bridgeJob)(nil)
 
 // WriteTrailers implements pybridge.TrailerWriter: ASGI

@@ -56,6 +56,11 @@ type Config struct {
 	WSGIInline string
 	AccessLog  bool // one common-log-format line per response on stderr
 
+	// ASGIThread is where the ASGI event loop runs: loop (the I/O
+	// thread steps it), executor (a thread of its own) or auto (loop
+	// unless Loop is uvloop or RequestTimeout is set).
+	ASGIThread string
+
 	AccessLogFile string // the access log's file instead of stderr (implies AccessLog)
 	// AccessLogFormat is gunicorn's access_log_format (atoms %(h)s ...).
 	AccessLogFormat string
@@ -120,6 +125,7 @@ var Defaults = Config{
 	Interface:        "auto",
 	Loop:             "auto",
 	Lifespan:         "auto",
+	ASGIThread:       "auto",
 	Threads:          DefaultThreads,
 	WSGIInline:       DefaultWSGIInline,
 
@@ -265,6 +271,18 @@ func (c *Config) validatePython() error {
 	}
 	if _, ok := asgiLifespans[c.Lifespan]; !ok {
 		return &ConfigError{"lifespan", fmt.Sprintf("%q: want auto, on or off", c.Lifespan)}
+	}
+	switch c.ASGIThread {
+	case "auto", "executor":
+	case "loop":
+		if c.Loop == "uvloop" {
+			return &ConfigError{"asgi-thread", `"loop" steps asyncio's event loop; --loop uvloop needs --asgi-thread executor`}
+		}
+		if c.RequestTimeout > 0 {
+			return &ConfigError{"asgi-thread", `"loop": --request-timeout needs the I/O thread free to answer 504 while the app is stuck; use --asgi-thread executor`}
+		}
+	default:
+		return &ConfigError{"asgi-thread", fmt.Sprintf("%q: want auto, loop or executor", c.ASGIThread)}
 	}
 	if c.Threads < 0 || c.Threads > maxThreads {
 		return &ConfigError{"threads", fmt.Sprintf("%d: want 0 to %d", c.Threads, maxThreads)}

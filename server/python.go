@@ -165,6 +165,9 @@ func describeApp(cfg *Config, py *python) string {
 	var b strings.Builder
 	if py.executor != nil {
 		fmt.Fprintf(&b, "ASGI app %s on the %s event loop", cfg.App, py.executor.LoopName())
+		if py.executor.Driven() {
+			b.WriteString(" on the I/O thread")
+		}
 	} else {
 		switch {
 		case cfg.Threads == 0:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
+	"github.com/m0serve/m0serve/pybridge"
 )
 
 // nativeWorkers is how many goroutines run deferred native handlers: the
@@ -100,6 +101,8 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		onExit  func()
 		// passEnded: the inline policy's (--wsgi-inline auto).
 		passEnded func()
+		// stepper: the ASGI event loop, run by the loop thread.
+		stepper *pybridge.ASGIExecutor
 		// wsgi: handler threads wait on request bodies (ASGI tasks
 		// do not), so the loop gathers small bodies and times large ones.
 		wsgi bool
@@ -129,6 +132,10 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		if py.executor != nil {
 			handler = asgiRequests{}
 			jobGone = py.pool.jobGone
+			if py.executor.Driven() {
+				stepper = py.executor
+				onExit = py.executor.LeaveLoop
+			}
 		}
 	} else {
 		native := natives[cfg.Native]
@@ -199,6 +206,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		OnLoopResponse:   loopResponses,
 		WebSocket:        cfg.webSocket(),
 		OnPassEnd:        passEnd,
+		Stepper:          loopStepper(stepper),
 		OnExit: func() {
 			lines.flush()
 			if onExit != nil {
@@ -229,6 +237,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		return err
 	}
 
+	if stepper != nil {
+		stepper.SetKick(l.Kick)
+	}
 	cfg.Worker.attach(l, &cfg, logf)
 	if err := cfg.Worker.watchStacks(&cfg, py); err != nil {
 		logf("m0serve: --request-timeout will not show Python's stacks: %v", err)
@@ -266,4 +277,13 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	}
 	logf("m0serve: stopped")
 	return nil
+}
+
+// loopStepper is ex as the loop's Stepper, or none: a nil *ASGIExecutor
+// must not become a non-nil interface.
+func loopStepper(ex *pybridge.ASGIExecutor) loop.Stepper {
+	if ex == nil {
+		return nil
+	}
+	return ex
 }

@@ -64,7 +64,7 @@ type allocCase struct {
 
 // checkRequestsAllocateNothing serves app (from examples/) with Run in
 // this process and counts Go allocations per request for each case.
-func checkRequestsAllocateNothing(t *testing.T, app string, cases []allocCase) {
+func checkRequestsAllocateNothing(t *testing.T, app string, cases []allocCase, configure ...func(*Config)) {
 	examples, err := filepath.Abs("../examples")
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +75,9 @@ func checkRequestsAllocateNothing(t *testing.T, app string, cases []allocCase) {
 	cfg.AppDir = examples
 	cfg.Backend = "epoll" // either backend; epoll needs no io_uring here
 	cfg.WSGIInline = allocInline
+	for _, f := range configure {
+		f(&cfg)
+	}
 	addrc := make(chan string, 1)
 	var logMu sync.Mutex
 	var logs bytes.Buffer

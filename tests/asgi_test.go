@@ -14,7 +14,8 @@ import (
 )
 
 // TestASGIExample: examples/hello_asgi.py on io_uring and epoll, on both
-// event loops: routes, a streamed (chunked) response, a request body
+// event loops on a thread of their own and on asyncio's stepped by the
+// I/O thread: routes, a streamed (chunked) response, a request body
 // echoed, keep-alive across them, the access log.
 func TestASGIExample(t *testing.T) {
 	examples, err := filepath.Abs("../examples")
@@ -22,11 +23,15 @@ func TestASGIExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	forEachVariant(t, true, func(t *testing.T, v variant) {
-		for _, loopName := range []string{"asyncio", "uvloop"} {
-			t.Run(loopName, func(t *testing.T) {
-				s := start(t, v, "--app-dir", examples, "--access-log", "--loop", loopName, "hello_asgi:app")
-				if !strings.Contains(s.logs.String(), "on the "+loopName+" event loop") {
-					t.Fatalf("log does not name the %s loop:\n%s", loopName, s.logs)
+		for _, c := range []struct{ loopName, thread, describes string }{
+			{"asyncio", "executor", "on the asyncio event loop, "},
+			{"uvloop", "executor", "on the uvloop event loop, "},
+			{"asyncio", "loop", "on the asyncio event loop on the I/O thread"},
+		} {
+			t.Run(c.loopName+"-"+c.thread, func(t *testing.T) {
+				s := start(t, v, "--app-dir", examples, "--access-log", "--loop", c.loopName, "--asgi-thread", c.thread, "hello_asgi:app")
+				if !strings.Contains(s.logs.String(), c.describes) {
+					t.Fatalf("log does not say %q:\n%s", c.describes, s.logs)
 				}
 				c, err := net.Dial("tcp", s.addr)
 				if err != nil {

@@ -109,7 +109,7 @@ func TestStartLine(t *testing.T) {
 	}{
 		{[]string{"--threads", "4", "--venv", venv, "logs_app:app"}, "WSGI app logs_app:app on 4 handler threads, venv " + venv + ", Python 3."},
 		{[]string{"--threads", "0", "logs_app:app"}, "WSGI app logs_app:app on the I/O thread (1 handler thread for requests with a body), Python 3."},
-		{[]string{"--loop", "asyncio", "--venv", venv, "logs_app:asgi_app"}, "ASGI app logs_app:asgi_app on the asyncio event loop, venv " + venv + ", Python 3."},
+		{[]string{"--loop", "asyncio", "--venv", venv, "logs_app:asgi_app"}, "ASGI app logs_app:asgi_app on the asyncio event loop on the I/O thread, venv " + venv + ", Python 3."},
 	}
 	for _, tc := range cases {
 		s := start(t, variant{name: "epoll", env: []string{"M0_BACKEND=epoll"}}, append([]string{"--app-dir", appsDir(t)}, tc.args...)...)

@@ -139,6 +139,12 @@ func cleanEnv() []string {
 	if mode := os.Getenv("M0_TEST_WSGI_INLINE"); mode != "" {
 		env = append(env, "M0_WSGI_INLINE="+mode)
 	}
+	// M0_E2E_ASGI_THREAD=loop|executor runs every server of the suite
+	// with that --asgi-thread (a flag a test passes still wins), so the
+	// ASGI tests cover both places the event loop runs.
+	if mode := os.Getenv("M0_E2E_ASGI_THREAD"); mode != "" {
+		env = append(env, "M0_ASGI_THREAD="+mode)
+	}
 	return env
 }
 
