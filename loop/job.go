@@ -86,6 +86,8 @@ type Job struct {
 	// the job ran.
 	owner      any
 	inputEnded bool
+	// clientWaiter hears of the handler blocking on its client.
+	clientWaiter ClientWaiter
 
 	// webSocket: a checked opening handshake (DeferWebSocket); once
 	// AcceptWebSocket is called, wsRemote is set until the loop writes
@@ -129,6 +131,7 @@ func (j *Job) reset() {
 	j.bodySent = 0
 	j.RemoteAddr = netip.AddrPort{}
 	j.owner, j.inputEnded = nil, false
+	j.clientWaiter = nil
 	j.webSocket, j.wsHandler, j.wsRemote = false, nil, nil
 }
 
@@ -211,7 +214,7 @@ func (j *Job) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		j.kickNow()
-		j.cond.Wait()
+		j.waitClient()
 	}
 }
 
@@ -288,7 +291,7 @@ func (j *Job) Write(p []byte) (int, error) {
 		room := outboxLimit - len(j.outbox)
 		if room <= 0 {
 			j.kickNow()
-			j.cond.Wait()
+			j.waitClient()
 			continue
 		}
 		n := min(room, len(p))

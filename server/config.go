@@ -51,6 +51,9 @@ type Config struct {
 	Venv      string // a virtualenv whose site-packages is importable; empty: $VIRTUAL_ENV
 	RootPath  string // SCRIPT_NAME: the prefix the app is mounted under
 	Threads   int    // handler threads calling the app
+	// MaxClientWaits: spare handler threads at most, each standing in for
+	// a handler thread blocked on its client; 0: none.
+	MaxClientWaits int
 	AccessLog bool   // one common-log-format line per response on stderr
 
 	AccessLogFile string // the access log's file instead of stderr (implies AccessLog)
@@ -112,6 +115,7 @@ var Defaults = Config{
 	Loop:             "auto",
 	Lifespan:         "auto",
 	Threads:          DefaultThreads,
+	MaxClientWaits:   DefaultMaxClientWaits,
 
 	WS:                  "auto",
 	WSMaxSize:           loop.DefaultWebSocketMaxMessage,
@@ -256,6 +260,9 @@ func (c *Config) validatePython() error {
 	}
 	if c.Threads < 0 || c.Threads > maxThreads {
 		return &ConfigError{"threads", fmt.Sprintf("%d: want 0 to %d", c.Threads, maxThreads)}
+	}
+	if c.MaxClientWaits < 0 || c.MaxClientWaits > maxClientWaits {
+		return &ConfigError{"max-client-waits", fmt.Sprintf("%d: want 0 to %d", c.MaxClientWaits, maxClientWaits)}
 	}
 	if c.RootPath != "" && (c.RootPath[0] != '/' || strings.ContainsAny(c.RootPath, "?#")) {
 		return &ConfigError{"root-path", fmt.Sprintf("%q: want a path starting with / (no query)", c.RootPath)}
