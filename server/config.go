@@ -51,10 +51,11 @@ type Config struct {
 	Venv      string // a virtualenv whose site-packages is importable; empty: $VIRTUAL_ENV
 	RootPath  string // SCRIPT_NAME: the prefix the app is mounted under
 	Threads   int    // handler threads calling the app
+	AccessLog bool   // one common-log-format line per response on stderr
+
 	// MaxClientWaits: spare handler threads at most, each standing in for
 	// a handler thread blocked on its client; 0: none.
 	MaxClientWaits int
-	AccessLog bool   // one common-log-format line per response on stderr
 
 	AccessLogFile string // the access log's file instead of stderr (implies AccessLog)
 	// AccessLogFormat is gunicorn's access_log_format (atoms %(h)s ...).
