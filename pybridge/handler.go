@@ -164,10 +164,13 @@ func (ip *Interpreter) StartHandlers(n, batch int, src JobSource, done Completer
 	if n < 1 || batch < 1 {
 		return nil, fmt.Errorf("pybridge: %d handler threads taking %d jobs at a time", n, batch)
 	}
+	h := &Handlers{ip: ip, src: src, done: done}
+	if err := h.spares.enable(h, ip.clientWaits()); err != nil {
+		return nil, err
+	}
 	if err := ip.handlerStarted(); err != nil {
 		return nil, err
 	}
-	h := &Handlers{ip: ip, src: src, done: done}
 	started := make(chan error, n)
 	h.wg.Add(n)
 	for i := 0; i < n; i++ {

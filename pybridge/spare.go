@@ -52,11 +52,24 @@ type spares struct {
 	reclaimCond sync.Cond // reclaimers: a permit returned
 }
 
-// EnableClientWaits lets up to max spare threads serve jobs while handler
-// threads wait on their clients (BeginClientWait, EndClientWait). Call it
-// once, before the source has jobs; the source must be a NotifySource no
-// one else arms.
-func (h *Handlers) EnableClientWaits(max int) error {
+// SetMaxClientWaits lets up to max spare threads serve jobs while the
+// handler threads StartHandlers starts next wait on their clients
+// (BeginClientWait, EndClientWait); 0, the default, none. Their source
+// must then be a NotifySource no one else arms.
+func (ip *Interpreter) SetMaxClientWaits(max int) {
+	ip.mu.Lock()
+	ip.maxClientWaits = max
+	ip.mu.Unlock()
+}
+
+func (ip *Interpreter) clientWaits() int {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	return ip.maxClientWaits
+}
+
+// enable readies the pool before its handler threads start.
+func (s *spares) enable(h *Handlers, max int) error {
 	if max < 1 {
 		return nil
 	}
@@ -64,7 +77,6 @@ func (h *Handlers) EnableClientWaits(max int) error {
 	if !ok {
 		return fmt.Errorf("pybridge: spare threads need a source that notifies, not %T", h.src)
 	}
-	s := &h.spares
 	s.h, s.src, s.max = h, src, max
 	s.spareCond.L = &s.mu
 	s.reclaimCond.L = &s.mu

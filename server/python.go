@@ -118,6 +118,7 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 	if threads > 1 {
 		batch = 1
 	}
+	interp.SetMaxClientWaits(cfg.MaxClientWaits)
 	py.handlers, err = interp.StartHandlers(threads, batch, py.pool, py.pool)
 	if err != nil {
 		py.queue.Close()
@@ -126,12 +127,6 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 		}
 		interp.Close()
 		return nil, fmt.Errorf("starting %d handler threads: %w", threads, err)
-	}
-	if err := py.handlers.EnableClientWaits(cfg.MaxClientWaits); err != nil {
-		py.queue.Close()
-		py.handlers.Wait()
-		interp.Close()
-		return nil, err
 	}
 	if cfg.MaxClientWaits > 0 {
 		py.pool.handlers = py.handlers
