@@ -90,6 +90,8 @@ type Job struct {
 	// the job ran.
 	owner      any
 	inputEnded bool
+	// clientWaiter hears of the handler blocking on its client.
+	clientWaiter ClientWaiter
 
 	// webSocket: a checked opening handshake (DeferWebSocket); once
 	// AcceptWebSocket is called, wsRemote is set until the loop writes
@@ -134,6 +136,7 @@ func (j *Job) reset() {
 	j.RemoteAddr = netip.AddrPort{}
 	j.owner, j.inputEnded = nil, false
 	j.Carried = nil
+	j.clientWaiter = nil
 	j.webSocket, j.wsHandler, j.wsRemote = false, nil, nil
 }
 
@@ -216,7 +219,7 @@ func (j *Job) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		j.kickNow()
-		j.cond.Wait()
+		j.waitClient()
 	}
 }
 
@@ -293,7 +296,7 @@ func (j *Job) Write(p []byte) (int, error) {
 		room := outboxLimit - len(j.outbox)
 		if room <= 0 {
 			j.kickNow()
-			j.cond.Wait()
+			j.waitClient()
 			continue
 		}
 		n := min(room, len(p))

@@ -36,6 +36,9 @@ type thread struct {
 	job      *Job
 	creq     C.m0_request
 	panicked any // a callback's panic, raised again after the cgo call
+	// batch: the jobs taken and not yet served; those after the one
+	// being served go to spare threads if it waits on its client.
+	batch []*Job
 }
 
 func newThreadID() (int, error) {
@@ -94,6 +97,7 @@ func (t *thread) serve(j *Job, mode C.int) {
 		return
 	}
 	t.job = j
+	j.thread = t
 	// Each pointer passed points at memory holding no Go pointer (bytes,
 	// spans, the pointer-free request record), as cgo requires.
 	C.m0_wsgi_serve(t.c, j.App.c, &t.creq,
@@ -169,6 +173,10 @@ type Handlers struct {
 	ip    *Interpreter
 	wg    sync.WaitGroup
 	ended sync.Once
+	// src and done, for spare threads (spare.go).
+	src    JobSource
+	done   Completer
+	spares spares
 }
 
 // StartHandlers starts n handler threads taking up to batch jobs at a
@@ -178,10 +186,13 @@ func (ip *Interpreter) StartHandlers(n, batch int, src JobSource, done Completer
 	if n < 1 || batch < 1 {
 		return nil, fmt.Errorf("pybridge: %d handler threads taking %d jobs at a time", n, batch)
 	}
+	h := &Handlers{ip: ip, src: src, done: done}
+	if err := h.spares.enable(h, ip.clientWaits()); err != nil {
+		return nil, err
+	}
 	if err := ip.handlerStarted(); err != nil {
 		return nil, err
 	}
-	h := &Handlers{ip: ip}
 	started := make(chan error, n)
 	h.wg.Add(n)
 	for i := 0; i < n; i++ {
@@ -206,15 +217,24 @@ func (h *Handlers) run(batch int, src JobSource, done Completer, started chan<- 
 		return
 	}
 	jobs := make([]*Job, batch)
+	t.batch = jobs
 	var yielder threadsched.Yielder
 	for {
 		yielder.Maybe(time.Now().UnixNano()) // threadsched.Yielder says why
-		n := src.TryTake(jobs)
+		h.yield(t)                           // spare.go
+		n := h.spares.takeHanded(jobs)
+		if n == 0 {
+			n = src.TryTake(jobs)
+		}
 		if n == 0 {
 			// Park without the GIL, so the other handlers run Python.
 			t.release()
+			h.spares.parking()
 			if ws, ok := src.(WaitSource); ok {
 				open := ws.Wait()
+				if open {
+					h.spares.unparking()
+				}
 				t.acquire()
 				if !open {
 					break
@@ -222,17 +242,24 @@ func (h *Handlers) run(batch int, src JobSource, done Completer, started chan<- 
 				continue // the job may have gone to a thread already running
 			}
 			n = src.Take(jobs)
+			if n > 0 {
+				h.spares.unparking()
+			}
 			t.acquire()
 			if n == 0 {
 				break
 			}
 		}
 		for i, j := range jobs[:n] {
+			if j == nil {
+				break // the rest went to spares (BeginClientWait)
+			}
 			jobs[i] = nil
 			t.serve(j, partFull)
 			done.Complete(j)
 		}
 	}
+	h.spares.close()
 	t.detach()
 }
 

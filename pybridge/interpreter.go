@@ -50,6 +50,9 @@ type Interpreter struct {
 	apps     []*App
 	handlers int // handler groups not yet ended
 	closed   bool
+	// maxClientWaits: the spare threads of the next handler group
+	// (SetMaxClientWaits).
+	maxClientWaits int
 }
 
 // started is set by the first Start: CPython cannot be initialised again

@@ -40,6 +40,8 @@ type Job struct {
 	// slot is the ASGI request state while the job is in flight on an
 	// executor (its thread's only).
 	slot *asgiSlot
+	// thread serves the job (a WSGI handler thread's own).
+	thread *thread
 }
 
 // DefaultBufferLimit is the loop's response outbox (64 KiB).

@@ -65,6 +65,9 @@ type bridgePool struct {
 	// executor once it has).
 	asgi     bool
 	executor *pybridge.ASGIExecutor
+	// handlers hear of WSGI jobs waiting on their clients (clientwait.go);
+	// nil: no spare threads.
+	handlers *pybridge.Handlers
 
 	mu   sync.Mutex
 	free []*bridgeJob
@@ -144,6 +147,9 @@ func (p *bridgePool) wrap(lj *loop.Job) *pybridge.Job {
 	w.job.Body = nil
 	if lj.Request.HasBody() {
 		w.job.Body = lj
+	}
+	if p.handlers != nil {
+		lj.SetClientWaiter(w)
 	}
 	if p.asgi {
 		how := lj.SetOwner(w)

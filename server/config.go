@@ -61,6 +61,10 @@ type Config struct {
 	// unless Loop is uvloop or RequestTimeout is set).
 	ASGIThread string
 
+	// MaxClientWaits: spare handler threads at most, each standing in for
+	// a handler thread blocked on its client; 0: none.
+	MaxClientWaits int
+
 	AccessLogFile string // the access log's file instead of stderr (implies AccessLog)
 	// AccessLogFormat is gunicorn's access_log_format (atoms %(h)s ...).
 	AccessLogFormat string
@@ -128,6 +132,7 @@ var Defaults = Config{
 	ASGIThread:       "auto",
 	Threads:          DefaultThreads,
 	WSGIInline:       DefaultWSGIInline,
+	MaxClientWaits:   DefaultMaxClientWaits,
 
 	WS:                  "auto",
 	WSMaxSize:           loop.DefaultWebSocketMaxMessage,
@@ -286,6 +291,9 @@ func (c *Config) validatePython() error {
 	}
 	if c.Threads < 0 || c.Threads > maxThreads {
 		return &ConfigError{"threads", fmt.Sprintf("%d: want 0 to %d", c.Threads, maxThreads)}
+	}
+	if c.MaxClientWaits < 0 || c.MaxClientWaits > maxClientWaits {
+		return &ConfigError{"max-client-waits", fmt.Sprintf("%d: want 0 to %d", c.MaxClientWaits, maxClientWaits)}
 	}
 	if c.RootPath != "" && (c.RootPath[0] != '/' || strings.ContainsAny(c.RootPath, "?#")) {
 		return &ConfigError{"root-path", fmt.Sprintf("%q: want a path starting with / (no query)", c.RootPath)}

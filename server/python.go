@@ -18,6 +18,20 @@ const DefaultThreads = 1
 // for the measurement behind it.
 const DefaultWSGIInline = "auto"
 
+// DefaultMaxClientWaits is --max-client-waits' default: spare handler
+// threads standing in for threads blocked on their clients. Each is a
+// parked OS thread with a Python thread state (its stack touched only as
+// deep as the app goes) and ties up nothing else, while each slow client
+// it absorbs would otherwise stall every request behind it for up to
+// --send-timeout; 64 covers as many slow readers or slow bodies at once
+// per process, past which slow clients queue as before until the send
+// timeout and --body-min-rate cut them.
+const DefaultMaxClientWaits = 64
+
+// maxClientWaits bounds --max-client-waits: with --threads' bound, well
+// inside the bridge's 1024 threads.
+const maxClientWaits = 512
+
 // maxThreads bounds --threads (the bridge's own limit is higher; more
 // threads than this only contend for the GIL).
 const maxThreads = 256
@@ -83,7 +97,9 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 		ServerPort: listener.serverPort(),
 		// --threads 0 calls the app on the loop thread and on the one
 		// handler thread (requests with a body).
-		MultiThread: cfg.Threads != 1,
+		// Spare threads call it while a handler thread waits on its
+		// client, so it may be called again before a call has returned.
+		MultiThread: cfg.Threads != 1 || cfg.MaxClientWaits > 0,
 	})
 	if err != nil {
 		interp.Close()
@@ -107,6 +123,7 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 	if threads > 1 {
 		batch = 1
 	}
+	interp.SetMaxClientWaits(cfg.MaxClientWaits)
 	py.handlers, err = interp.StartHandlers(threads, batch, py.pool, py.pool)
 	if err != nil {
 		py.queue.Close()
@@ -115,6 +132,9 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 		}
 		interp.Close()
 		return nil, fmt.Errorf("starting %d handler threads: %w", threads, err)
+	}
+	if cfg.MaxClientWaits > 0 {
+		py.pool.handlers = py.handlers
 	}
 	return py, nil
 }

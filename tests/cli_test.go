@@ -138,6 +138,7 @@ func TestCommandLineMistakes(t *testing.T) {
 		{"unknown flag", []string{"plain", "--prot", "9001"}, nil, "m0serve: unknown flag --prot; did you mean --port? (see --help)"},
 		{"neither attribute", []string{"noapp"}, nil, `noapp: the module has no "application" or "app" attribute: give module:attr`},
 		{"bad boolean", []string{"plain"}, []string{"M0_ACCESS_LOG=sometimes"}, `M0_ACCESS_LOG="sometimes" (for --access-log): want true or false`},
+		{"negative spare threads", []string{"plain", "--max-client-waits", "-1"}, nil, "m0serve: --max-client-waits: -1: want 0 to 512"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
