@@ -447,7 +447,7 @@ static PyObject *request_send(m0_asgi_http *h, PyObject *message)
 static void written(m0_asgi_conn *c)
 {
 	m0_asgi_http *h = (m0_asgi_http *)c;
-	if (!h->finish_on_write)
+	if (!h->finish_on_write || c->ended)
 		return;
 	h->finish_on_write = 0;
 	finish(h);
