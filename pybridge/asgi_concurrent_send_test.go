@@ -51,6 +51,24 @@ func TestASGIConcurrentSendsStream(t *testing.T) {
 	})
 }
 
+// The empty last body message, sent while a piece is being written,
+// waits for it: the body ends after the piece.
+func TestASGIConcurrentSendsEmptyEnd(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_concurrent_send_app:app", ASGIOptions{Loop: loop})
+		j := s.job(t, "GET /empty-end HTTP/1.1\r\nHost: x\r\n\r\n")
+		rec := &recorder{}
+		j.Writer = rec
+		s.run(j)
+		if j.Response.Outcome() != Streamed || strings.Join(rec.chunks, "") != "piece" {
+			t.Fatalf("outcome %d, chunks %q", j.Response.Outcome(), rec.chunks)
+		}
+		if seen := string(s.get(t, "/seen").Response.Body()); seen != "piece-done" {
+			t.Fatalf("the last send completed before the piece's: %s", seen)
+		}
+	})
+}
+
 // The client leaves while sends wait their turn: every waiting send
 // raises ClientDisconnected, as the one being written does.
 func TestASGIConcurrentSendsGone(t *testing.T) {

@@ -1,7 +1,7 @@
 """The app of pybridge/asgi_concurrent_send_test.go: tasks that send on
 one connection at once, each awaiting its own sends. /stream streams a
 body from two tasks; /gone does the same to a client that leaves, and
-/seen answers what those sends raised. A WebSocket sends from four tasks
+/seen answers what those sends raised (or what /empty-end saw). A WebSocket sends from four tasks
 per client message, then closes; /late makes its sends without
 awaiting them and closes at once."""
 
@@ -32,6 +32,14 @@ async def app(scope, receive, send):
             await send({"type": "http.response.body", "body": " ".join(seen).encode()})
             return
         await send({"type": "http.response.start", "status": 200, "headers": []})
+        if scope["path"] == "/empty-end":
+            # The empty last body message made while a piece is being
+            # written: it completes after that piece, and ends the body.
+            piece = send({"type": "http.response.body", "body": b"piece", "more_body": True})
+            await send({"type": "http.response.body"})
+            seen[:] = ["piece-done" if piece.done() else "piece-pending"]
+            await piece
+            return
         out = []
         await asyncio.gather(stream(send, b"a", out), stream(send, b"b", out))
         if scope["path"] == "/gone":
