@@ -2,7 +2,8 @@
  * The plumbing every ASGI connection type shares (m0_asgi_conn): the slot
  * table the Go side names connections by, the futures receive and send
  * wait on (loop.create_future()), the one write and the one read a
- * connection may have out on its Go goroutines, their resumes, and how a
+ * connection may have out on its Go goroutines (the writes of sends made
+ * meanwhile queued behind the one out), their resumes, and how a
  * response ends (complete, fail, cancel, release). The message rules are
  * each type's own: asgi_request.c for HTTP.
  *
