@@ -28,12 +28,22 @@ typedef struct {
 
 typedef struct m0_asgi_conn m0_asgi_conn;
 
+/* A send that waits for the write ahead of it (two tasks sending at
+ * once): its message, kept until its turn. */
+typedef struct {
+	PyObject *future;
+	PyObject *body;        /* bytes, or NULL */
+	m0_response *trailers; /* an HTTP write's trailers, or NULL */
+	int8_t message;        /* -1 an HTTP write; 0 a text, 1 a binary WebSocket message */
+} m0_asgi_queued_write;
+
 /* What a connection type does with the shared plumbing's events: an
  * HTTP request (asgi_request.c) now, a WebSocket later. */
 typedef struct {
 	/* read: a body read came back (n bytes at p; 0 the end; -1 failed). */
 	void (*read)(m0_asgi_conn *c, const char *p, long n);
-	/* written: a queued write went out. */
+	/* written: the writes handed out have all gone out (after the task's
+	 * end too: a close may wait for them). */
 	void (*written)(m0_asgi_conn *c);
 	/* gone: the client left; waiting receives end. */
 	void (*gone)(m0_asgi_conn *c);
@@ -50,7 +60,8 @@ typedef struct {
  * first member of each: the slot the Go side names it by (the slot table
  * holds a reference until the task has ended and no read or write is
  * out), the job's arena, the futures receives and sends wait on, the one
- * write and the one read that may be out, and the log line. */
+ * write and the one read that may be out, the writes queued behind it,
+ * and the log line. */
 struct m0_asgi_conn {
 	PyObject_HEAD
 	const m0_asgi_kind *kind;
@@ -62,6 +73,9 @@ struct m0_asgi_conn {
 	PyObject *held;       /* the bytes a queued write reads from */
 	PyObject *write_done; /* the future of the send waiting on the write */
 	PyObject *waiters;    /* futures of waiting receives, oldest first */
+	/* writes behind the one out, in call order (made at first use) */
+	m0_asgi_queued_write *queue;
+	uint32_t queue_head, queue_len, queue_cap;
 	uint8_t writer, head_sent, reading, writing, client_gone, read_failed,
 	    input_ended, closed, ended;
 	uint8_t app_failed; /* the app raised (a WebSocket closes with 1011) */

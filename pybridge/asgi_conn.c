@@ -2,7 +2,8 @@
  * The plumbing every ASGI connection type shares (m0_asgi_conn): the slot
  * table the Go side names connections by, the futures receive and send
  * wait on (loop.create_future()), the one write and the one read a
- * connection may have out on its Go goroutines, their resumes, and how a
+ * connection may have out on its Go goroutines (the writes of sends made
+ * meanwhile queued behind the one out), their resumes, and how a
  * response ends (complete, fail, cancel, release). The message rules are
  * each type's own: asgi_request.c for HTTP.
  *
@@ -120,6 +121,10 @@ int m0_asgi_conn_traverse(m0_asgi_conn *c, visitproc visit, void *arg)
 	Py_VISIT(c->held);
 	Py_VISIT(c->write_done);
 	Py_VISIT(c->waiters);
+	for (uint32_t i = 0; i < c->queue_len; i++) {
+		Py_VISIT(c->queue[c->queue_head + i].future);
+		Py_VISIT(c->queue[c->queue_head + i].body);
+	}
 	return 0;
 }
 
@@ -129,6 +134,15 @@ void m0_asgi_conn_clear(m0_asgi_conn *c)
 	Py_CLEAR(c->held);
 	Py_CLEAR(c->write_done);
 	Py_CLEAR(c->waiters);
+	while (c->queue_len > 0) {
+		m0_asgi_queued_write *q = &c->queue[c->queue_head++];
+		c->queue_len--;
+		Py_CLEAR(q->future);
+		Py_CLEAR(q->body);
+	}
+	PyMem_Free(c->queue);
+	c->queue = NULL;
+	c->queue_head = c->queue_cap = 0;
 }
 
 /* drop gives the slot table's reference back once the task has ended
@@ -253,31 +267,27 @@ void m0_asgi_resume_read(int id, const char *p, long n)
 	drop(c);
 }
 
+/* The writes of a connection go out one at a time, in call order: the
+ * Go side reads the held bytes until the resume. A send made while a
+ * write is out (two tasks sending at once: a broadcast, a stream fed by
+ * two producers) waits in the queue, and its future completes after the
+ * earlier ones'. A lone send allocates nothing here. */
+
+static PyObject *start_write(m0_asgi_conn *c, PyObject *body, m0_response *trailers, int message);
+
 /* m0_asgi_write hands body (bytes, or NULL) and trailers (or NULL) to the
  * connection's writer goroutine, the head first when it has not gone out.
  * body is held until the resume, which settles the future returned. */
-static PyObject *start_write(m0_asgi_conn *c, PyObject *body);
-
 PyObject *m0_asgi_write(m0_asgi_conn *c, PyObject *body, m0_response *trailers)
 {
-	PyObject *fut = start_write(c, body);
-	if (fut == NULL)
-		return NULL;
-	int head = !c->head_sent;
-	c->head_sent = 1;
-	m0goASGIWrite(c->id, head, body ? PyBytes_AS_STRING(body) : NULL,
-	              body ? (size_t)PyBytes_GET_SIZE(body) : 0, trailers);
-	return fut;
+	return start_write(c, body, trailers, -1);
 }
 
 /* m0_asgi_write_message hands a WebSocket message (payload: bytes) to the
  * connection's writer goroutine, as m0_asgi_write a body piece. */
 PyObject *m0_asgi_write_message(m0_asgi_conn *c, PyObject *payload, int binary)
 {
-	PyObject *fut = start_write(c, payload);
-	if (fut != NULL)
-		m0goASGIWSSend(c->id, binary, PyBytes_AS_STRING(payload), (size_t)PyBytes_GET_SIZE(payload));
-	return fut;
+	return start_write(c, payload, NULL, binary != 0);
 }
 
 /* m0_asgi_slot_conn: the connection of slot, or NULL. */
@@ -286,28 +296,97 @@ m0_asgi_conn *m0_asgi_slot_conn(int slot)
 	return slots[slot];
 }
 
-/* start_write readies c for a write of body (held until the resume) and
- * returns the future the resume settles. */
-static PyObject *start_write(m0_asgi_conn *c, PyObject *body)
+/* hand_out gives a write to the Go side: body (a new reference, or NULL)
+ * is held and fut (a new reference) settled at its resume. */
+static void hand_out(m0_asgi_conn *c, PyObject *fut, PyObject *body, m0_response *trailers,
+                     int message)
+{
+	c->writing = 1;
+	c->held = body;
+	c->write_done = fut;
+	const char *p = body ? PyBytes_AS_STRING(body) : NULL;
+	size_t n = body ? (size_t)PyBytes_GET_SIZE(body) : 0;
+	if (message >= 0) {
+		m0goASGIWSSend(c->id, message, (char *)p, n);
+		return;
+	}
+	int head = !c->head_sent;
+	c->head_sent = 1;
+	m0goASGIWrite(c->id, head, (char *)p, n, trailers);
+}
+
+/* enqueue keeps a write that must wait for the one out: 0, or -1. */
+static int enqueue(m0_asgi_conn *c, PyObject *fut, PyObject *body, m0_response *trailers,
+                   int message)
+{
+	if (c->queue_head + c->queue_len == c->queue_cap) {
+		if (c->queue_head > 0) {
+			memmove(c->queue, c->queue + c->queue_head, c->queue_len * sizeof *c->queue);
+			c->queue_head = 0;
+		} else {
+			uint32_t cap = c->queue_cap ? c->queue_cap * 2 : 4;
+			m0_asgi_queued_write *q = PyMem_Realloc(c->queue, cap * sizeof *q);
+			if (q == NULL) {
+				PyErr_NoMemory();
+				return -1;
+			}
+			c->queue = q;
+			c->queue_cap = cap;
+		}
+	}
+	c->queue[c->queue_head + c->queue_len++] = (m0_asgi_queued_write){
+	    .future = Py_NewRef(fut),
+	    .body = Py_XNewRef(body),
+	    .trailers = trailers,
+	    .message = (int8_t)message,
+	};
+	return 0;
+}
+
+/* dequeue takes the oldest queued write; the caller owns its references. */
+static m0_asgi_queued_write dequeue(m0_asgi_conn *c)
+{
+	m0_asgi_queued_write q = c->queue[c->queue_head++];
+	if (--c->queue_len == 0)
+		c->queue_head = 0;
+	return q;
+}
+
+/* start_write hands a write out, or queues it behind the one out, and
+ * returns the future its resume settles. */
+static PyObject *start_write(m0_asgi_conn *c, PyObject *body, m0_response *trailers, int message)
 {
 	if (c->client_gone) {
 		PyErr_SetString(m0_asgi_client_disconnected, "the client is gone");
 		return NULL;
 	}
-	/* The Go side reads held's bytes until the resume: a second write
-	 * (two sends at once, one of them cancelled) must wait its turn. */
-	if (c->writing) {
-		PyErr_SetString(PyExc_RuntimeError,
-		                "ASGI send while an earlier send of the request is still being written");
-		return NULL;
-	}
 	PyObject *fut = new_future(c);
 	if (fut == NULL)
 		return NULL;
-	c->writing = 1;
-	c->held = Py_XNewRef(body);
-	c->write_done = Py_NewRef(fut);
+	if (c->writing) {
+		if (enqueue(c, fut, body, trailers, message) < 0)
+			Py_CLEAR(fut);
+		return fut;
+	}
+	hand_out(c, Py_NewRef(fut), Py_XNewRef(body), trailers, message);
 	return fut;
+}
+
+/* fail_queued fails every queued write's send with ClientDisconnected:
+ * the connection is gone. 0, or -1 with an error set. */
+static int fail_queued(m0_asgi_conn *c)
+{
+	int rc = 0;
+	while (c->queue_len > 0) {
+		m0_asgi_queued_write q = dequeue(c);
+		PyObject *exc = PyObject_CallFunction(m0_asgi_client_disconnected, "s", "the client is gone");
+		if (exc == NULL || settle(q.future, NULL, exc) < 0)
+			rc = -1;
+		Py_XDECREF(exc);
+		Py_DECREF(q.future);
+		Py_XDECREF(q.body);
+	}
+	return rc;
 }
 
 void m0_asgi_resume_write(int id, int rc)
@@ -331,8 +410,10 @@ void m0_asgi_resume_write(int id, int rc)
 		                                                         "the client is gone");
 		failed = exc == NULL || (fut != NULL && settle(fut, NULL, exc) < 0);
 		Py_XDECREF(exc);
+		if (fail_queued(c) < 0)
+			failed = 1;
 	} else {
-		if (!c->ended)
+		if (c->queue_len == 0)
 			c->kind->written(c);
 		failed = PyErr_Occurred() || (fut != NULL && settle(fut, Py_None, NULL) < 0);
 	}
@@ -340,6 +421,12 @@ void m0_asgi_resume_write(int id, int rc)
 		m0_asgi_log_exception(c, "resuming an ASGI send failed");
 	}
 	Py_XDECREF(fut);
+	/* The next queued write goes out now, whose send learns of its
+	 * resume in turn: a disconnect seen meanwhile fails it there. */
+	if (c->queue_len > 0) {
+		m0_asgi_queued_write q = dequeue(c);
+		hand_out(c, q.future, q.body, q.trailers, q.message);
+	}
 	drop(c);
 }
 

@@ -340,6 +340,10 @@ static PyObject *send_body(m0_asgi_http *h, PyObject *message)
 			h->send_state = TRAILERS;
 		} else {
 			h->send_state = DONE;
+			/* With writes still out, the response ends after them:
+			 * an empty write takes its turn. */
+			if (fut == NULL && c->writing && (fut = m0_asgi_write(c, NULL, NULL)) == NULL)
+				return NULL;
 			if (fut != NULL) {
 				h->finish_on_write = 1;
 			} else {
@@ -447,7 +451,7 @@ static PyObject *request_send(m0_asgi_http *h, PyObject *message)
 static void written(m0_asgi_conn *c)
 {
 	m0_asgi_http *h = (m0_asgi_http *)c;
-	if (!h->finish_on_write)
+	if (!h->finish_on_write || c->ended)
 		return;
 	h->finish_on_write = 0;
 	finish(h);

@@ -24,7 +24,8 @@ import (
 // GIL, and its result comes back as an event through the wake descriptor,
 // in the same batch as new jobs. One read and one write at a time per
 // request: a send awaits its write, which is the back-pressure a full
-// outbox exerts (bounded memory: one piece per request).
+// outbox exerts (bounded memory: one piece per request out, and one per
+// other task sending on it meanwhile, queued in asgi_conn.c).
 //
 // Fields but the channels are the executor thread's.
 type asgiSlot struct {

@@ -20,6 +20,8 @@ typedef struct {
 	PyObject *messages;     /* client messages no receive has taken yet */
 	PyObject *disconnect;   /* websocket.disconnect, once the client is gone */
 	PyObject *subprotocols; /* the scope's list: what the client offered */
+	PyObject *close_reason; /* a close waiting for the sends before it (bytes) */
+	int close_code;
 	uint8_t state;
 } m0_asgi_ws;
 
@@ -213,6 +215,31 @@ static PyObject *deny(m0_asgi_ws *w)
 	return Py_NewRef(m0_asgi_ready_none);
 }
 
+/* close_after_sends starts the close handshake once the messages sent
+ * before it have gone out: now when no write is out, else at the last
+ * one's resume (ws_written, ws_gone). 0, or -1. */
+static int close_after_sends(m0_asgi_ws *w, int code, const char *reason, Py_ssize_t n)
+{
+	if (!w->conn.writing) {
+		m0goASGIWSClose(w->conn.id, code, (char *)reason, (size_t)n);
+		return 0;
+	}
+	w->close_code = code;
+	Py_XSETREF(w->close_reason, PyBytes_FromStringAndSize(reason, n));
+	return w->close_reason ? 0 : -1;
+}
+
+static void close_waiting(m0_asgi_ws *w)
+{
+	PyObject *reason = w->close_reason;
+	if (reason == NULL)
+		return;
+	w->close_reason = NULL;
+	m0goASGIWSClose(w->conn.id, w->close_code, PyBytes_AS_STRING(reason),
+	                (size_t)PyBytes_GET_SIZE(reason));
+	Py_DECREF(reason);
+}
+
 static PyObject *ws_close(m0_asgi_ws *w, PyObject *message)
 {
 	PyObject *code = get(message, k_code, NULL);
@@ -236,9 +263,9 @@ static PyObject *ws_close(m0_asgi_ws *w, PyObject *message)
 	}
 	w->state = WS_CLOSED;
 	w->conn.client_gone = 1; /* a later send raises ClientDisconnected */
-	m0goASGIWSClose(w->conn.id, (int)n, (char *)text, (size_t)len);
+	int rc = close_after_sends(w, (int)n, text, len);
 	Py_DECREF(reason);
-	return Py_NewRef(m0_asgi_ready_none);
+	return rc < 0 ? NULL : Py_NewRef(m0_asgi_ready_none);
 }
 
 static PyObject *ws_message(m0_asgi_ws *w, PyObject *message)
@@ -355,7 +382,7 @@ static void ws_read(m0_asgi_conn *c, const char *p, long n)
 
 static void ws_written(m0_asgi_conn *c)
 {
-	(void)c;
+	close_waiting((m0_asgi_ws *)c);
 }
 
 /* ws_gone: the client left before the accept (1006), or a send found
@@ -364,6 +391,7 @@ static void ws_written(m0_asgi_conn *c)
  * messages before it. */
 static void ws_gone(m0_asgi_conn *c)
 {
+	close_waiting((m0_asgi_ws *)c);
 	if (((m0_asgi_ws *)c)->state == WS_OPEN)
 		return;
 	closed((m0_asgi_ws *)c, 1006, NULL, 0);
@@ -381,10 +409,8 @@ static int ws_end(m0_asgi_conn *c)
 	m0_asgi_ws *w = (m0_asgi_ws *)c;
 	if (w->state == WS_OPEN) {
 		w->state = WS_CLOSED;
-		if (c->app_failed)
-			m0goASGIWSClose(c->id, 1011, "", 0);
-		else
-			m0goASGIWSClose(c->id, 1000, "", 0);
+		if (close_after_sends(w, c->app_failed ? 1011 : 1000, "", 0) < 0)
+			return -1;
 	}
 	Py_CLEAR(w->messages);
 	w->messages = PyList_New(0);
@@ -415,6 +441,7 @@ static int ws_traverse(m0_asgi_ws *w, visitproc visit, void *arg)
 	Py_VISIT(w->messages);
 	Py_VISIT(w->disconnect);
 	Py_VISIT(w->subprotocols);
+	Py_VISIT(w->close_reason);
 	return m0_asgi_conn_traverse(&w->conn, visit, arg);
 }
 
@@ -423,6 +450,7 @@ static int ws_clear(m0_asgi_ws *w)
 	Py_CLEAR(w->messages);
 	Py_CLEAR(w->disconnect);
 	Py_CLEAR(w->subprotocols);
+	Py_CLEAR(w->close_reason);
 	m0_asgi_conn_clear(&w->conn);
 	return 0;
 }

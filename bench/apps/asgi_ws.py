@@ -6,14 +6,11 @@ server's cost is what is measured, not a framework's.
 / echoes every message as it came (text as text, bytes as bytes).
 /broadcast is Granian's broadcast app (its benchmarks/ws/app/asgi.py):
 every message a client sends goes to every connected client, the
-sender included. Each client's sends are serialised by a lock of its
-own: m0serve refuses a second send on a connection while one is being
-written (ASGI leaves concurrent sends undefined), and the lock costs
-uvicorn the same. Any other path is refused; HTTP requests get the bare
+sender included, from the sender's own task: sends from several tasks
+meet on one connection with no lock, as in Granian's app (each server
+orders them itself). Any other path is refused; HTTP requests get the bare
 hello, so the harness can see that the server is up.
 """
-
-import asyncio
 
 BODY = b"Hello, World!"
 START = {
@@ -24,8 +21,8 @@ START = {
 RESPONSE_BODY = {"type": "http.response.body", "body": BODY}
 ACCEPT = {"type": "websocket.accept"}
 
-# The connections on /broadcast: their send callable and its lock.
-clients = {}
+# The connections on /broadcast: their send callables.
+clients = set()
 
 
 async def echo(receive, send):
@@ -37,18 +34,17 @@ async def echo(receive, send):
 
 
 async def broadcast(receive, send):
-    clients[send] = asyncio.Lock()
+    clients.add(send)
     try:
         while True:
             message = await receive()
             if message["type"] != "websocket.receive":
                 return
             out = {"type": "websocket.send", "bytes": message.get("bytes"), "text": message.get("text")}
-            for client, lock in list(clients.items()):
-                async with lock:
-                    await client(out)
+            for client in list(clients):
+                await client(out)
     finally:
-        del clients[send]
+        clients.discard(send)
 
 
 async def app(scope, receive, send):
