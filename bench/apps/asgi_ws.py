@@ -15,6 +15,8 @@ hello, so the harness can see that the server is up.
 
 import asyncio
 
+from asgi_lifespan import lifespan
+
 BODY = b"Hello, World!"
 START = {
     "type": "http.response.start",
@@ -67,10 +69,5 @@ async def app(scope, receive, send):
         await send(RESPONSE_BODY)
         return
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        await lifespan(receive, send)
+        return
