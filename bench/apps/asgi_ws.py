@@ -15,15 +15,8 @@ hello, so the harness can see that the server is up.
 
 import asyncio
 
-from asgi_lifespan import lifespan
+import asgi_bare
 
-BODY = b"Hello, World!"
-START = {
-    "type": "http.response.start",
-    "status": 200,
-    "headers": [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(BODY))],
-}
-RESPONSE_BODY = {"type": "http.response.body", "body": BODY}
 ACCEPT = {"type": "websocket.accept"}
 
 # The connections on /broadcast: their send callable and its lock.
@@ -64,10 +57,4 @@ async def app(scope, receive, send):
         await send(ACCEPT)
         await (echo if path == "/" else broadcast)(receive, send)
         return
-    if scope["type"] == "http":
-        await send(START)
-        await send(RESPONSE_BODY)
-        return
-    if scope["type"] == "lifespan":
-        await lifespan(receive, send)
-        return
+    await asgi_bare.app(scope, receive, send)  # HTTP and lifespan
