@@ -126,15 +126,7 @@ func BenchmarkPass(b *testing.B) {
 				name = mode.name + "/pipeline=16"
 			}
 			b.Run(name, func(b *testing.B) {
-				r := newPassRig(b, mode.provided, mode.multishot, browserRequest, depth)
-				b.ReportAllocs()
-				b.SetBytes(int64(len(r.request)))
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					r.round()
-				}
-				b.StopTimer()
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*depth), "ns/request")
+				benchmarkPass(b, newPassRig(b, mode.provided, mode.multishot, browserRequest, depth), depth)
 			})
 		}
 	}
@@ -147,18 +139,23 @@ func BenchmarkPassWithBody(b *testing.B) {
 	for _, mode := range fakeModes {
 		for _, body := range bodyRequests {
 			b.Run(mode.name+"/"+body.name, func(b *testing.B) {
-				r := newPassRig(b, mode.provided, mode.multishot, body.request, depth)
-				b.ReportAllocs()
-				b.SetBytes(int64(len(r.request)))
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					r.round()
-				}
-				b.StopTimer()
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*depth), "ns/request")
+				benchmarkPass(b, newPassRig(b, mode.provided, mode.multishot, body.request, depth), depth)
 			})
 		}
 	}
+}
+
+// benchmarkPass measures r's rounds of depth pipelined requests, per
+// byte and per request.
+func benchmarkPass(b *testing.B, r *passRig, depth int) {
+	b.ReportAllocs()
+	b.SetBytes(int64(len(r.request)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r.round()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*depth), "ns/request")
 }
 
 var okBody = []byte("ok")

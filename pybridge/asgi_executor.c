@@ -120,15 +120,22 @@ m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
 	return ex;
 }
 
-/* m0_asgi_run runs the event loop until the executor stops; the text of
- * an exception that ended it, or NULL. */
-char *m0_asgi_run(m0_asgi *ex)
+/* call_executor calls the executor's method name; the text of an
+ * exception it raised, or NULL. */
+static char *call_executor(m0_asgi *ex, const char *name)
 {
-	PyObject *r = PyObject_CallMethod(ex->executor, "run", NULL);
+	PyObject *r = PyObject_CallMethod(ex->executor, name, NULL);
 	if (r == NULL)
 		return m0_format_exception();
 	Py_DECREF(r);
 	return NULL;
+}
+
+/* m0_asgi_run runs the event loop until the executor stops; the text of
+ * an exception that ended it, or NULL. */
+char *m0_asgi_run(m0_asgi *ex)
+{
+	return call_executor(ex, "run");
 }
 
 /* m0_asgi_enter makes the calling thread (the server's loop thread) the
@@ -184,11 +191,7 @@ void m0_asgi_leave(m0_asgi *ex)
  * thread drove: cancel what runs, lifespan shutdown, close the loop. */
 char *m0_asgi_finish(m0_asgi *ex)
 {
-	PyObject *r = PyObject_CallMethod(ex->executor, "finish", NULL);
-	if (r == NULL)
-		return m0_format_exception();
-	Py_DECREF(r);
-	return NULL;
+	return call_executor(ex, "finish");
 }
 
 void m0_asgi_free(m0_asgi *ex)

@@ -1,9 +1,6 @@
 package pybridge
 
-import (
-	"runtime"
-	"testing"
-)
+import "testing"
 
 // An inline thread serves a job on the caller's own locked thread, with
 // the GIL only during Serve; Detach gives the handler count back, so the
@@ -12,27 +9,14 @@ func TestInlineServesOnTheCallersThread(t *testing.T) {
 	app := loadApp(t, "bench_app:app")
 	j := newJob(t, app, benchHead)
 	before := handlerCount()
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		in, err := interp.AttachInline()
-		if err != nil {
-			done <- err
-			return
-		}
+	onInlineThread(t, func(in *Inline) {
 		if handlerCount() != before+1 {
 			t.Errorf("handler groups %d while attached, want %d", handlerCount(), before+1)
 		}
 		for i := 0; i < 3; i++ {
 			in.Serve(j)
 		}
-		in.Detach()
-		done <- nil
-	}()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	})
 	r := j.Response
 	if r.Outcome() != Complete || r.Status() != 200 || string(r.Body()) != "Hello, World!" {
 		t.Fatalf("outcome %d status %d body %q", r.Outcome(), r.Status(), r.Body())

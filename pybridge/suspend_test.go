@@ -12,6 +12,13 @@ import (
 // serveInline runs j on a thread attached as the loop thread is.
 func serveInline(t *testing.T, j *Job) {
 	t.Helper()
+	onInlineThread(t, func(in *Inline) { in.Serve(j) })
+}
+
+// onInlineThread calls serve on a locked thread attached as the loop
+// thread is, then detaches it.
+func onInlineThread(t *testing.T, serve func(*Inline)) {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -21,13 +28,26 @@ func serveInline(t *testing.T, j *Job) {
 			done <- err
 			return
 		}
-		in.Serve(j)
+		serve(in)
 		in.Detach()
 		done <- nil
 	}()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// suspendInline serves GET target with app inline, the job's limits set
+// by limit, and fails the test unless the response was suspended.
+func suspendInline(t *testing.T, app, target string, limit func(*Job)) *Job {
+	t.Helper()
+	j := newJob(t, loadApp(t, app), "GET "+target+" HTTP/1.1\r\nHost: x\r\n\r\n")
+	limit(j)
+	serveInline(t, j)
+	if got := j.Response.Outcome(); got != Suspended {
+		t.Fatalf("outcome %d, want Suspended", got)
+	}
+	return j
 }
 
 // resumeOnHandler goes on with a suspended response on a handler thread,
@@ -51,13 +71,7 @@ func resumeOnHandler(t *testing.T, suspended *Job) *recorder {
 // the iterator wait in the Response, and a handler thread sends the head,
 // that body and the rest, in order, then closes the iterable.
 func TestInlineSuspendsPastGatherLimit(t *testing.T) {
-	app := loadApp(t, "body_app:stream")
-	j := newJob(t, app, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
-	j.GatherLimit = 1 << 20
-	serveInline(t, j)
-	if got := j.Response.Outcome(); got != Suspended {
-		t.Fatalf("outcome %d, want Suspended", got)
-	}
+	j := suspendInline(t, "body_app:stream", "/stream", func(j *Job) { j.GatherLimit = 1 << 20 })
 	if n := len(j.Response.Body()); n <= 1<<20 || n > 1<<20+64<<10 {
 		t.Fatalf("gathered %d bytes, want just past 1 MiB", n)
 	}
@@ -79,13 +93,7 @@ func TestInlineSuspendsPastGatherLimit(t *testing.T) {
 
 // A list body over the limit is left whole and sent with its length.
 func TestInlineSuspendsLongList(t *testing.T) {
-	app := loadApp(t, "body_app:huge")
-	j := newJob(t, app, "GET /huge HTTP/1.1\r\nHost: x\r\n\r\n")
-	j.GatherLimit = 1 << 20
-	serveInline(t, j)
-	if got := j.Response.Outcome(); got != Suspended {
-		t.Fatalf("outcome %d, want Suspended", got)
-	}
+	j := suspendInline(t, "body_app:huge", "/huge", func(j *Job) { j.GatherLimit = 1 << 20 })
 	if n := len(j.Response.Body()); n != 0 {
 		t.Fatalf("gathered %d bytes of a list, want none", n)
 	}
@@ -113,13 +121,7 @@ func TestInlineGathersUnderLimit(t *testing.T) {
 // blocks so far wait in the Response and the rest streams from a handler
 // thread, rather than every block waiting for the last.
 func TestInlineSuspendsPastGatherTime(t *testing.T) {
-	app := loadApp(t, "body_app:slow")
-	j := newJob(t, app, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-	j.GatherTime = time.Millisecond
-	serveInline(t, j)
-	if got := j.Response.Outcome(); got != Suspended {
-		t.Fatalf("outcome %d, want Suspended", got)
-	}
+	j := suspendInline(t, "body_app:slow", "/slow", func(j *Job) { j.GatherTime = time.Millisecond })
 	// "a" alone when the call itself ran past the millisecond (a busy
 	// machine); never "abc", which would have waited for the last block.
 	if got := string(j.Response.Body()); got != "ab" && got != "a" {

@@ -12,6 +12,33 @@
 
 static PyObject *s_close; /* "close", interned */
 
+/* stream hands Go one part of a streamed response (op M0_STREAM_HEAD or
+ * M0_STREAM_WRITE) with the GIL released, the wait for the client being
+ * the stream's. Returns 0, or -2 when the client is gone. The caller keeps
+ * p valid meanwhile. */
+static int stream(m0_thread *t, int op, char *p, size_t n)
+{
+	int rc, id = t->id;
+	Py_BEGIN_ALLOW_THREADS
+	rc = m0goStream(id, op, p, n);
+	Py_END_ALLOW_THREADS
+	if (rc < 0) {
+		t->client_gone = 1;
+		return -2;
+	}
+	return 0;
+}
+
+/* send_head sends a streamed response's head: 0, or -2 when the client is
+ * gone. */
+static int send_head(m0_thread *t)
+{
+	if (stream(t, M0_STREAM_HEAD, NULL, 0) < 0)
+		return -2;
+	t->head_sent = 1;
+	return 0;
+}
+
 /* commit makes the head final at the first body byte: a streamed head goes
  * out here. Returns -1 with an exception set, -2 when the client is gone. */
 static int commit(m0_thread *t)
@@ -28,16 +55,7 @@ static int commit(m0_thread *t)
 		t->resp->body.start = t->resp->body.end = (uint32_t)t->resp->len;
 		return 0;
 	}
-	int rc, id = t->id;
-	Py_BEGIN_ALLOW_THREADS
-	rc = m0goStream(id, M0_STREAM_HEAD, NULL, 0);
-	Py_END_ALLOW_THREADS
-	if (rc < 0) {
-		t->client_gone = 1;
-		return -2;
-	}
-	t->head_sent = 1;
-	return 0;
+	return send_head(t);
 }
 
 /* emit sends one non-empty body chunk: same return values as commit. */
@@ -58,15 +76,7 @@ int m0_emit(m0_thread *t, PyObject *chunk)
 	}
 	/* The chunk stays referenced by the caller while the GIL is released,
 	 * and bytes are immutable: p stays valid. */
-	int id = t->id;
-	Py_BEGIN_ALLOW_THREADS
-	rc = m0goStream(id, M0_STREAM_WRITE, p, n);
-	Py_END_ALLOW_THREADS
-	if (rc < 0) {
-		t->client_gone = 1;
-		return -2;
-	}
-	return 0;
+	return stream(t, M0_STREAM_WRITE, p, n);
 }
 
 int m0_wsgi_ready(void)
@@ -385,28 +395,13 @@ static void finish(m0_thread *t, int rc, PyObject *result)
 static int send_gathered(m0_thread *t)
 {
 	m0_response *r = t->resp;
-	const char *p = r->buf + r->body.start;
 	size_t n = r->body.end - r->body.start;
-	int rc, id = t->id;
-	/* The arena is not written while streaming: p stays valid. */
-	Py_BEGIN_ALLOW_THREADS
-	rc = m0goStream(id, M0_STREAM_HEAD, NULL, 0);
-	Py_END_ALLOW_THREADS
-	if (rc < 0) {
-		t->client_gone = 1;
+	if (send_head(t) < 0)
 		return -2;
-	}
-	t->head_sent = 1;
 	if (n == 0)
 		return 0;
-	Py_BEGIN_ALLOW_THREADS
-	rc = m0goStream(id, M0_STREAM_WRITE, (char *)p, n);
-	Py_END_ALLOW_THREADS
-	if (rc < 0) {
-		t->client_gone = 1;
-		return -2;
-	}
-	return 0;
+	/* The arena is not written while streaming: the body stays valid. */
+	return stream(t, M0_STREAM_WRITE, r->buf + r->body.start, n);
 }
 
 void m0_wsgi_resume(m0_thread *t, const m0_request *req, const char *head,

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -73,22 +72,7 @@ func holdIdle(t *testing.T, addr string, pid int) {
 	before := processRSS(t, pid)
 
 	conns := make([]idleConn, idleConnections)
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				conns[i] = idleDial(addr)
-			}
-		}()
-	}
-	for i := range conns {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	inParallel(len(conns), 32, func(i int) { conns[i] = idleDial(addr) })
 	defer func() {
 		for _, c := range conns {
 			if c.conn != nil {

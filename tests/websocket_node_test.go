@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -43,20 +42,6 @@ func nodeWithWS(t *testing.T) string {
 
 func runNodeClient(t *testing.T, node, url string) {
 	t.Helper()
-	ctx := wsContext(t)
-	out, err := exec.CommandContext(ctx, node, filepath.Join("tools", "ws_node_client.js"), url).CombinedOutput()
-	if err != nil {
-		t.Fatalf("ws_node_client.js: %v\n%s", err, out)
-	}
-	want := []string{"deflate-negotiated", "subprotocol", "text", "binary", "deflate-echo", "fragmented", "ping",
-		"close-4001", "close-1000", "too-big"}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != len(want) {
-		t.Fatalf("ws_node_client.js printed:\n%s", out)
-	}
-	for i, name := range want {
-		if lines[i] != name+" ok" {
-			t.Errorf("%s: %s", name, lines[i])
-		}
-	}
+	runClientScript(t, node, "ws_node_client.js", url, "deflate-negotiated", "subprotocol", "text", "binary",
+		"deflate-echo", "fragmented", "ping", "close-4001", "close-1000", "too-big")
 }

@@ -215,17 +215,25 @@ func testPythonWebsockets(t *testing.T, url string) {
 	if err := exec.Command("/usr/bin/python3", "-c", "import websockets").Run(); err != nil {
 		t.Fatalf("python3-websockets is not installed (make test installs it): %v", err)
 	}
+	runClientScript(t, "/usr/bin/python3", "ws_client.py", url,
+		"deflate-negotiated", "deflate-echo", "fragmented", "binary", "ping", "close-4001", "too-big")
+}
+
+// runClientScript runs interpreter on tools/script against url and checks
+// that the script printed "<check> ok" for each of checks, in order, and
+// nothing else.
+func runClientScript(t *testing.T, interpreter, script, url string, checks ...string) {
+	t.Helper()
 	ctx := wsContext(t)
-	out, err := exec.CommandContext(ctx, "/usr/bin/python3", filepath.Join("tools", "ws_client.py"), url).CombinedOutput()
+	out, err := exec.CommandContext(ctx, interpreter, filepath.Join("tools", script), url).CombinedOutput()
 	if err != nil {
-		t.Fatalf("ws_client.py: %v\n%s", err, out)
+		t.Fatalf("%s: %v\n%s", script, err, out)
 	}
-	want := []string{"deflate-negotiated", "deflate-echo", "fragmented", "binary", "ping", "close-4001", "too-big"}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != len(want) {
-		t.Fatalf("ws_client.py printed:\n%s", out)
+	if len(lines) != len(checks) {
+		t.Fatalf("%s printed:\n%s", script, out)
 	}
-	for i, name := range want {
+	for i, name := range checks {
 		if lines[i] != name+" ok" {
 			t.Errorf("%s: %s", name, lines[i])
 		}

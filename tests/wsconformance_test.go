@@ -89,24 +89,11 @@ type confResult struct {
 func runConformance(t *testing.T, addr string, differs map[string]string) {
 	cases := confCases()
 	results := make([]confResult, len(cases))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				began := time.Now()
-				results[i] = runConfCase(addr, cases[i])
-				results[i].elapsed = time.Since(began)
-			}
-		}()
-	}
-	for i := range cases {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	inParallel(len(cases), 4, func(i int) {
+		began := time.Now()
+		results[i] = runConfCase(addr, cases[i])
+		results[i].elapsed = time.Since(began)
+	})
 
 	passed, nonStrict, known := 0, 0, 0
 	var lines []string
@@ -202,4 +189,25 @@ func startUvicorn(t *testing.T, args ...string) string {
 	}
 	c.conn.Close()
 	return addr
+}
+
+// inParallel calls do(i) for every i below n, from workers goroutines,
+// and returns when all have returned.
+func inParallel(n, workers int, do func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				do(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }

@@ -8,6 +8,8 @@ one start and one body message; the messages are built once, at import.
 Lifespan events are acknowledged so servers that send them start cleanly.
 """
 
+from asgi_lifespan import lifespan
+
 BODY = b"Hello, World!"
 START = {
     "type": "http.response.start",
@@ -23,10 +25,5 @@ async def app(scope, receive, send):
         await send(RESPONSE_BODY)
         return
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        await lifespan(receive, send)
+        return

@@ -12,13 +12,8 @@ orders them itself). Any other path is refused; HTTP requests get the bare
 hello, so the harness can see that the server is up.
 """
 
-BODY = b"Hello, World!"
-START = {
-    "type": "http.response.start",
-    "status": 200,
-    "headers": [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(BODY))],
-}
-RESPONSE_BODY = {"type": "http.response.body", "body": BODY}
+import asgi_bare
+
 ACCEPT = {"type": "websocket.accept"}
 
 # The connections on /broadcast: their send callables.
@@ -58,15 +53,4 @@ async def app(scope, receive, send):
         await send(ACCEPT)
         await (echo if path == "/" else broadcast)(receive, send)
         return
-    if scope["type"] == "http":
-        await send(START)
-        await send(RESPONSE_BODY)
-        return
-    if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+    await asgi_bare.app(scope, receive, send)  # HTTP and lifespan

@@ -10,6 +10,8 @@ answering its length; every other request gets "ok" without its body
 being read.
 """
 
+from asgi_lifespan import lifespan
+
 BLOCK = b"x" * 65536
 BLOCKS = 16384  # 1 GiB
 
@@ -41,13 +43,8 @@ def _stream():
 
 async def asgi(scope, receive, send):
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        await lifespan(receive, send)
+        return
     if scope["type"] != "http":
         return
     path = scope["path"]

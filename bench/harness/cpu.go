@@ -37,6 +37,39 @@ func newCPUClock() CPUClock {
 // threads for life.
 func (c CPUClock) Ticks(pid int) (uint64, error) {
 	var total uint64
+	err := c.eachThread(pid, func(p int) error {
+		if stat, err := os.ReadFile(filepath.Join(c.ProcRoot, strconv.Itoa(p), "stat")); err == nil {
+			reaped, err := parseStatChildTicks(string(stat))
+			if err != nil {
+				return fmt.Errorf("process %d: %w", p, err)
+			}
+			total += reaped
+		}
+		return nil
+	}, func(p int, dir string) error {
+		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+		if err != nil {
+			return nil // the thread exited between listing and reading
+		}
+		utime, stime, err := parseStatTicks(string(stat))
+		if err != nil {
+			return fmt.Errorf("thread %s of %d: %w", filepath.Base(dir), p, err)
+		}
+		total += utime + stime
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return total, nil
+}
+
+// eachThread calls process for pid and each of its descendants, and
+// thread with the /proc directory of each of their threads. The children
+// files it follows down exist on kernels built with CONFIG_PROC_CHILDREN
+// (Debian's are); without them descendants are not visited. The first
+// error a callback returns ends the walk.
+func (c CPUClock) eachThread(pid int, process func(p int) error, thread func(p int, dir string) error) error {
 	seen := map[int]bool{}
 	pending := []int{pid}
 	for len(pending) > 0 {
@@ -46,36 +79,23 @@ func (c CPUClock) Ticks(pid int) (uint64, error) {
 			continue
 		}
 		seen[p] = true
-		if stat, err := os.ReadFile(filepath.Join(c.ProcRoot, strconv.Itoa(p), "stat")); err == nil {
-			reaped, err := parseStatChildTicks(string(stat))
-			if err != nil {
-				return 0, fmt.Errorf("process %d: %w", p, err)
-			}
-			total += reaped
+		if err := process(p); err != nil {
+			return err
 		}
 		taskDir := filepath.Join(c.ProcRoot, strconv.Itoa(p), "task")
 		tasks, err := os.ReadDir(taskDir)
 		if err != nil {
 			if p == pid {
-				return 0, fmt.Errorf("read threads of %d: %w", pid, err)
+				return fmt.Errorf("read threads of %d: %w", pid, err)
 			}
 			continue // a descendant that exited meanwhile
 		}
 		for _, task := range tasks {
-			stat, err := os.ReadFile(filepath.Join(taskDir, task.Name(), "stat"))
-			if err != nil {
-				continue // the thread exited between listing and reading
+			dir := filepath.Join(taskDir, task.Name())
+			if err := thread(p, dir); err != nil {
+				return err
 			}
-			utime, stime, err := parseStatTicks(string(stat))
-			if err != nil {
-				return 0, fmt.Errorf("thread %s of %d: %w", task.Name(), p, err)
-			}
-			total += utime + stime
-			// The children file exists on kernels built with
-			// CONFIG_PROC_CHILDREN (Debian's are); without it descendants
-			// are not counted.
-			children, err := os.ReadFile(filepath.Join(taskDir, task.Name(), "children"))
-			if err == nil {
+			if children, err := os.ReadFile(filepath.Join(dir, "children")); err == nil {
 				for _, field := range strings.Fields(string(children)) {
 					if child, err := strconv.Atoi(field); err == nil {
 						pending = append(pending, child)
@@ -84,7 +104,7 @@ func (c CPUClock) Ticks(pid int) (uint64, error) {
 			}
 		}
 	}
-	return total, nil
+	return nil
 }
 
 // Microseconds converts a tick count.

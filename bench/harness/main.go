@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/m0serve/m0serve/bench/internal/runinfo"
 )
 
 func main() {
@@ -143,7 +145,7 @@ func run() error {
 		result.Mode = "ws-" + result.Mode
 	}
 	collectEnvironment(result, root, benchDir)
-	result.LoadBefore = loadAverage()
+	result.LoadBefore = runinfo.LoadAverage()
 	logf("server logs in %s; load average %s", logDir, result.LoadBefore)
 
 	session.Start(arms, *portBase)
@@ -164,13 +166,13 @@ func run() error {
 		printResponses(os.Stdout, session.Records)
 		printTable(os.Stdout, chosen, session.Records, result.Summary)
 	}
-	result.LoadAfter = loadAverage()
+	result.LoadAfter = runinfo.LoadAverage()
 	fmt.Printf("\nload average before %s, after %s (the servers and wrk add about 2 while they run; more is other work on the machine)\n",
 		result.LoadBefore, result.LoadAfter)
 	for _, record := range session.Records {
 		result.Arms = append(result.Arms, *record)
 	}
-	path, writeErr := writeResult(*results, "harness-"+result.Mode, result)
+	path, writeErr := runinfo.WriteJSON(*results, "harness-"+result.Mode, time.Now(), result)
 	if writeErr != nil {
 		return writeErr
 	}
@@ -187,16 +189,8 @@ func run() error {
 // locate finds the repository root and bench/ from where the harness runs
 // (bench/, as `make bench` runs it, or the root).
 func locate() (root, benchDir string, err error) {
-	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
-	if err != nil {
-		return "", "", fmt.Errorf("find repository root (run inside the checkout): %w", err)
-	}
-	root = strings.TrimSpace(string(out))
-	benchDir = filepath.Join(root, "bench")
-	if _, err := os.Stat(filepath.Join(benchDir, "pipeline.lua")); err != nil {
-		return "", "", fmt.Errorf("bench/pipeline.lua under %s: %w", root, err)
-	}
-	return root, benchDir, nil
+	root, err = runinfo.RepoRoot(filepath.Join("bench", "pipeline.lua"))
+	return root, filepath.Join(root, "bench"), err
 }
 
 // selectArms keeps the arms named in a comma-separated list, in list

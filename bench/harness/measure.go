@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/m0serve/m0serve/bench/internal/runinfo"
 )
 
 // Session holds the running arms of one harness run.
@@ -46,7 +48,7 @@ func (s *Session) Start(arms []Arm, portBase int) {
 			continue
 		}
 		if len(arm.VersionCommand) > 0 {
-			record.Version = commandLine(s.Root, arm.VersionCommand[0], arm.VersionCommand[1:]...)
+			record.Version = runinfo.CommandLine(s.Root, arm.VersionCommand[0], arm.VersionCommand[1:]...)
 		}
 		for !portFree(s.Host, port) {
 			port++

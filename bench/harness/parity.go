@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/m0serve/m0serve/bench/wsclient"
 )
 
 // helloBody is what every arm answers unless it names another body
@@ -50,7 +52,7 @@ func checkParity(addr, want string, timeout time.Duration) (Parity, error) {
 	}
 	p.Status = response.StatusCode
 	p.ResponseBytes = raw.Len()
-	p.HeaderOrder = headerOrder(raw.Bytes())
+	p.HeaderOrder = wsclient.HeaderOrder(raw.Bytes())
 	if response.StatusCode != http.StatusOK {
 		return p, fmt.Errorf("parity: %s answered status %d, want 200", addr, response.StatusCode)
 	}
@@ -62,17 +64,4 @@ func checkParity(addr, want string, timeout time.Duration) (Parity, error) {
 		return p, fmt.Errorf("parity: %s answered a %d-byte body %q, want %q", addr, len(body), shown, want)
 	}
 	return p, nil
-}
-
-// headerOrder lists the header names of a raw response in wire order.
-func headerOrder(raw []byte) []string {
-	head, _, _ := bytes.Cut(raw, []byte("\r\n\r\n"))
-	lines := bytes.Split(head, []byte("\r\n"))
-	var names []string
-	for _, line := range lines[1:] {
-		if name, _, ok := bytes.Cut(line, []byte(":")); ok {
-			names = append(names, string(name))
-		}
-	}
-	return names
 }

@@ -2,25 +2,20 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/m0serve/m0serve/bench/internal/runinfo"
 )
 
 // Result is one harness run as written to bench/results/: where it ran,
 // how, and every round's raw figures, so any table can be recomputed.
 type Result struct {
-	Mode       string `json:"mode"`
-	Commit     string `json:"commit"`
-	Dirty      bool   `json:"dirty"`
-	Date       string `json:"date"`
-	Kernel     string `json:"kernel"`
+	Mode string `json:"mode"`
+	runinfo.Origin
 	CPUModel   string `json:"cpu_model"`
 	CPUs       int    `json:"cpus"`
 	GoVersion  string `json:"go_version"`
@@ -98,50 +93,24 @@ type Run struct {
 
 // collectEnvironment fills the fields that say where the run was made.
 func collectEnvironment(r *Result, root, benchDir string) {
-	r.Date = time.Now().UTC().Format(time.RFC3339)
-	r.Commit = commandLine(root, "git", "rev-parse", "HEAD")
-	r.Dirty = commandLine(root, "git", "status", "--porcelain", "--untracked-files=no") != ""
-	r.Kernel = commandLine(root, "uname", "-r")
+	r.Origin = runinfo.NewOrigin(root)
 	r.CPUModel = cpuModel()
 	r.CPUs = runtime.NumCPU()
-	r.GoVersion = commandLine(root, "go", "env", "GOVERSION")
-	r.WrkVersion, _, _ = strings.Cut(commandLine(root, "wrk", "-v"), " Copyright")
+	r.GoVersion = runinfo.CommandLine(root, "go", "env", "GOVERSION")
+	r.WrkVersion, _, _ = strings.Cut(runinfo.CommandLine(root, "wrk", "-v"), " Copyright")
 	if _, err := os.Stat(filepath.Join(root, "bin", "m0serve")); err == nil {
-		r.M0serveVersion = commandLine(root, filepath.Join(root, "bin", "m0serve"), "--version")
+		r.M0serveVersion = runinfo.CommandLine(root, filepath.Join(root, "bin", "m0serve"), "--version")
 	}
 	r.Peers = map[string]string{
 		"fasthttp": moduleVersion(filepath.Join(benchDir, "peers", "go.mod"), "github.com/valyala/fasthttp"),
 		"nethttp":  "net/http of " + r.GoVersion,
-		"floor":    "gcc -O2: " + commandLine(root, "gcc", "--version"),
+		"floor":    "gcc -O2: " + runinfo.CommandLine(root, "gcc", "--version"),
 	}
-}
-
-// commandLine is the first line of a command's output, or "" on failure
-// (wrk -v exits 1 after printing its version, so output counts even then).
-func commandLine(dir, name string, args ...string) string {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	out, _ := cmd.CombinedOutput()
-	line, _, _ := strings.Cut(string(out), "\n")
-	return strings.TrimSpace(line)
-}
-
-// loadAverage is /proc/loadavg's first three fields.
-func loadAverage() string {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown: " + err.Error()
-	}
-	fields := strings.Fields(string(data))
-	if len(fields) < 3 {
-		return strings.TrimSpace(string(data))
-	}
-	return strings.Join(fields[:3], " ")
 }
 
 // load1 is the one-minute load average, 0 when unreadable.
 func load1() float64 {
-	first, _, _ := strings.Cut(loadAverage(), " ")
+	first, _, _ := strings.Cut(runinfo.LoadAverage(), " ")
 	v, err := strconv.ParseFloat(first, 64)
 	if err != nil {
 		return 0
@@ -179,26 +148,4 @@ func moduleVersion(goMod, module string) string {
 		}
 	}
 	return "not required in " + goMod
-}
-
-// writeResult writes the JSON next to a .tmp first, so a run that dies
-// mid-write never leaves half a result under a real name.
-func writeResult(dir, prefix string, r *Result) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("results dir: %w", err)
-	}
-	stamp := time.Now().UTC().Format("20060102T150405Z")
-	path := filepath.Join(dir, prefix+"-"+stamp+".json")
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return "", fmt.Errorf("encode result: %w", err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return "", fmt.Errorf("write result: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return "", fmt.Errorf("rename result: %w", err)
-	}
-	return path, nil
 }

@@ -21,35 +21,15 @@ type Switches struct {
 // Ticks sums CPU time. A thread that exits takes its count with it.
 func (c CPUClock) Switches(pid int) Switches {
 	var total Switches
-	seen := map[int]bool{}
-	pending := []int{pid}
-	for len(pending) > 0 {
-		p := pending[len(pending)-1]
-		pending = pending[:len(pending)-1]
-		if seen[p] {
-			continue
+	// A pid whose threads cannot be listed counts 0, as one that exited.
+	_ = c.eachThread(pid, func(int) error { return nil }, func(_ int, dir string) error {
+		if status, err := os.ReadFile(filepath.Join(dir, "status")); err == nil {
+			s := parseStatusSwitches(string(status))
+			total.Voluntary += s.Voluntary
+			total.Involuntary += s.Involuntary
 		}
-		seen[p] = true
-		taskDir := filepath.Join(c.ProcRoot, strconv.Itoa(p), "task")
-		tasks, err := os.ReadDir(taskDir)
-		if err != nil {
-			continue
-		}
-		for _, task := range tasks {
-			if status, err := os.ReadFile(filepath.Join(taskDir, task.Name(), "status")); err == nil {
-				s := parseStatusSwitches(string(status))
-				total.Voluntary += s.Voluntary
-				total.Involuntary += s.Involuntary
-			}
-			if children, err := os.ReadFile(filepath.Join(taskDir, task.Name(), "children")); err == nil {
-				for _, field := range strings.Fields(string(children)) {
-					if child, err := strconv.Atoi(field); err == nil {
-						pending = append(pending, child)
-					}
-				}
-			}
-		}
-	}
+		return nil
+	})
 	return total
 }
 

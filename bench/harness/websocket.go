@@ -27,19 +27,6 @@ func buildWSLoad(ctx context.Context, benchDir, dir string) (string, error) {
 	return binary, nil
 }
 
-// wsloadResult is the JSON line wsload prints (Result in
-// bench/wsload/load.go).
-type wsloadResult struct {
-	Mode              string  `json:"mode"`
-	Connections       int     `json:"connections"`
-	Sent              int64   `json:"sent"`
-	Messages          int64   `json:"messages"`
-	Seconds           float64 `json:"seconds"`
-	MessagesPerSecond float64 `json:"messages_per_second"`
-	P50us             float64 `json:"p50_us"`
-	P99us             float64 `json:"p99_us"`
-}
-
 // runWebSocket is one wsload run, pinned like wrk, with the server's CPU
 // read once every connection is up and again once the last message has
 // arrived: the upgrades and the closes are not in the figure, and every
@@ -102,7 +89,7 @@ func (s *Session) runWebSocket(ctx context.Context, scenario Scenario, record *A
 	if err != nil {
 		return Run{}, err
 	}
-	var result wsloadResult
+	var result wsclient.LoadResult
 	if err := json.Unmarshal(lines.Bytes(), &result); err != nil {
 		return Run{}, fmt.Errorf("wsload result %q: %w", lines.Text(), err)
 	}

@@ -13,13 +13,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/m0serve/m0serve/bench/internal/runinfo"
 )
 
 // Config is the campaign's size: the full run's by default, -quick's
@@ -285,13 +286,5 @@ func contains(list []string, s string) bool {
 // repoRoot is the checkout's top directory (the binary and the app are
 // found from there).
 func repoRoot() (string, error) {
-	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
-	if err != nil {
-		return "", fmt.Errorf("find the repository root (run inside the checkout): %w", err)
-	}
-	root := strings.TrimSpace(string(out))
-	if _, err := os.Stat(filepath.Join(root, "bench", "apps", "reliability.py")); err != nil {
-		return "", fmt.Errorf("bench/apps/reliability.py under %s: %w", root, err)
-	}
-	return root, nil
+	return runinfo.RepoRoot(filepath.Join("bench", "apps", "reliability.py"))
 }

@@ -1,25 +1,20 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/m0serve/m0serve/bench/internal/runinfo"
 )
 
 // Result is one campaign as written to bench/results/reliability-*.json.
 type Result struct {
-	Mode     string            `json:"mode"`
-	Commit   string            `json:"commit"`
-	Dirty    bool              `json:"dirty"`
-	Date     string            `json:"date"`
-	Kernel   string            `json:"kernel"`
+	Mode string `json:"mode"`
+	runinfo.Origin
 	CPUs     int               `json:"cpus"`
 	Go       string            `json:"go_version"`
 	Versions map[string]string `json:"versions"`
@@ -38,28 +33,16 @@ type Result struct {
 }
 
 func newResult(root string, cfg Config) *Result {
-	r := &Result{Mode: "reliability", Date: time.Now().UTC().Format(time.RFC3339), CPUs: runtime.NumCPU(),
-		Go: runtime.Version(), Config: cfg, LoadBefore: loadavg(), started: time.Now(),
+	r := &Result{Mode: "reliability", Origin: runinfo.NewOrigin(root), CPUs: runtime.NumCPU(),
+		Go: runtime.Version(), Config: cfg, LoadBefore: runinfo.LoadAverage(), started: time.Now(),
 		Versions: map[string]string{}}
 	if cfg.Quick {
 		r.Mode += "-quick"
 	} else {
 		r.Mode += "-full"
 	}
-	git := func(args ...string) string {
-		out, _ := exec.Command("git", append([]string{"-C", root}, args...)...).Output()
-		return strings.TrimSpace(string(out))
-	}
-	r.Commit = git("rev-parse", "--short", "HEAD")
-	r.Dirty = git("status", "--porcelain", "--untracked-files=no") != ""
-	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		r.Kernel = strings.TrimSpace(string(data))
-	}
 	version := func(name string, argv ...string) {
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Dir = root
-		out, _ := cmd.CombinedOutput()
-		r.Versions[name], _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+		r.Versions[name] = runinfo.CommandLine(root, argv[0], argv[1:]...)
 	}
 	version("m0serve", "bin/m0serve", "--version")
 	version("uvicorn", "/usr/bin/python3", "-m", "uvicorn", "--version")
@@ -87,147 +70,97 @@ func (r *Result) stopped(probes string, p *Process) {
 }
 
 func (r *Result) finish() {
-	r.LoadAfter = loadavg()
+	r.LoadAfter = runinfo.LoadAverage()
 	r.Seconds = time.Since(r.started).Seconds()
 }
 
-// write puts the result in dir as reliability-<mode>-<stamp>.json,
-// through a .tmp file, and returns the path.
+// write puts the result in dir as reliability-<mode>-<stamp>.json and
+// returns the path.
 func (r *Result) write(dir string) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return "", err
-	}
-	stamp := r.started.UTC().Format("20060102T150405Z")
-	path := filepath.Join(dir, fmt.Sprintf("%s-%s.json", r.Mode, stamp))
-	if err := os.WriteFile(path+".tmp", append(data, '\n'), 0o644); err != nil {
-		return "", err
-	}
-	return path, os.Rename(path+".tmp", path)
-}
-
-func loadavg() string {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(data))
+	return runinfo.WriteJSON(dir, r.Mode, r.started, r)
 }
 
 // printTable writes the result as Markdown tables, one per kind of probe.
 func printTable(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "## bench-reliability %s, %s (commit %s%s), %d CPUs, load %s -> %s, %.0f s\n\n",
 		r.Mode, r.Date, r.Commit, map[bool]string{true: "-dirty"}[r.Dirty], r.CPUs, r.LoadBefore, r.LoadAfter, r.Seconds)
-	rows := func(probes ...string) []Row {
-		var out []Row
+	target := func(row Row) []string { return []string{row.Target} }
+	tables := []struct {
+		probes  []string
+		title   string
+		columns []string
+		// lead is the cells a skipped or failed row keeps before saying
+		// why; cells is a measured row's, after lead.
+		lead, cells func(Row) []string
+	}{
+		{
+			probes:  []string{"latency", "slowloris", "slow-readers", "slow-bodies", "slow-bodies-1M"},
+			title:   fmt.Sprintf("A normal client during attacks (GET / every %v, %v timeout, %v windows)", r.Config.Interval, r.Config.ClientTimeout, r.Config.Window),
+			columns: []string{"probe", "server", "baseline p50 / p99 ms (errors)", "attacked p50 / p99 ms (errors)", "attackers", "alive"},
+			lead:    func(row Row) []string { return []string{row.Probe, row.Target} },
+			cells: func(row Row) []string {
+				return []string{latencyCell(*row.Baseline), latencyCell(*row.Attack), describeAttack(row), yes(row.Alive)}
+			},
+		},
+		{
+			probes:  []string{"idle"},
+			title:   "Idle connections' memory",
+			columns: []string{"server", "connections open", "RSS before → with them (MiB)", "per connection"},
+			lead:    target,
+			cells: func(row Row) []string {
+				return []string{fmt.Sprint(row.Connections), mib(row.RSSBase) + " → " + mib(row.RSSAfter), fmt.Sprintf("%.1f KiB", row.BytesPerConnection/1024)}
+			},
+		},
+		{
+			probes:  []string{"upload"},
+			title:   "Uploads (one body streamed to an app that reads and discards it)",
+			columns: []string{"server", "body", "RSS before → peak (MiB)", "time", "rate"},
+			lead:    func(row Row) []string { return []string{row.Target, mib(row.UploadBytes) + " MiB"} },
+			cells: func(row Row) []string {
+				return []string{mib(row.RSSBase) + " → " + mib(row.RSSPeak), fmt.Sprintf("%.1f s", row.UploadSeconds),
+					fmt.Sprintf("%.0f MiB/s", float64(row.UploadBytes)/(1<<20)/row.UploadSeconds)}
+			},
+		},
+		{
+			probes:  []string{"soak"},
+			title:   "Soak (GET / over keep-alive connections; RSS after the warm-up, then at each fifth)",
+			columns: []string{"server", "requests", "RSS MiB: warm → … → end", "growth", "errors", "req/s"},
+			lead:    target,
+			cells:   soakCells,
+		},
+		{
+			probes:  []string{"fuzz"},
+			title:   fmt.Sprintf("Mutated requests (%v, %d connections at a time, all servers at once)", r.Config.FuzzTime, r.Config.FuzzWorkers),
+			columns: []string{"server", "connections", "responses", "2xx / 4xx / 5xx", "unanswered", "invalid", "crashed", "alive"},
+			lead:    target,
+			cells:   fuzzCells,
+		},
+	}
+	for _, t := range tables {
+		var list []Row
 		for _, row := range r.Rows {
-			if contains(probes, row.Probe) {
-				out = append(out, row)
+			if contains(t.probes, row.Probe) {
+				list = append(list, row)
 			}
 		}
-		return out
-	}
-	status := func(row Row) (string, bool) {
-		switch {
-		case row.Skipped != "":
-			return "skipped: " + row.Skipped, false
-		case row.Failed != "":
-			return "failed: " + row.Failed, false
+		if len(list) == 0 {
+			continue
 		}
-		return "", true
-	}
-
-	if list := rows("latency", "slowloris", "slow-readers", "slow-bodies", "slow-bodies-1M"); len(list) > 0 {
-		fmt.Fprintf(w, "### A normal client during attacks (GET / every %v, %v timeout, %v windows)\n\n", r.Config.Interval, r.Config.ClientTimeout, r.Config.Window)
-		fmt.Fprintln(w, "| probe | server | baseline p50 / p99 ms (errors) | attacked p50 / p99 ms (errors) | attackers | alive |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|")
+		fmt.Fprintf(w, "### %s\n\n", t.title)
+		tableLine(w, t.columns)
+		fmt.Fprintln(w, "|"+strings.Repeat("---|", len(t.columns)))
 		for _, row := range list {
-			if s, ok := status(row); !ok {
-				fmt.Fprintf(w, "| %s | %s | %s | | | |\n", row.Probe, row.Target, s)
+			cells := t.lead(row)
+			switch {
+			case row.Skipped != "":
+				cells = append(cells, "skipped: "+row.Skipped)
+			case row.Failed != "":
+				cells = append(cells, "failed: "+row.Failed)
+			default:
+				tableLine(w, append(cells, t.cells(row)...))
 				continue
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", row.Probe, row.Target, latencyCell(*row.Baseline),
-				latencyCell(*row.Attack), describeAttack(row), yes(row.Alive))
-		}
-		fmt.Fprintln(w)
-	}
-	if list := rows("idle"); len(list) > 0 {
-		fmt.Fprintln(w, "### Idle connections' memory")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| server | connections open | RSS before → with them (MiB) | per connection |")
-		fmt.Fprintln(w, "|---|---|---|---|")
-		for _, row := range list {
-			if s, ok := status(row); !ok {
-				fmt.Fprintf(w, "| %s | %s | | |\n", row.Target, s)
-				continue
-			}
-			fmt.Fprintf(w, "| %s | %d | %s → %s | %.1f KiB |\n", row.Target, row.Connections, mib(row.RSSBase), mib(row.RSSAfter), row.BytesPerConnection/1024)
-		}
-		fmt.Fprintln(w)
-	}
-	if list := rows("upload"); len(list) > 0 {
-		fmt.Fprintln(w, "### Uploads (one body streamed to an app that reads and discards it)")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| server | body | RSS before → peak (MiB) | time | rate |")
-		fmt.Fprintln(w, "|---|---|---|---|---|")
-		for _, row := range list {
-			if s, ok := status(row); !ok {
-				fmt.Fprintf(w, "| %s | %s MiB | %s | | |\n", row.Target, mib(row.UploadBytes), s)
-				continue
-			}
-			fmt.Fprintf(w, "| %s | %s MiB | %s → %s | %.1f s | %.0f MiB/s |\n", row.Target, mib(row.UploadBytes), mib(row.RSSBase),
-				mib(row.RSSPeak), row.UploadSeconds, float64(row.UploadBytes)/(1<<20)/row.UploadSeconds)
-		}
-		fmt.Fprintln(w)
-	}
-	if list := rows("soak"); len(list) > 0 {
-		fmt.Fprintln(w, "### Soak (GET / over keep-alive connections; RSS after the warm-up, then at each fifth)")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| server | requests | RSS MiB: warm → … → end | growth | errors | req/s |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|")
-		for _, row := range list {
-			if s, ok := status(row); !ok {
-				fmt.Fprintf(w, "| %s | %s | | | | |\n", row.Target, s)
-				continue
-			}
-			var steps []string
-			for _, c := range row.Soak {
-				steps = append(steps, mib(c.RSS))
-			}
-			first, last := row.Soak[0], row.Soak[len(row.Soak)-1]
-			fmt.Fprintf(w, "| %s | %d | %s | %+.1f MiB | %d | %.0f |\n", row.Target, last.Requests, strings.Join(steps, " → "),
-				float64(last.RSS-first.RSS)/(1<<20), row.SoakErrors, float64(last.Requests)/row.SoakSeconds)
-		}
-		fmt.Fprintln(w)
-	}
-	if list := rows("fuzz"); len(list) > 0 {
-		fmt.Fprintf(w, "### Mutated requests (%v, %d connections at a time, all servers at once)\n\n", r.Config.FuzzTime, r.Config.FuzzWorkers)
-		fmt.Fprintln(w, "| server | connections | responses | 2xx / 4xx / 5xx | unanswered | invalid | crashed | alive |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
-		for _, row := range list {
-			if s, ok := status(row); !ok {
-				fmt.Fprintf(w, "| %s | %s | | | | | | |\n", row.Target, s)
-				continue
-			}
-			f := row.Fuzz
-			classes := map[byte]int{}
-			var serverErrors []string
-			for code, n := range f.Statuses {
-				classes[code[0]] += n
-				if code[0] == '5' {
-					serverErrors = append(serverErrors, fmt.Sprintf("%s×%d", code, n))
-				}
-			}
-			sort.Strings(serverErrors)
-			fivexx := fmt.Sprint(classes['5'])
-			if len(serverErrors) > 0 {
-				fivexx += " (" + strings.Join(serverErrors, ", ") + ")"
-			}
-			fmt.Fprintf(w, "| %s | %d | %d | %d / %d / %s | %d | %d | %s | %s |\n", row.Target, f.Connections, f.Responses,
-				classes['2'], classes['4'], fivexx, f.Unanswered, f.Invalid, crashCell(f), yes(f.Alive))
+			tableLine(w, append(cells, make([]string, len(t.columns)-len(cells))...))
 		}
 		fmt.Fprintln(w)
 	}
@@ -249,6 +182,51 @@ func printTable(w io.Writer, r *Result) {
 			}
 		}
 	}
+}
+
+// tableLine writes one line of a Markdown table; an empty cell is
+// written as "| |".
+func tableLine(w io.Writer, cells []string) {
+	line := "|"
+	for _, c := range cells {
+		if c != "" {
+			line += " " + c
+		}
+		line += " |"
+	}
+	fmt.Fprintln(w, line)
+}
+
+// soakCells is a soak row's figures: the requests, RSS at each
+// checkpoint, its growth, the errors and the rate.
+func soakCells(row Row) []string {
+	var steps []string
+	for _, c := range row.Soak {
+		steps = append(steps, mib(c.RSS))
+	}
+	first, last := row.Soak[0], row.Soak[len(row.Soak)-1]
+	return []string{fmt.Sprint(last.Requests), strings.Join(steps, " → "), fmt.Sprintf("%+.1f MiB", float64(last.RSS-first.RSS)/(1<<20)),
+		fmt.Sprint(row.SoakErrors), fmt.Sprintf("%.0f", float64(last.Requests)/row.SoakSeconds)}
+}
+
+// fuzzCells is a fuzz row's figures, the 5xx statuses named.
+func fuzzCells(row Row) []string {
+	f := row.Fuzz
+	classes := map[byte]int{}
+	var serverErrors []string
+	for code, n := range f.Statuses {
+		classes[code[0]] += n
+		if code[0] == '5' {
+			serverErrors = append(serverErrors, fmt.Sprintf("%s×%d", code, n))
+		}
+	}
+	sort.Strings(serverErrors)
+	fivexx := fmt.Sprint(classes['5'])
+	if len(serverErrors) > 0 {
+		fivexx += " (" + strings.Join(serverErrors, ", ") + ")"
+	}
+	return []string{fmt.Sprint(f.Connections), fmt.Sprint(f.Responses), fmt.Sprintf("%d / %d / %s", classes['2'], classes['4'], fivexx),
+		fmt.Sprint(f.Unanswered), fmt.Sprint(f.Invalid), crashCell(f), yes(f.Alive)}
 }
 
 func crashCell(f *FuzzStats) string {

@@ -107,7 +107,7 @@ func (c *Conn) upgrade(addr, path string, timeout time.Duration) (Handshake, err
 	}
 	handshake.Status = response.StatusCode
 	handshake.ResponseBytes = head.Len()
-	handshake.HeaderOrder = headerOrder(head.Bytes())
+	handshake.HeaderOrder = HeaderOrder(head.Bytes())
 	if response.StatusCode != http.StatusSwitchingProtocols {
 		return handshake, fmt.Errorf("%s%s answered the upgrade with status %d, want 101", addr, path, response.StatusCode)
 	}
@@ -142,8 +142,9 @@ func acceptKey(key string) string {
 	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
-// headerOrder lists the header names of a raw response head in order.
-func headerOrder(raw []byte) []string {
+// HeaderOrder lists the header names of a raw response head in wire
+// order.
+func HeaderOrder(raw []byte) []string {
 	head, _, _ := bytes.Cut(raw, []byte("\r\n\r\n"))
 	lines := bytes.Split(head, []byte("\r\n"))
 	var names []string

@@ -74,29 +74,27 @@ func TestEchoFraming(t *testing.T) {
 		for i := range payload {
 			payload[i] = 'a' + byte(i%26)
 		}
+		expectEcho := func(want byte, kind string) {
+			t.Helper()
+			opcode, got, err := conn.ReadMessage()
+			if err != nil {
+				t.Fatalf("%d bytes: %v", size, err)
+			}
+			if opcode != want || !bytes.Equal(got, payload) {
+				t.Fatalf("%d-byte %s: got opcode %d and %d bytes", size, kind, opcode, len(got))
+			}
+		}
 		conn.Prepare(OpText, payload)
 		for range 2 { // the prepared frame is sent again unchanged
 			if err := conn.Send(); err != nil {
 				t.Fatal(err)
 			}
-			opcode, got, err := conn.ReadMessage()
-			if err != nil {
-				t.Fatalf("%d bytes: %v", size, err)
-			}
-			if opcode != OpText || !bytes.Equal(got, payload) {
-				t.Fatalf("%d-byte text: got opcode %d and %d bytes", size, opcode, len(got))
-			}
+			expectEcho(OpText, "text")
 		}
 		if err := conn.WriteMessage(OpBinary, payload); err != nil {
 			t.Fatal(err)
 		}
-		opcode, got, err := conn.ReadMessage()
-		if err != nil {
-			t.Fatalf("%d bytes: %v", size, err)
-		}
-		if opcode != OpBinary || !bytes.Equal(got, payload) {
-			t.Fatalf("%d-byte binary: got opcode %d and %d bytes", size, opcode, len(got))
-		}
+		expectEcho(OpBinary, "binary")
 	}
 }
 

@@ -10,24 +10,6 @@ import (
 	"github.com/m0serve/m0serve/bench/wsclient"
 )
 
-// Result is one run's figures, printed as one JSON line; the harness
-// reads it (bench/harness/websocket.go).
-type Result struct {
-	Mode        string `json:"mode"`
-	Connections int    `json:"connections"`
-	// Sent is the messages the clients sent; Messages the messages they
-	// received: equal in echo, Connections times Sent in broadcast.
-	Sent     int64   `json:"sent"`
-	Messages int64   `json:"messages"`
-	Seconds  float64 `json:"seconds"`
-	// MessagesPerSecond is Messages over Seconds.
-	MessagesPerSecond float64 `json:"messages_per_second"`
-	// P50us and P99us are echo round trips, send to reply; 0 in
-	// broadcast, where a message has no single reply.
-	P50us float64 `json:"p50_us"`
-	P99us float64 `json:"p99_us"`
-}
-
 // drainTimeout bounds the wait, once the run's time is up, for the
 // messages already sent to arrive.
 const drainTimeout = 10 * time.Second
@@ -36,7 +18,7 @@ const drainTimeout = 10 * time.Second
 // message, read the reply, check it is the same, again until the time is
 // up. Every exchange ends before its goroutine looks at the clock, so
 // nothing is in flight at the end.
-func runEcho(conns []*wsclient.Conn, duration time.Duration) (Result, error) {
+func runEcho(conns []*wsclient.Conn, duration time.Duration) (wsclient.LoadResult, error) {
 	var stop atomic.Bool
 	histograms := make([]wsclient.Histogram, len(conns))
 	counts := make([]int64, len(conns))
@@ -77,10 +59,10 @@ func runEcho(conns []*wsclient.Conn, duration time.Duration) (Result, error) {
 	wg.Wait()
 	elapsed := time.Since(started)
 	if err := errors.Join(errs...); err != nil {
-		return Result{}, err
+		return wsclient.LoadResult{}, err
 	}
 	var total wsclient.Histogram
-	result := Result{Mode: "echo", Connections: len(conns), Seconds: elapsed.Seconds()}
+	result := wsclient.LoadResult{Mode: "echo", Connections: len(conns), Seconds: elapsed.Seconds()}
 	for i := range conns {
 		total.Merge(&histograms[i])
 		result.Sent += counts[i]
@@ -100,7 +82,7 @@ func runEcho(conns []*wsclient.Conn, duration time.Duration) (Result, error) {
 // clients stop sending and wait until every message sent has reached
 // every client, so the figures cover exactly the messages the server
 // handled.
-func runBroadcast(conns []*wsclient.Conn, duration time.Duration) (Result, error) {
+func runBroadcast(conns []*wsclient.Conn, duration time.Duration) (wsclient.LoadResult, error) {
 	n := int64(len(conns))
 	stop := make(chan struct{})
 	var stopOnce sync.Once
@@ -187,12 +169,12 @@ func runBroadcast(conns []*wsclient.Conn, duration time.Duration) (Result, error
 	}
 	readers.Wait()
 	if err := failure.get(); err != nil {
-		return Result{}, err
+		return wsclient.LoadResult{}, err
 	}
 	if !drained {
-		return Result{}, fmt.Errorf("broadcast: %d messages sent, not every client had them all after %v", total, drainTimeout)
+		return wsclient.LoadResult{}, fmt.Errorf("broadcast: %d messages sent, not every client had them all after %v", total, drainTimeout)
 	}
-	result := Result{Mode: "broadcast", Connections: len(conns), Sent: total, Messages: total * n, Seconds: elapsed.Seconds()}
+	result := wsclient.LoadResult{Mode: "broadcast", Connections: len(conns), Sent: total, Messages: total * n, Seconds: elapsed.Seconds()}
 	result.MessagesPerSecond = float64(result.Messages) / elapsed.Seconds()
 	return result, nil
 }

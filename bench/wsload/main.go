@@ -82,7 +82,7 @@ func run() error {
 			return fmt.Errorf(`waiting for "go" on stdin: read %q (%v)`, line, err)
 		}
 	}
-	var result Result
+	var result wsclient.LoadResult
 	var err error
 	if *mode == "echo" {
 		result, err = runEcho(conns, *duration)

@@ -4,6 +4,8 @@ $E2E_DIR for the test to read."""
 
 import os
 
+from asgi_lifespan import lifespan
+
 OUT = os.environ.get("E2E_DIR", "")
 
 
@@ -19,13 +21,8 @@ async def start(send, status=200, headers=()):
 
 async def app(scope, receive, send):
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        await lifespan(receive, send)
+        return
     path = scope["path"]
     name = scope["query_string"].decode()
     if path == "/ordered":

@@ -10,6 +10,8 @@ from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 
+from asgi_lifespan import lifespan
+
 
 def record(name, value):
     with open(os.path.join(os.environ["E2E_DIR"], name), "w") as f:
@@ -40,13 +42,8 @@ async def fastapi_echo(websocket: WebSocket):
 
 async def app(scope, receive, send):
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        await lifespan(receive, send)
+        return
     if scope["type"] == "http":
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"plain"})

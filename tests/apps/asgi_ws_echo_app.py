@@ -6,16 +6,13 @@ test's page); other plain HTTP requests get "echo"."""
 
 import os
 
+from asgi_lifespan import lifespan
+
 
 async def app(scope, receive, send):
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        await lifespan(receive, send)
+        return
     if scope["type"] == "http":
         body, kind = b"echo", b"text/plain"
         if scope["path"] == "/echo.html" and "E2E_DIR" in os.environ:

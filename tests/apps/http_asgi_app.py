@@ -3,16 +3,13 @@ unknown length, set the response fields the server used to own
 (Connection, hop-by-hop fields, Server, Date) and report the scope."""
 import json
 
+from asgi_lifespan import lifespan
+
 
 async def app(scope, receive, send):
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        await lifespan(receive, send)
+        return
     path = scope["path"]
     headers = [(b"content-type", b"text/plain")]
     if path == "/stream":

@@ -5,6 +5,8 @@ response goes to files under $E2E_DIR for the test to read."""
 import os
 import time
 
+from asgi_lifespan import lifespan
+
 OUT = os.environ.get("E2E_DIR", "")
 
 
@@ -62,13 +64,8 @@ def _stream(name):
 
 async def asgi(scope, receive, send):
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        await lifespan(receive, send)
+        return
     path = scope["path"]
     name = scope["query_string"].decode()
     start = {"type": "http.response.start", "status": 200,

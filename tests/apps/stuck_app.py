@@ -7,6 +7,8 @@ import sys
 import time
 from urllib.parse import parse_qs
 
+from asgi_lifespan import lifespan
+
 
 def _seconds(query):
     return float(parse_qs(query).get("s", ["0"])[0])
@@ -28,13 +30,8 @@ def app(environ, start_response):
 
 async def _asgi(scope, receive, send, block):
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        await lifespan(receive, send)
+        return
     if scope["path"] == "/sleep":
         _inside(scope["path"])
         seconds = _seconds(scope["query_string"].decode())
