@@ -44,6 +44,7 @@ var environExceptions = []struct {
 	request, key, m0serve, reason string
 }{
 	{"*", "SERVER_PORT", "", "each server's own listening port: checked against it"},
+	{"*", "wsgi.multithread", "true", "a spare thread (--max-client-waits) may call the app while a handler thread waits on a slow client; gunicorn's sync worker never has two calls at once"},
 	{"*", "wsgi.errors", "stderr", "gunicorn passes its error-log wrapper, m0serve sys.stderr itself; both reach the server's stderr"},
 	{"repeated fields", "HTTP_ACCEPT", "text/html, */*", `repeated fields joined with ", " (RFC 9110 §5.3), as nginx, uWSGI and Granian do; gunicorn joins with ","`},
 	{"repeated fields", "HTTP_X_MULTI", "a, b", `as HTTP_ACCEPT`},
