@@ -86,6 +86,41 @@ func (r *WebSocketRemote) Send(op ws.Opcode, payload []byte) error {
 	return nil
 }
 
+// TrySend is Send without the wait, for a caller on the loop thread (an
+// event loop the loop steps): above the high-water mark it reports false
+// and sends nothing; otherwise it queues the message as Send does.
+func (r *WebSocketRemote) TrySend(op ws.Opcode, payload []byte) (bool, error) {
+	if !r.sendMu.TryLock() {
+		return false, nil
+	}
+	defer r.sendMu.Unlock()
+	r.mu.Lock()
+	closed, full := r.closed, len(r.pending)+r.buffered >= outboxHighWater
+	r.mu.Unlock()
+	if closed {
+		return true, ErrWebSocketClosed
+	}
+	if full {
+		return false, nil
+	}
+	var d *ws.Deflater
+	if r.deflate {
+		d = &r.deflater
+	}
+	r.encoded = ws.AppendMessage(r.encoded[:0], op, payload, d)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return true, ErrWebSocketClosed
+	}
+	r.pending = append(r.pending, r.encoded...)
+	r.notify()
+	if cap(r.encoded) > keepEncoded {
+		r.encoded = nil
+	}
+	return true, nil
+}
+
 // keepEncoded is the largest encoding buffer a Remote keeps between sends.
 const keepEncoded = 64 << 10
 

@@ -205,6 +205,17 @@ type TryWriter interface {
 }
 
 func (s *asgiSlot) write(w asgiWrite) {
+	if s.ex.stepping && w.conn != nil {
+		// On the loop thread: a message under the high-water mark is
+		// queued here, as a body piece is below.
+		if ts, ok := w.conn.(WebSocketTrySender); ok {
+			if done, err := ts.TrySend(w.binary, unsafe.Slice((*byte)(w.p), w.n)); done {
+				s.writing = true
+				s.ex.postHere(asgiEvent{slot: s, kind: eventWrite, err: err})
+				return
+			}
+		}
+	}
 	if s.ex.stepping && w.conn == nil {
 		// On the loop thread: what fits the outbox needs no goroutine,
 		// and its result is delivered by the next pass's Step.

@@ -48,6 +48,13 @@ type WebSocketConn interface {
 	Taken()
 }
 
+// WebSocketTrySender is a WebSocketConn that can also queue a message
+// without waiting, for an executor the loop thread steps: false means the
+// output is above its high-water mark and nothing was sent.
+type WebSocketTrySender interface {
+	TrySend(binary bool, payload []byte) (bool, error)
+}
+
 // asgiWebSocket is a slot's WebSocketEvents: it posts each message to
 // the executor's thread as a body read's result is posted.
 type asgiWebSocket struct {

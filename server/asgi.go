@@ -175,6 +175,15 @@ func (c asgiWebSocketConn) Send(binary bool, payload []byte) error {
 	return c.remote.Send(op, payload)
 }
 
+// TrySend implements pybridge.WebSocketTrySender.
+func (c asgiWebSocketConn) TrySend(binary bool, payload []byte) (bool, error) {
+	op := ws.OpText
+	if binary {
+		op = ws.OpBinary
+	}
+	return c.remote.TrySend(op, payload)
+}
+
 func (c asgiWebSocketConn) Close(code int, reason string) {
 	c.remote.Close(ws.CloseCode(code), reason)
 }
