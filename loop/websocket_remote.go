@@ -68,22 +68,7 @@ func (r *WebSocketRemote) Send(op ws.Opcode, payload []byte) error {
 	if closed {
 		return ErrWebSocketClosed
 	}
-	var d *ws.Deflater
-	if r.deflate {
-		d = &r.deflater
-	}
-	r.encoded = ws.AppendMessage(r.encoded[:0], op, payload, d)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return ErrWebSocketClosed
-	}
-	r.pending = append(r.pending, r.encoded...)
-	r.notify()
-	if cap(r.encoded) > keepEncoded {
-		r.encoded = nil // a big message's buffer is not kept
-	}
-	return nil
+	return r.queue(op, payload)
 }
 
 // TrySend is Send without the wait, for a caller on the loop thread (an
@@ -103,6 +88,12 @@ func (r *WebSocketRemote) TrySend(op ws.Opcode, payload []byte) (bool, error) {
 	if full {
 		return false, nil
 	}
+	return true, r.queue(op, payload)
+}
+
+// queue encodes a message and hands it to the loop; r.sendMu is held, so
+// r.encoded is this call's alone.
+func (r *WebSocketRemote) queue(op ws.Opcode, payload []byte) error {
 	var d *ws.Deflater
 	if r.deflate {
 		d = &r.deflater
@@ -111,14 +102,14 @@ func (r *WebSocketRemote) TrySend(op ws.Opcode, payload []byte) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return true, ErrWebSocketClosed
+		return ErrWebSocketClosed
 	}
 	r.pending = append(r.pending, r.encoded...)
 	r.notify()
 	if cap(r.encoded) > keepEncoded {
-		r.encoded = nil
+		r.encoded = nil // a big message's buffer is not kept
 	}
-	return true, nil
+	return nil
 }
 
 // keepEncoded is the largest encoding buffer a Remote keeps between sends.
