@@ -24,15 +24,22 @@ func (h *harness) takeJob(q *JobQueue) *Job {
 	return j
 }
 
+// deferredHandshake sends request to a loop that defers WebSocket
+// handshakes to a job queue, which is closed when the test ends.
+func deferredHandshake(t *testing.T, request string) (*harness, *fakeConn, *JobQueue) {
+	q := NewJobQueue(4)
+	t.Cleanup(q.Close)
+	h := newHarness(t, deferWebSockets, func(c *Config) { c.Jobs = q })
+	c := h.connect()
+	h.fb.write(c, request)
+	return h, c, q
+}
+
 // TestWebSocketJobAccept: a deferred handshake accepted from another
 // goroutine gets its 101 with the job's fields and protocol, and the
 // Remote's sends made before the 101 follow it.
 func TestWebSocketJobAccept(t *testing.T) {
-	q := NewJobQueue(4)
-	defer q.Close()
-	h := newHarness(t, deferWebSockets, func(c *Config) { c.Jobs = q })
-	c := h.connect()
-	h.fb.write(c, upgradeRequest+"Sec-WebSocket-Protocol: one, two\r\n\r\n")
+	h, c, q := deferredHandshake(t, upgradeRequest+"Sec-WebSocket-Protocol: one, two\r\n\r\n")
 	j := h.takeJob(q)
 	if !j.IsWebSocket() {
 		t.Fatal("IsWebSocket false for a deferred handshake")
@@ -79,11 +86,7 @@ func TestWebSocketJobAccept(t *testing.T) {
 // TestWebSocketJobDenied: a deferred handshake answered as a plain
 // response (an app's denial) is an HTTP response; no upgrade happens.
 func TestWebSocketJobDenied(t *testing.T) {
-	q := NewJobQueue(4)
-	defer q.Close()
-	h := newHarness(t, deferWebSockets, func(c *Config) { c.Jobs = q })
-	c := h.connect()
-	h.fb.write(c, upgradeRequest+"\r\n")
+	h, c, q := deferredHandshake(t, upgradeRequest+"\r\n")
 	j := h.takeJob(q)
 	j.SetClose()
 	j.WriteHeader(403, 0)
@@ -97,11 +100,7 @@ func TestWebSocketJobDenied(t *testing.T) {
 // TestWebSocketJobBadHandshake: DeferWebSocket answers a bad handshake
 // itself and defers nothing.
 func TestWebSocketJobBadHandshake(t *testing.T) {
-	q := NewJobQueue(4)
-	defer q.Close()
-	h := newHarness(t, deferWebSockets, func(c *Config) { c.Jobs = q })
-	c := h.connect()
-	h.fb.write(c, strings.Replace(upgradeRequest, "Version: 13", "Version: 8", 1)+"\r\n")
+	h, c, q := deferredHandshake(t, strings.Replace(upgradeRequest, "Version: 13", "Version: 8", 1)+"\r\n")
 	if got := h.responses(c, 1)[0]; !strings.HasPrefix(got, "HTTP/1.1 426 ") {
 		t.Fatalf("response:\n%s", got)
 	}
@@ -113,11 +112,7 @@ func TestWebSocketJobBadHandshake(t *testing.T) {
 // TestWebSocketJobTransportDies: an accepted job's connection that dies
 // ends with OnClose(1006), and the Remote's sends fail after.
 func TestWebSocketJobTransportDies(t *testing.T) {
-	q := NewJobQueue(4)
-	defer q.Close()
-	h := newHarness(t, deferWebSockets, func(c *Config) { c.Jobs = q })
-	c := h.connect()
-	h.fb.write(c, upgradeRequest+"\r\n")
+	h, c, q := deferredHandshake(t, upgradeRequest+"\r\n")
 	j := h.takeJob(q)
 	e := newRemoteEcho()
 	r, err := j.AcceptWebSocket(e, nil)
