@@ -24,6 +24,8 @@ typedef struct {
 	PyObject *loop;         /* the executor's event loop */
 	int direct_tasks;       /* no task factory: asyncio.Task itself */
 	PyObject *step;         /* Executor.step, while a loop thread drives it */
+	PyObject *ready;        /* then the loop's queue of ready callbacks */
+	PyObject *eager;        /* before 3.12: the eager first step (asgi_eager.c) */
 } m0_asgi;
 
 typedef struct m0_asgi_conn m0_asgi_conn;
@@ -152,10 +154,16 @@ m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
                      int driven, char **err);
 char *m0_asgi_run(m0_asgi *ex);
 int m0_asgi_enter(m0_asgi *ex);
-double m0_asgi_step(m0_asgi *ex, int io);
+double m0_asgi_step(m0_asgi *ex, int io, int timer_due);
 void m0_asgi_leave(m0_asgi *ex);
 char *m0_asgi_finish(m0_asgi *ex);
 void m0_asgi_free(m0_asgi *ex);
+
+/* asgi_eager.c: before Python 3.12, a request task's first step runs in
+ * its constructor while armed, as eager_start does from 3.12. */
+int m0_asgi_eager_install(m0_asgi *ex);
+void m0_asgi_eager_arm(m0_asgi *ex, int armed);
+void m0_asgi_eager_remove(m0_asgi *ex);
 void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
                    const char *head, const m0_field *fields,
                    const char *remote, m0_response *resp, int writer);

@@ -89,7 +89,7 @@ func (ex *ASGIExecutor) Step(now int64) int64 {
 		ex.loopT.release()
 		return 0
 	}
-	wait := float64(C.m0_asgi_step(ex.c, cbool(io)))
+	wait := float64(C.m0_asgi_step(ex.c, cbool(io), cbool(ex.due != 0 && now >= ex.due)))
 	ex.loopT.release()
 	if io {
 		ex.ioReady.Store(false)

@@ -29,7 +29,7 @@ static PyObject *task_type, *task_kwnames, *task_name;
  * hello, a cached page) never has its task scheduled, stepped from the
  * loop's queue or registered among all tasks. A model of the executor's
  * path measured 2.58 against 1.46 µs per request (3.12.1, asyncio, 16
- * requests a batch). Python 3.11 has no eager_start. */
+ * requests a batch). Before 3.12, asgi_eager.c does the same. */
 #if PY_VERSION_HEX >= 0x030C0000
 #define TASK_KWNAMES Py_BuildValue("(sss)", "loop", "name", "eager_start")
 #else
@@ -106,7 +106,7 @@ m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
 	    (ex->state = PyObject_GetAttrString(ex->executor, "state")) == NULL ||
 	    (ex->loop = PyObject_GetAttrString(ex->executor, "loop")) == NULL ||
 	    (ex->app_callable = PyObject_GetAttrString(ex->executor, "app")) == NULL ||
-	    !PyDict_Check(ex->state)) {
+	    !PyDict_Check(ex->state) || m0_asgi_eager_install(ex) < 0) {
 		*err = PyErr_Occurred() ? m0_format_exception() : copy_text("Executor.state is not a dict");
 		Py_XDECREF(ex->scope);
 		Py_XDECREF(ex->executor);
@@ -149,6 +149,10 @@ int m0_asgi_enter(m0_asgi *ex)
 	Py_XDECREF(fd);
 	if (n >= 0 && (ex->step = PyObject_GetAttrString(ex->executor, "step")) == NULL)
 		n = -1;
+	/* asyncio's ready queue, made once in the loop's constructor: a step
+	 * with none ready, no I/O and no timer due has nothing to run. */
+	if (n >= 0 && (ex->ready = PyObject_GetAttrString(ex->loop, "_ready")) == NULL)
+		PyErr_Clear(); /* not asyncio's: step every time */
 	if (n < 0) {
 		m0_log_exception("m0serve: cannot run the ASGI event loop on the I/O thread");
 		return -1;
@@ -156,13 +160,42 @@ int m0_asgi_enter(m0_asgi *ex)
 	return (int)n;
 }
 
+/* next_timer is what step returns when no callback is ready: the
+ * seconds until the loop's next timer, -1 with none. */
+static double next_timer(m0_asgi *ex)
+{
+	PyObject *scheduled = PyObject_GetAttrString(ex->loop, "_scheduled");
+	if (scheduled == NULL || !PyList_Check(scheduled) || PyList_GET_SIZE(scheduled) == 0) {
+		Py_XDECREF(scheduled);
+		PyErr_Clear();
+		return scheduled == NULL ? 0 : -1;
+	}
+	PyObject *when = PyObject_GetAttrString(PyList_GET_ITEM(scheduled, 0), "_when");
+	Py_DECREF(scheduled);
+	PyObject *now = when != NULL ? PyObject_CallMethod(ex->loop, "time", NULL) : NULL;
+	double wait = now != NULL ? PyFloat_AsDouble(when) - PyFloat_AsDouble(now) : 0;
+	Py_XDECREF(when);
+	Py_XDECREF(now);
+	if (PyErr_Occurred()) {
+		PyErr_Clear();
+		return 0; /* let the step find out */
+	}
+	return wait > 0 ? wait : 0;
+}
+
 /* m0_asgi_step runs one iteration of the event loop (io: look at its
- * descriptors too) and returns the seconds until its next timer, 0 when
+ * descriptors too; timer_due: its next timer is due) unless it has
+ * nothing to do, and returns the seconds until its next timer, 0 when
  * callbacks are ready, -1 when it waits for nothing of its own. An
  * exception out of the loop itself (a callback's SystemExit) is logged:
  * the server goes on. */
-double m0_asgi_step(m0_asgi *ex, int io)
+double m0_asgi_step(m0_asgi *ex, int io, int timer_due)
 {
+	if (!io && !timer_due && ex->ready != NULL && PySequence_Size(ex->ready) == 0) {
+		double wait = next_timer(ex);
+		if (wait != 0)
+			return wait;
+	}
 	PyObject *r = PyObject_CallOneArg(ex->step, io ? Py_True : Py_False);
 	if (r == NULL) {
 		m0_log_exception("m0serve: exception in the ASGI event loop");
@@ -181,6 +214,7 @@ double m0_asgi_step(m0_asgi *ex, int io)
 void m0_asgi_leave(m0_asgi *ex)
 {
 	Py_CLEAR(ex->step);
+	Py_CLEAR(ex->ready);
 	PyObject *r = PyObject_CallMethod(ex->executor, "leave", NULL);
 	if (r == NULL)
 		m0_log_exception("m0serve: leaving the ASGI event loop");
@@ -197,7 +231,9 @@ char *m0_asgi_finish(m0_asgi *ex)
 void m0_asgi_free(m0_asgi *ex)
 {
 	executors[ex->id] = NULL;
+	m0_asgi_eager_remove(ex);
 	Py_XDECREF(ex->step);
+	Py_XDECREF(ex->ready);
 	Py_XDECREF(ex->scope);
 	Py_XDECREF(ex->executor);
 	Py_XDECREF(ex->state);
@@ -246,7 +282,9 @@ static void start_task(m0_asgi *ex, PyObject *request, PyObject *scope)
 	PyObject *task;
 	if (ex->direct_tasks) {
 		PyObject *args[5] = {NULL, coro, ex->loop, task_name, Py_True};
+		m0_asgi_eager_arm(ex, 1);
 		task = PyObject_Vectorcall(task_type, args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, task_kwnames);
+		m0_asgi_eager_arm(ex, 0);
 	} else {
 		task = PyObject_CallMethodOneArg(ex->loop, s_create_task, coro);
 	}

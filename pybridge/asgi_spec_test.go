@@ -2,6 +2,8 @@ package pybridge
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -120,6 +122,30 @@ func TestASGITaskFactory(t *testing.T) {
 		s := startASGI(t, "asgi_spec_app:task_factory", ASGIOptions{Loop: loop, Lifespan: LifespanOn})
 		if r := s.get(t, "/x").Response; string(r.Body()) != "from the factory" {
 			t.Fatalf("%d %q", r.Status(), r.Body())
+		}
+	})
+}
+
+// A request's first step runs in its own task and context, eagerly on
+// every Python (asgi_eager.c before 3.12): stepped by the server's loop
+// thread, no Python frame is below it, where a step from the loop's
+// queue has asyncio's Handle._run. A context variable one request sets
+// is not the next one's.
+func TestASGIFirstStep(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop})
+		for i, want := range []string{"unset", "unset"} {
+			r := s.get(t, fmt.Sprintf("/first-step?%d", i)).Response
+			got := strings.Split(string(r.Body()), "|")
+			if r.Status() != 200 || len(got) != 3 {
+				t.Fatalf("%d %q", r.Status(), r.Body())
+			}
+			if got[0] != "m0serve ASGI request" || got[1] != want {
+				t.Errorf("request %d: task %q, context variable %q; want the request's task and %q", i, got[0], got[1], want)
+			}
+			if drivenTests && got[2] != "none" {
+				t.Errorf("request %d: the first step ran below %s, not in the task's constructor", i, got[2])
+			}
 		}
 	})
 }

@@ -1,8 +1,10 @@
 """ASGI apps for the executor's spec tests: one route per behaviour."""
 
 import asyncio
+import contextvars
 import json
 import os
+import sys
 import tempfile
 import threading
 
@@ -11,6 +13,9 @@ FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "file_body.txt")
 # What a task saw after its response, read back by a later request.
 seen = {}
 kept = []
+
+# Set by each /first-step request: the next one must not see it.
+_request_var = contextvars.ContextVar("request_var")
 
 
 def _jsonable(v):
@@ -194,6 +199,16 @@ async def app(scope, receive, send):
             await asyncio.sleep(3600)
         finally:
             open(query, "w").write("finally ran")
+    elif path == "/first-step":
+        # The request's first step (eager on every version: asgi_eager.c
+        # before 3.12) runs in the request's task, in a context of its
+        # own; stepped from the server's thread, no Python frame is below
+        # it, as none is when the task's constructor runs it.
+        task = asyncio.current_task()
+        leaked = _request_var.get("unset")
+        _request_var.set(query)
+        below = "none" if sys._getframe().f_back is None else sys._getframe().f_back.f_code.co_name
+        await _reply(send, 200, f"{task.get_name()}|{leaked}|{below}".encode())
     elif path == "/loop":
         await _reply(send, 200, type(asyncio.get_running_loop()).__module__.encode())
     else:

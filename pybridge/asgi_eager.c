@@ -1,0 +1,143 @@
+/*
+ * A request's first step, run eagerly on Python 3.10 and 3.11.
+ *
+ * From 3.12 asyncio.Task(eager_start=True) runs a task's first step in
+ * its constructor (asgi_executor.c asks for it): an app that answers
+ * without suspending never has its task queued, handled by the loop's
+ * iteration and stepped from there. Before 3.12 the constructor always
+ * hands its first step to loop.call_soon, a Python method that builds a
+ * Handle for the loop's next iteration to run. Here the loop object
+ * gets a call_soon attribute of its own that, while m0_asgi_spawn
+ * constructs a task (armed), runs that step at once, in the task's
+ * context, as 3.12 does; every other call goes to the loop's method.
+ *
+ * The step still runs inside a real Task (asyncio.current_task() is the
+ * request's, cancellation works as ever); unlike 3.12, all_tasks() does
+ * not list the task during its first step. asgi_bare on the I/O thread,
+ * 16 connections: see the note in asgi_executor.c for the model.
+ */
+#include "asgi.h"
+
+#if PY_VERSION_HEX < 0x030C0000
+
+#define EAGER_CAPSULE "m0serve.eager_start"
+
+typedef struct {
+	PyObject *call_soon; /* the loop's own, bound */
+	int armed;           /* the next call is a new task's first step */
+} eager_start;
+
+static void eager_free(PyObject *capsule)
+{
+	eager_start *e = PyCapsule_GetPointer(capsule, EAGER_CAPSULE);
+	if (e == NULL) {
+		PyErr_Clear();
+		return;
+	}
+	Py_XDECREF(e->call_soon);
+	PyMem_Free(e);
+}
+
+/* run_step calls a task's first step inside its context, as
+ * Handle._run would. */
+static PyObject *run_step(PyObject *step, PyObject *context)
+{
+	if (PyContext_Enter(context) < 0)
+		return NULL;
+	PyObject *r = PyObject_CallNoArgs(step);
+	PyObject *raised = m0_fetch_exception();
+	if (PyContext_Exit(context) < 0) {
+		Py_XDECREF(raised);
+		Py_XDECREF(r);
+		return NULL;
+	}
+	m0_restore_exception(raised);
+	if (r == NULL)
+		return NULL;
+	Py_DECREF(r);
+	Py_RETURN_NONE;
+}
+
+static PyObject *eager_call_soon(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+	eager_start *e = PyCapsule_GetPointer(self, EAGER_CAPSULE);
+	if (e == NULL)
+		return NULL;
+	/* Task's constructor calls call_soon(step, context=ctx). */
+	if (e->armed && nargs == 1 && kwnames != NULL && PyTuple_GET_SIZE(kwnames) == 1 &&
+	    PyContext_CheckExact(args[1])) {
+		e->armed = 0;
+		return run_step(args[0], args[1]);
+	}
+	return PyObject_Vectorcall(e->call_soon, args, nargs, kwnames);
+}
+
+static PyMethodDef eager_def = {
+    "call_soon", (PyCFunction)(void (*)(void))eager_call_soon, METH_FASTCALL | METH_KEYWORDS,
+    "the loop's call_soon; runs a new request task's first step at once"};
+
+int m0_asgi_eager_install(m0_asgi *ex)
+{
+	eager_start *e = PyMem_Calloc(1, sizeof *e);
+	if (e == NULL) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	PyObject *capsule = PyCapsule_New(e, EAGER_CAPSULE, eager_free);
+	if (capsule == NULL) {
+		PyMem_Free(e);
+		return -1;
+	}
+	PyObject *hook = NULL;
+	if ((e->call_soon = PyObject_GetAttrString(ex->loop, "call_soon")) == NULL ||
+	    (hook = PyCFunction_New(&eager_def, capsule)) == NULL) {
+		Py_DECREF(capsule);
+		return -1;
+	}
+	if (PyObject_SetAttrString(ex->loop, "call_soon", hook) < 0) {
+		/* A loop type whose instances take no attributes: no eager
+		 * start, as before. */
+		PyErr_Clear();
+		Py_DECREF(hook);
+		Py_DECREF(capsule);
+		return 0;
+	}
+	Py_DECREF(hook);
+	ex->eager = capsule;
+	return 0;
+}
+
+void m0_asgi_eager_arm(m0_asgi *ex, int armed)
+{
+	if (ex->eager != NULL)
+		((eager_start *)PyCapsule_GetPointer(ex->eager, EAGER_CAPSULE))->armed = armed;
+}
+
+void m0_asgi_eager_remove(m0_asgi *ex)
+{
+	if (ex->eager == NULL)
+		return;
+	/* The loop's attribute holds the capsule, which holds the loop's
+	 * bound method: removing it breaks the cycle. */
+	if (PyObject_DelAttrString(ex->loop, "call_soon") < 0)
+		PyErr_Clear();
+	Py_CLEAR(ex->eager);
+}
+
+#else
+
+int m0_asgi_eager_install(m0_asgi *ex)
+{
+	(void)ex;
+	return 0;
+}
+
+void m0_asgi_eager_arm(m0_asgi *ex, int armed)
+{
+	(void)ex;
+	(void)armed;
+}
+
+void m0_asgi_eager_remove(m0_asgi *ex) { (void)ex; }
+
+#endif
