@@ -35,6 +35,8 @@ type Backend struct {
 	// Wait that need not block skips the syscall when there is nothing to
 	// submit.
 	unsubmitted uint32
+	one         oneSend
+	lastBatch   int // completions the last Wait returned
 	// err is a failure found where no error can be returned (a Queue call
 	// that could not get an SQE); Wait returns it.
 	err error
@@ -83,6 +85,9 @@ func (b *Backend) Name() string { return b.name }
 // full it submits what is queued first, an extra io_uring_enter that only a
 // pass queueing more than Options.Entries operations pays.
 func (b *Backend) sqe() *giouring.SubmissionQueueEntry {
+	if b.one.active {
+		b.flushOneSend()
+	}
 	entry := b.ring.GetSQE()
 	if entry == nil {
 		if _, err := b.ring.Submit(); err != nil && b.err == nil {
@@ -221,6 +226,9 @@ func (b *Backend) QueueSend(fd int, slot, gen uint32, data []byte) {
 	state.sendData = data
 	state.sendDone = 0
 	state.pending++
+	if b.holdSend(state, slot, gen) {
+		return
+	}
 	b.submitSend(state, slot, gen)
 }
 

@@ -20,6 +20,7 @@
 //	buf_ring           IORING_REGISTER_PBUF_RING (5.19), else recv into the slot's buffer
 //	multishot_recv     IORING_RECV_MULTISHOT over the buffer ring (6.0), else one recv per QueueRecv
 //	cancel_fd          IORING_ASYNC_CANCEL_FD|ALL (5.19), else cancel by user_data
+//	direct_send        a pass's only send by send(2) (any kernel; directsend.go), else an SQE
 //
 // Setting M0_URING_DISABLE (or Options.Disable) to a comma list of those
 // names forces each off, so that every fallback path runs on a kernel that

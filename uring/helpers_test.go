@@ -24,7 +24,8 @@ var combos = []struct{ name, disable string }{
 	{"no_multishot_recv", "multishot_recv"},
 	{"no_buf_ring", "buf_ring"},
 	{"no_cancel_fd", "cancel_fd"},
-	{"none", "defer_taskrun,coop_taskrun,multishot_accept,multishot_recv,buf_ring,cancel_fd"},
+	{"no_direct_send", "direct_send"},
+	{"none", "defer_taskrun,coop_taskrun,multishot_accept,multishot_recv,buf_ring,cancel_fd,direct_send"},
 }
 
 // hangGuard bounds how long a test waits for a completion: only to turn a

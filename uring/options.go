@@ -28,7 +28,7 @@ type Options struct {
 	BufferSize  uint32
 	// Disable is a comma list of features to force off, the same syntax as
 	// M0_URING_DISABLE: defer_taskrun, coop_taskrun, multishot_accept,
-	// multishot_recv, buf_ring, cancel_fd.
+	// multishot_recv, buf_ring, cancel_fd, direct_send.
 	Disable string
 }
 
@@ -49,6 +49,7 @@ const (
 	featureMultishotRecv
 	featureBufRing
 	featureCancelFD
+	featureDirectSend
 )
 
 var featureNames = [...]struct {
@@ -61,6 +62,7 @@ var featureNames = [...]struct {
 	{"multishot_recv", featureMultishotRecv},
 	{"buf_ring", featureBufRing},
 	{"cancel_fd", featureCancelFD},
+	{"direct_send", featureDirectSend},
 }
 
 // parseDisable reads a comma list of feature names. An unknown name is an
@@ -82,7 +84,7 @@ func parseDisable(list string) (feature, error) {
 			}
 		}
 		if !known {
-			return 0, fmt.Errorf("uring: unknown feature %q in disable list %q (known: defer_taskrun, coop_taskrun, multishot_accept, multishot_recv, buf_ring, cancel_fd)", field, list)
+			return 0, fmt.Errorf("uring: unknown feature %q in disable list %q (known: defer_taskrun, coop_taskrun, multishot_accept, multishot_recv, buf_ring, cancel_fd, direct_send)", field, list)
 		}
 	}
 	return off, nil

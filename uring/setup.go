@@ -171,6 +171,9 @@ func New(opts Options) (*Backend, error) {
 	if off&featureCancelFD == 0 && kernelAtLeast(5, 19) {
 		b.features |= featureCancelFD
 	}
+	if off&featureDirectSend == 0 {
+		b.features |= featureDirectSend
+	}
 	if off&featureBufRing == 0 {
 		br, err := newBufferRing(ring, opts.BufferCount, opts.BufferSize)
 		switch {
@@ -225,6 +228,9 @@ func describe(f feature, opts Options) string {
 		parts = append(parts, "cancel by fd")
 	} else {
 		parts = append(parts, "cancel by user_data")
+	}
+	if f&featureDirectSend != 0 {
+		parts = append(parts, "a lone send by send(2)")
 	}
 	return "io_uring: " + strings.Join(parts, ", ")
 }

@@ -34,6 +34,9 @@ func TestNameNamesFeaturesInUse(t *testing.T) {
 				t.Errorf("Name %q lacks %q (features %b)", name, want, b.features)
 			}
 		}
+		if direct := b.features&featureDirectSend != 0; strings.Contains(name, "send(2)") != direct {
+			t.Errorf("Name %q: direct sends %v", name, direct)
+		}
 	})
 }
 
@@ -41,7 +44,7 @@ func TestNameNamesFeaturesInUse(t *testing.T) {
 // exactly the features it did not disable, or a fallback path goes
 // untested.
 func TestDisableForcesEachFeatureOff(t *testing.T) {
-	all := featureDeferTaskrun | featureMultishotAccept | featureMultishotRecv | featureBufRing | featureCancelFD
+	all := featureDeferTaskrun | featureMultishotAccept | featureMultishotRecv | featureBufRing | featureCancelFD | featureDirectSend
 	want := map[string]feature{
 		"all":                 all,
 		"no_defer_taskrun":    all&^featureDeferTaskrun | featureCoopTaskrun,
@@ -50,6 +53,7 @@ func TestDisableForcesEachFeatureOff(t *testing.T) {
 		"no_multishot_recv":   all &^ featureMultishotRecv,
 		"no_buf_ring":         all &^ (featureBufRing | featureMultishotRecv),
 		"no_cancel_fd":        all &^ featureCancelFD,
+		"no_direct_send":      all &^ featureDirectSend,
 		"none":                0,
 	}
 	for _, combo := range combos {

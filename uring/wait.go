@@ -19,6 +19,12 @@ import (
 // once. A timeout of zero does not block; a negative one waits for ever;
 // an empty out only submits.
 func (b *Backend) Wait(out []loop.Completion, timeout time.Duration) (int, error) {
+	n, err := b.wait(out, timeout)
+	b.lastBatch = n
+	return n, err
+}
+
+func (b *Backend) wait(out []loop.Completion, timeout time.Duration) (int, error) {
 	if b.err != nil {
 		return 0, b.err
 	}
@@ -26,6 +32,9 @@ func (b *Backend) Wait(out []loop.Completion, timeout time.Duration) (int, error
 		b.buffers.recycle()
 	}
 	n := b.takeHeld(out)
+	if b.one.active {
+		n = b.sendHeld(out, n)
+	}
 
 	// With no room in out there is nothing to wait for: submit only.
 	if n > 0 || timeout == 0 || len(out) == 0 || b.ring.CQReady() > 0 {
