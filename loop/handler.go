@@ -40,6 +40,11 @@ func (r *Request) RemoteAddr() netip.AddrPort { return r.slot.remoteAddr() }
 // beside one of its own deferred requests.
 func (r *Request) JobsInFlight() int { return r.loop.jobsOut }
 
+// PassReceives is how many receives completed in the loop's current pass:
+// about how many requests the pass dispatches, this one among them (a
+// receive may hold two pipelined requests, or half of one).
+func (r *Request) PassReceives() int { return r.loop.passReceives }
+
 // Head returns the request's head as received, which the Request's spans
 // index into; valid only during ServeInline.
 func (r *Request) Head() []byte { return r.head }

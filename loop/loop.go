@@ -60,6 +60,9 @@ type Loop struct {
 	heldJobs []*Job
 	freeJobs []*Job
 	jobsOut  int // jobs taken and not yet released: deferred requests in flight
+	// passReceives counts this pass's receive completions: about how
+	// many requests it will dispatch (Request.PassReceives).
+	passReceives int
 	// otherQueues are the queues besides Config.Jobs handlers deferred to
 	// (ResponseWriter.DeferTo): each is signalled at the end of a pass.
 	otherQueues []*JobQueue
@@ -298,6 +301,12 @@ func (l *Loop) pass() error {
 	}
 	l.clock()
 	l.yielder.Maybe(l.now) // threadsched.Yielder says why
+	l.passReceives = 0
+	for i := 0; i < n; i++ {
+		if l.completions[i].Op == OpRecv {
+			l.passReceives++
+		}
+	}
 	for i := 0; i < n; i++ {
 		l.handle(&l.completions[i])
 		l.completions[i].Data = nil

@@ -723,3 +723,25 @@ func TestInlineRequestHead(t *testing.T) {
 		}
 	})
 }
+
+// PassReceives counts the receives of the pass that dispatches a request:
+// three connections' requests arriving together each see three; one alone
+// sees one.
+func TestPassReceives(t *testing.T) {
+	var seen []int
+	h := HandlerFunc(func(req *Request, w *ResponseWriter) {
+		seen = append(seen, req.PassReceives())
+		w.Respond(200, nil)
+	})
+	hs := newHarness(t, h, nil)
+	conns := []*fakeConn{hs.connect(), hs.connect(), hs.connect()}
+	for _, c := range conns {
+		hs.fb.write(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	}
+	hs.until("three requests", func() bool { return len(seen) == 3 })
+	hs.fb.write(conns[0], "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	hs.until("a fourth request", func() bool { return len(seen) == 4 })
+	if want := []int{3, 3, 3, 1}; !slices.Equal(seen, want) {
+		t.Fatalf("PassReceives per request %v, want %v", seen, want)
+	}
+}
