@@ -85,7 +85,7 @@ func (b *Backend) Name() string { return b.name }
 // full it submits what is queued first, an extra io_uring_enter that only a
 // pass queueing more than Options.Entries operations pays.
 func (b *Backend) sqe() *giouring.SubmissionQueueEntry {
-	if b.one.active {
+	if b.one.state != nil {
 		b.flushOneSend()
 	}
 	entry := b.ring.GetSQE()

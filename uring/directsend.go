@@ -20,20 +20,20 @@ import (
 // With more than one completion in the last batch, sends stay SQEs: one
 // enter submits them all.
 
-// oneSend is a pass's only send, held back from the submission queue.
+// oneSend is a pass's only send, held back from the submission queue
+// (none while state is nil).
 type oneSend struct {
 	state     *slotState
 	slot, gen uint32
-	active    bool
 }
 
 // holdSend keeps a send for Wait to make directly, when it is the only
 // operation queued since a Wait that returned one completion or none.
 func (b *Backend) holdSend(state *slotState, slot, gen uint32) bool {
-	if b.features&featureDirectSend == 0 || b.one.active || b.unsubmitted != 0 || b.lastBatch > 1 {
+	if b.features&featureDirectSend == 0 || b.one.state != nil || b.unsubmitted != 0 || b.lastBatch > 1 {
 		return false
 	}
-	b.one = oneSend{state: state, slot: slot, gen: gen, active: true}
+	b.one = oneSend{state: state, slot: slot, gen: gen}
 	return true
 }
 
@@ -41,7 +41,7 @@ func (b *Backend) holdSend(state *slotState, slot, gen uint32) bool {
 // made, so that the kernel sees operations in the order they were queued.
 func (b *Backend) flushOneSend() {
 	s := b.one
-	b.one.active = false
+	b.one = oneSend{}
 	b.submitSend(s.state, s.slot, s.gen)
 }
 
@@ -50,7 +50,7 @@ func (b *Backend) flushOneSend() {
 // an SQE, resubmitted as after a short send.
 func (b *Backend) sendHeld(out []loop.Completion, n int) int {
 	s := b.one
-	b.one.active = false
+	b.one = oneSend{}
 	rest := s.state.sendData[s.state.sendDone:]
 	if n >= len(out) || len(rest) == 0 {
 		b.submitSend(s.state, s.slot, s.gen)

@@ -32,7 +32,7 @@ func (b *Backend) wait(out []loop.Completion, timeout time.Duration) (int, error
 		b.buffers.recycle()
 	}
 	n := b.takeHeld(out)
-	if b.one.active {
+	if b.one.state != nil {
 		n = b.sendHeld(out, n)
 	}
 
