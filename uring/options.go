@@ -84,7 +84,11 @@ func parseDisable(list string) (feature, error) {
 			}
 		}
 		if !known {
-			return 0, fmt.Errorf("uring: unknown feature %q in disable list %q (known: defer_taskrun, coop_taskrun, multishot_accept, multishot_recv, buf_ring, cancel_fd, direct_send)", field, list)
+			names := make([]string, len(featureNames))
+			for i, f := range featureNames {
+				names[i] = f.name
+			}
+			return 0, fmt.Errorf("uring: unknown feature %q in disable list %q (known: %s)", field, list, strings.Join(names, ", "))
 		}
 	}
 	return off, nil
