@@ -259,6 +259,13 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 
 	runErr := l.Run()
 	stop.loopEnded()
+	select {
+	case <-stop.forced:
+		// The second signal's Shutdown(0) ended the loop: exit with its
+		// status here, or returning would race stop.run's exit with 0.
+		stop.exitNow()
+	default:
+	}
 	if py != nil && cfg.Worker.stuckInApp() {
 		// The stuck request's thread would hold Python's stop (and burn
 		// its CPU, if it spins) for the whole graceful budget, for
