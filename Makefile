@@ -8,6 +8,18 @@ FUZZTIME    ?= 10s
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOBIN       := $(shell $(GO) env GOPATH)/bin
 
+# The CPython m0serve embeds is linked statically where its build left an
+# archive: Debian's is built with profile-guided optimisation and its
+# shared library is not (pybridge/pkg-config.sh). PYTHON_LINK=shared links
+# libpython3.X.so instead. CGO_LDFLAGS differs between the two so that the
+# build cache, which does not key on pkg-config's answer, keeps them apart.
+PYTHON_LINK ?= static
+export PKG_CONFIG     := $(CURDIR)/pybridge/pkg-config.sh
+export M0_PYTHON_LINK := $(PYTHON_LINK)
+ifeq ($(PYTHON_LINK),static)
+export CGO_LDFLAGS    := -O2 -g -Wl,--export-dynamic
+endif
+
 # Debian packages, by what needs them; scripts/install-packages.sh installs
 # the missing ones and is quick when none are. Running needs only the
 # headers and pkg-config entry of the CPython m0serve embeds (gcc and Go
@@ -143,9 +155,9 @@ bench-reliability: packages-bench-python build
 
 # The pybridge tests against every other embeddable CPython on the machine
 # (pyenv builds, 3.10 and newer, other than the default's minor version):
-# pybridge/pkg-config.sh points cgo at that Python's .pc and adds an rpath;
-# LD_LIBRARY_PATH is set as well, so the test binary loads that libpython
-# even where the rpath is overridden. CGO_CFLAGS names the include dir so
+# pybridge/pkg-config.sh points cgo at that Python's shared library (its
+# .pc) and adds an rpath; LD_LIBRARY_PATH is set as well, so the test
+# binary loads that libpython even where the rpath is overridden. CGO_CFLAGS names the include dir so
 # the build cache never reuses a build for another Python.
 test-pythons: packages-wheel
 	@default=$$(pkg-config --modversion python3-embed); failed=""; tested=0; \
@@ -157,7 +169,7 @@ test-pythons: packages-wheel
 		[ "$$version" = "$$default" ] && continue; \
 		prefix=$$(pkg-config --variable=prefix "$$pc"); name=$${prefix##*/}; \
 		log=$$logs/python-$$name.log; tested=$$((tested + 1)); \
-		if PKG_CONFIG=$(CURDIR)/pybridge/pkg-config.sh M0_PYTHON_PC=$$pc \
+		if PKG_CONFIG=$(CURDIR)/pybridge/pkg-config.sh M0_PYTHON_PC=$$pc M0_PYTHON_LINK=shared \
 			CGO_CFLAGS="-O2 -g $$(pkg-config --cflags-only-I $$pc)" \
 			LD_LIBRARY_PATH=$$(pkg-config --variable=libdir "$$pc")$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} \
 			$(GO) test $(LDFLAGS) -count=1 -v ./pybridge/ > $$log 2>&1; then \
@@ -183,10 +195,11 @@ test-wsgi-handoff: packages-test
 # The bridge's tests once under AddressSanitizer: Go's -asan builds the C
 # shim and the Go runtime with it. PYTHONMALLOC=malloc puts Python's own
 # objects on malloc, so that ASan checks the shim's use of them too; what
-# CPython keeps until exit is suppressed (pybridge/testdata/lsan.supp).
-# The test binary is kept: the leak report is symbolized from it at exit.
+# CPython keeps until exit is suppressed (pybridge/testdata/lsan.supp, by
+# libpython3's name: this build links it shared). The test binary is
+# kept: the leak report is symbolized from it at exit.
 test-asan: packages-test
-	$(GO) test $(LDFLAGS) -asan -c -o $(CURDIR)/bin/pybridge-asan.test ./pybridge/
+	M0_PYTHON_LINK=shared $(GO) test $(LDFLAGS) -asan -c -o $(CURDIR)/bin/pybridge-asan.test ./pybridge/
 	cd pybridge && PYTHONMALLOC=malloc LSAN_OPTIONS=suppressions=$(CURDIR)/pybridge/testdata/lsan.supp \
 		$(CURDIR)/bin/pybridge-asan.test -test.count=1
 

@@ -3,7 +3,8 @@
 # dist/m0serve-<VERSION>-cpXY-cpXY-linux_<arch>.whl for the CPython
 # PYTHON (an interpreter: /usr/bin/python3, a pyenv build's bin/python3).
 # The binary is built against that Python's libpython (pkg-config.sh adds
-# an rpath to its LIBDIR when it is not the system's), or BINARY, already
+# an rpath to its LIBDIR when it is not the system's; the system's is
+# linked statically under make, as make build does), or BINARY, already
 # built for it, is taken as it is. The wheel is made by python3 -m build
 # with setuptools (BUILD_PYTHON, default /usr/bin/python3, runs it) from a
 # staged copy of packaging/ under BUILD_DIR (default build), so the tree
@@ -42,7 +43,7 @@ if [ -z "$binary" ]; then
 			echo "build-wheel: $python has no $pc: not an embeddable CPython (built without --enable-shared?)" >&2
 			exit 1
 		fi
-		(cd "$root" && PKG_CONFIG="$root/pybridge/pkg-config.sh" M0_PYTHON_PC=$pc \
+		(cd "$root" && PKG_CONFIG="$root/pybridge/pkg-config.sh" M0_PYTHON_PC=$pc M0_PYTHON_LINK=shared \
 			CGO_CFLAGS="-O2 -g $(pkg-config --cflags-only-I "$pc")" \
 			"$go" build -ldflags="$ldflags" -o "$binary" ./cmd/m0serve)
 	fi
