@@ -157,8 +157,9 @@ bench-reliability: packages-bench-python build
 # (pyenv builds, 3.10 and newer, other than the default's minor version):
 # pybridge/pkg-config.sh points cgo at that Python's shared library (its
 # .pc) and adds an rpath; LD_LIBRARY_PATH is set as well, so the test
-# binary loads that libpython even where the rpath is overridden. CGO_CFLAGS names the include dir so
-# the build cache never reuses a build for another Python.
+# binary loads that libpython even where the rpath is overridden.
+# CGO_CFLAGS names the include dir so the build cache never reuses a build
+# for another Python.
 test-pythons: packages-wheel
 	@default=$$(pkg-config --modversion python3-embed); failed=""; tested=0; \
 	logs=$$(mktemp -d /tmp/m0-test-pythons.XXXXXX); \

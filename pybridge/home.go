@@ -17,10 +17,10 @@ import (
 // library, lib-dynload) and the interpreter program that belongs to it.
 // Both are found from the libpython this process loaded, which is the
 // one the binary was built against (the system's, or the one its rpath
-// names), never from PATH: CPython left to itself looks for "python3"
-// on PATH and takes the standard library of whatever it finds there (a
-// pyenv 3.11.7 under Debian's libpython 3.11.2, without Debian's
-// dist-packages).
+// names), or, linked statically, from the prefix compiled in; never from
+// PATH: CPython left to itself looks for "python3" on PATH and takes the
+// standard library of whatever it finds there (a pyenv 3.11.7 under
+// Debian's libpython 3.11.2, without Debian's dist-packages).
 type home struct {
 	prefix     string // "" when not found: CPython's own search
 	executable string
@@ -28,8 +28,13 @@ type home struct {
 
 // findHome walks up from the library's directory to the first one that
 // holds lib/pythonX.Y/os.py, CPython's own landmark for its prefix
-// (/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0 gives /usr).
+// (/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0 gives /usr). A static
+// link's prefix must hold it itself.
 func findHome() home {
+	if prefix := C.m0_static_prefix(); prefix != nil {
+		h, _ := homeAt(C.GoString(prefix))
+		return h
+	}
 	lib := C.m0_library_path()
 	if lib == nil {
 		return home{}
@@ -38,21 +43,29 @@ func findHome() home {
 	if err != nil {
 		return home{}
 	}
-	version := "python" + Version()
 	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
-		for _, libdir := range []string{"lib", "lib64"} {
-			if isFile(filepath.Join(dir, libdir, version, "os.py")) {
-				h := home{prefix: dir, executable: filepath.Join(dir, "bin", version)}
-				if !isFile(h.executable) && isFile(filepath.Join(dir, "bin", "python3")) {
-					h.executable = filepath.Join(dir, "bin", "python3")
-				}
-				return h
-			}
+		if h, ok := homeAt(dir); ok {
+			return h
 		}
 		if dir == filepath.Dir(dir) {
 			return home{}
 		}
 	}
+}
+
+// homeAt is the home whose prefix is dir, if dir holds the landmark.
+func homeAt(dir string) (home, bool) {
+	version := "python" + Version()
+	for _, libdir := range []string{"lib", "lib64"} {
+		if isFile(filepath.Join(dir, libdir, version, "os.py")) {
+			h := home{prefix: dir, executable: filepath.Join(dir, "bin", version)}
+			if !isFile(h.executable) && isFile(filepath.Join(dir, "bin", "python3")) {
+				h.executable = filepath.Join(dir, "bin", "python3")
+			}
+			return h, true
+		}
+	}
+	return home{}, false
 }
 
 func isFile(path string) bool {

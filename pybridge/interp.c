@@ -222,6 +222,18 @@ static int add_site_dir(const char *dir)
 	return 0;
 }
 
+/* m0_static_prefix is the prefix of the Python linked into the program
+ * (pkg-config.sh defines M0_PYTHON_PREFIX for a static link), or NULL
+ * when the program loads libpython. */
+const char *m0_static_prefix(void)
+{
+#ifdef M0_PYTHON_PREFIX
+	return M0_PYTHON_PREFIX;
+#else
+	return NULL;
+#endif
+}
+
 /* m0_library_path is the file the Python C API was loaded from: the
  * libpython this process runs, or the program itself when Python is
  * linked in statically; NULL if the loader cannot tell. */

@@ -16,29 +16,35 @@
 # (LIBPL/LIBRARY, with the libraries it needs) where its build left one:
 # Debian's libpython3.X.a is built with profile-guided optimisation and
 # without -fPIC, as its /usr/bin/python3 is, and its shared library is
-# not; Python code ran 0.82x the time in the static link. The symbols are
+# not. Linked statically, a pure-Python loop ran in 0.82x the time and a
+# Flask request took 0.93x the CPU (bench-python). The symbols are
 # exported (--export-dynamic) for the extension modules, which Debian
-# does not link against libpython, as for its python3. Without an
-# archive, the answer is the shared library's. Set CGO_LDFLAGS apart for
-# a static build (the Makefile does), for the build cache again.
+# does not link against libpython, as for its python3. --cflags then
+# defines M0_PYTHON_PREFIX, where pybridge finds the standard library
+# (home.go), which it otherwise finds from libpython's path. Without an
+# archive, or with a prefix cgo would refuse in a -D (a '-' in it), the
+# answers are the shared library's. Set CGO_LDFLAGS apart for a static
+# build (the Makefile does), for the build cache again.
 real=${M0_PKG_CONFIG:-pkg-config}
 pc=${M0_PYTHON_PC:-python3-embed}
 
-# static_libs prints the link flags of the archive of $pc's Python, or
-# fails where that Python's build left none.
-static_libs() {
+# static_link prints the prefix of $pc's Python on one line and the link
+# flags of its archive on the next, or fails where there is no archive.
+static_link() {
 	python=$("$real" --variable=exec_prefix "$pc")/bin/python$("$real" --modversion "$pc") || return 1
 	[ -x "$python" ] || return 1
 	"$python" - <<'EOF'
-import os, sys, sysconfig
+import os, re, sys, sysconfig
 var = sysconfig.get_config_var
 archive = os.path.join(var("LIBPL") or "", var("LIBRARY") or "")
-if not os.path.isfile(archive):
+prefix = var("prefix") or ""
+if not os.path.isfile(archive) or not re.fullmatch(r"/[A-Za-z0-9_./]*", prefix):
     sys.exit(1)
 flags = []
 for flag in " ".join(var(k) or "" for k in ("LIBS", "SYSLIBS", "MODLIBS")).split():
     if flag not in flags:
         flags.append(flag)
+print(prefix)
 print("-Wl,--export-dynamic", archive, *flags)
 EOF
 }
@@ -47,22 +53,32 @@ if [ -n "$M0_PYTHON_PC" ] && [ ! -f "$M0_PYTHON_PC" ]; then
 	echo "pkg-config.sh: M0_PYTHON_PC=$M0_PYTHON_PC: no such file" >&2
 	exit 1
 fi
-libs=0
+libs=0 cflags=0
 for arg in "$@"; do
 	[ "$arg" = "--libs" ] && libs=1
+	[ "$arg" = "--cflags" ] && cflags=1
 done
-if [ "$libs" = 1 ] && [ "${M0_PYTHON_LINK:-shared}" = static ] && static_libs; then
+static=
+if [ "${M0_PYTHON_LINK:-shared}" = static ] && [ $((libs + cflags)) = 1 ]; then
+	static=$(static_link) || static=
+fi
+if [ -n "$static" ] && [ "$libs" = 1 ]; then
+	echo "$static" | sed 1d
 	exit 0
 fi
 if [ -z "$M0_PYTHON_PC" ]; then
-	exec "$real" "$@"
+	out=$("$real" "$@") || exit $?
+else
+	set -- $(for arg in "$@"; do
+		if [ "$arg" = "python3-embed" ]; then echo "$M0_PYTHON_PC"; else echo "$arg"; fi
+	done)
+	out=$("$real" "$@") || exit $?
+	if [ "$libs" = 1 ]; then
+		out="$out -Wl,-rpath,$("$real" --variable=libdir "$M0_PYTHON_PC")"
+	fi
 fi
-set -- $(for arg in "$@"; do
-	if [ "$arg" = "python3-embed" ]; then echo "$M0_PYTHON_PC"; else echo "$arg"; fi
-done)
-out=$("$real" "$@") || exit $?
-if [ "$libs" = 1 ]; then
-	libdir=$("$real" --variable=libdir "$M0_PYTHON_PC")
-	out="$out -Wl,-rpath,$libdir"
+if [ -n "$static" ]; then
+	# cgo splits this answer as a shell would: the quotes are escaped.
+	out="$out -DM0_PYTHON_PREFIX=\\\"$(echo "$static" | sed -n 1p)\\\""
 fi
 echo "$out"

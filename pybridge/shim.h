@@ -158,6 +158,7 @@ typedef struct m0_thread {
 /* Interpreter (interp.c). Errors come back as malloc'd text. */
 char *m0_init(const char *app_dir, const char *site_dirs, const char *home,
               const char *executable);
+const char *m0_static_prefix(void);
 const char *m0_library_path(void);
 int m0_finalize(void);
 m0_app *m0_app_load(const char *target, int factory, const char *root_path,
