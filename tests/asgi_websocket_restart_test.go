@@ -23,6 +23,9 @@ func TestASGIWebSocketServiceRestart(t *testing.T) {
 		s.signal(t, syscall.SIGHUP)
 		expectServiceRestart(t, c)
 		s.waitLog(t, `reload complete`, 1, 30*time.Second)
+		// Until the old worker has gone, a connection may still reach it
+		// (accepted as it began to drain) and be closed with 1012 again.
+		s.waitLog(t, `after draining`, 1, 30*time.Second)
 		dialEcho(t, s.addr).Close()
 	})
 	t.Run("max-requests", func(t *testing.T) {
