@@ -3,6 +3,7 @@ package tests
 import (
 	"debug/elf"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -17,7 +18,9 @@ func TestPythonLink(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pkg-config.sh --libs python3-embed: %v", err)
 	}
-	static := strings.Contains(string(out), ".a ")
+	static := slices.ContainsFunc(strings.Fields(string(out)), func(flag string) bool {
+		return strings.HasSuffix(flag, ".a")
+	})
 	f, err := elf.Open(binary)
 	if err != nil {
 		t.Fatal(err)
