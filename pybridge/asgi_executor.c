@@ -16,7 +16,7 @@
 
 static m0_asgi *executors[M0_ASGI_MAX_EXECUTORS];
 static PyObject *python_half; /* the executor module, made once */
-static PyObject *s_create_task, *s_receive, *s_send;
+static PyObject *s_create_task, *s_receive, *s_send, *s_scheduled, *s_when, *s_time;
 
 /* Requests become tasks by asyncio.Task(run, loop=, name=) itself, not
  * the loop's create_task: uvloop's is a Python-level call more, and a
@@ -60,6 +60,9 @@ static PyObject *load_python_half(const char *source)
 	    {&s_create_task, "create_task"},
 	    {&s_receive, "receive"},
 	    {&s_send, "send"},
+	    {&s_scheduled, "_scheduled"},
+	    {&s_when, "_when"},
+	    {&s_time, "time"},
 	    {&task_name, "m0serve ASGI request"},
 	};
 	if (M0_INTERN_ALL(names) < 0 || (task_kwnames == NULL && (task_kwnames = TASK_KWNAMES) == NULL))
@@ -164,15 +167,15 @@ int m0_asgi_enter(m0_asgi *ex)
  * seconds until the loop's next timer, -1 with none. */
 static double next_timer(m0_asgi *ex)
 {
-	PyObject *scheduled = PyObject_GetAttrString(ex->loop, "_scheduled");
+	PyObject *scheduled = PyObject_GetAttr(ex->loop, s_scheduled);
 	if (scheduled == NULL || !PyList_Check(scheduled) || PyList_GET_SIZE(scheduled) == 0) {
 		Py_XDECREF(scheduled);
 		PyErr_Clear();
 		return scheduled == NULL ? 0 : -1;
 	}
-	PyObject *when = PyObject_GetAttrString(PyList_GET_ITEM(scheduled, 0), "_when");
+	PyObject *when = PyObject_GetAttr(PyList_GET_ITEM(scheduled, 0), s_when);
 	Py_DECREF(scheduled);
-	PyObject *now = when != NULL ? PyObject_CallMethod(ex->loop, "time", NULL) : NULL;
+	PyObject *now = when != NULL ? PyObject_CallMethodNoArgs(ex->loop, s_time) : NULL;
 	double wait = now != NULL ? PyFloat_AsDouble(when) - PyFloat_AsDouble(now) : 0;
 	Py_XDECREF(when);
 	Py_XDECREF(now);
