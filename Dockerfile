@@ -1,7 +1,9 @@
-# m0serve on Debian 12: a build stage compiles the binary against
-# Debian's CPython 3.11; the runtime stage is debian:bookworm-slim with
-# python3 and libpython3.11 (what the binary links), the binary, and the
-# app, run as a non-root user.
+# m0serve on Debian 12: a build stage compiles the binary with Debian's
+# CPython 3.11 linked statically, as `make build` does (its
+# libpython3.11.a is built with profile-guided optimisation, its shared
+# library is not: pybridge/pkg-config.sh); the runtime stage is
+# debian:bookworm-slim with python3 (the standard library and its
+# extension modules), the binary, and the app, run as a non-root user.
 #
 #   docker build -t m0serve .
 #   docker run --rm -p 8000:8000 m0serve                      # examples/hello_wsgi.py
@@ -25,14 +27,15 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG COMMIT=unknown
-RUN go build -trimpath \
+RUN PKG_CONFIG=/src/pybridge/pkg-config.sh M0_PYTHON_LINK=static \
+	CGO_LDFLAGS="-O2 -g -Wl,--export-dynamic" go build -trimpath \
 	-ldflags="-checklinkname=0 -X main.version=$(cat VERSION) -X main.commit=${COMMIT}" \
 	-o /out/m0serve ./cmd/m0serve \
 	&& /out/m0serve --version
 
 FROM ${RUNTIME_IMAGE}
 RUN apt-get update \
-	&& apt-get install -y --no-install-recommends python3 libpython3.11 \
+	&& apt-get install -y --no-install-recommends python3 \
 	&& rm -rf /var/lib/apt/lists/* \
 	&& useradd --uid 10001 --user-group --home-dir /app --no-create-home --shell /usr/sbin/nologin m0serve
 COPY --from=build /out/m0serve /usr/local/bin/m0serve

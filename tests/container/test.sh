@@ -1,10 +1,10 @@
 #!/bin/sh
 # tests/container/test.sh: builds the repository's Dockerfile with podman
-# and checks the image the way `docker run` and `docker stop` use it: it
-# serves examples/hello_wsgi.py on 0.0.0.0:8000 as a non-root user, falls
-# back to epoll because the runtime's default seccomp profile refuses
-# io_uring_setup (as Docker's does), and on SIGTERM finishes a request in
-# flight and exits 0. `make test-container` runs it; it takes minutes the
+# and checks the image the way `docker run` and `docker stop` use it: its
+# binary links CPython statically, it serves examples/hello_wsgi.py on
+# 0.0.0.0:8000 as a non-root user, falls back to epoll because the
+# runtime's default seccomp profile refuses io_uring_setup (as Docker's
+# does), and on SIGTERM finishes a request in flight and exits 0. `make test-container` runs it; it takes minutes the
 # first time (debootstrap, two image builds), so make test does not.
 #
 # No image registry is reachable here, so the base images are made
@@ -93,6 +93,14 @@ wait_log() {
 		sleep 0.5
 	done
 }
+
+# 0. The binary carries Debian's CPython (linked statically, as make build
+# links it): the runtime stage installs no libpython.
+linked=$(pm run --rm --entrypoint ldd "$image" /usr/local/bin/m0serve) || fail "ldd of the image's binary failed"
+case "$linked" in
+*libpython*) fail "the image's binary links a shared libpython: $linked" ;;
+esac
+step "ok: the image's binary links no shared libpython"
 
 # 1. The image as built: hello_wsgi on 0.0.0.0, non-root, epoll.
 port=$(free_port)
