@@ -4,8 +4,9 @@
 # binary links CPython statically, it serves examples/hello_wsgi.py on
 # 0.0.0.0:8000 as a non-root user, falls back to epoll because the
 # runtime's default seccomp profile refuses io_uring_setup (as Docker's
-# does), and on SIGTERM finishes a request in flight and exits 0. `make test-container` runs it; it takes minutes the
-# first time (debootstrap, two image builds), so make test does not.
+# does), and on SIGTERM finishes a request in flight and exits 0. `make
+# test-container` runs it; it takes minutes the first time (debootstrap,
+# two image builds), so make test does not.
 #
 # No image registry is reachable here, so the base images are made
 # locally: debian:bookworm-slim from debootstrap (Debian's packages,
