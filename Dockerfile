@@ -1,5 +1,5 @@
-# m0serve on Debian 12: a build stage compiles the binary with Debian's
-# CPython 3.11 linked statically, as `make build` does (its
+# m0serve on Debian 12: a build stage compiles the binary with `make
+# build`, which links Debian's CPython 3.11 statically (its
 # libpython3.11.a is built with profile-guided optimisation, its shared
 # library is not: pybridge/pkg-config.sh); the runtime stage is
 # debian:bookworm-slim with python3 (the standard library and its
@@ -20,17 +20,14 @@ ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 FROM ${GO_IMAGE} AS build
 RUN apt-get update \
-	&& apt-get install -y --no-install-recommends pkg-config python3-dev \
+	&& apt-get install -y --no-install-recommends make pkg-config python3-dev \
 	&& rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG COMMIT=unknown
-RUN PKG_CONFIG=/src/pybridge/pkg-config.sh M0_PYTHON_LINK=static \
-	CGO_LDFLAGS="-O2 -g -Wl,--export-dynamic" go build -trimpath \
-	-ldflags="-checklinkname=0 -X main.version=$(cat VERSION) -X main.commit=${COMMIT}" \
-	-o /out/m0serve ./cmd/m0serve \
+RUN GOFLAGS=-trimpath make build BIN=/out/m0serve COMMIT=${COMMIT} \
 	&& /out/m0serve --version
 
 FROM ${RUNTIME_IMAGE}
