@@ -77,8 +77,75 @@ static PyMethodDef eager_def = {
     "call_soon", (PyCFunction)(void (*)(void))eager_call_soon, METH_FASTCALL | METH_KEYWORDS,
     "the loop's call_soon; runs a new request task's first step at once"};
 
+/* register_pending is the add of the WeakSet asyncio lists its tasks in
+ * (asyncio.tasks._all_tasks), given to that set as an instance attribute,
+ * which a method lookup finds before the class's. Task's constructor
+ * registers a task after its first step has been handed to call_soon, so
+ * a request that an eager first step answered is registered done. Such a
+ * task is one all_tasks() never lists (it lists pending tasks only), yet
+ * its registration costs a weakref, a set insert and a Python callback
+ * when it dies: measured alone, 155 ns a task. 3.12 does not register an
+ * eager task that finished in its first step; nor does this. Every other
+ * task is added as before. */
+static PyObject *register_pending(PyObject *add, PyObject *task)
+{
+	static PyObject *s_done;
+	if (s_done == NULL && (s_done = PyUnicode_InternFromString("done")) == NULL)
+		return NULL;
+	PyObject *done = PyObject_CallMethodNoArgs(task, s_done);
+	if (done == NULL)
+		return NULL;
+	int finished = PyObject_IsTrue(done);
+	Py_DECREF(done);
+	if (finished < 0)
+		return NULL;
+	if (finished)
+		Py_RETURN_NONE;
+	return PyObject_CallOneArg(add, task);
+}
+
+static PyMethodDef register_def = {"add", register_pending, METH_O,
+                                   "adds a task to asyncio's set of tasks unless it is done"};
+
+/* install_register gives asyncio's task set register_pending, once per
+ * interpreter. */
+static int install_register(void)
+{
+	int rc = -1;
+	PyObject *tasks = NULL, *set = NULL, *attrs = NULL, *add = NULL, *hook = NULL;
+	if ((tasks = PyImport_ImportModule("asyncio.tasks")) == NULL ||
+	    (set = PyObject_GetAttrString(tasks, "_all_tasks")) == NULL)
+		goto out;
+	if ((attrs = PyObject_GenericGetDict(set, NULL)) == NULL) {
+		/* A set without instance attributes: registration as before. */
+		PyErr_Clear();
+		rc = 0;
+		goto out;
+	}
+	PyObject *installed = PyDict_GetItemString(attrs, "add"); /* borrowed */
+	if (installed != NULL && PyCFunction_Check(installed) &&
+	    PyCFunction_GET_FUNCTION(installed) == (PyCFunction)register_pending) {
+		rc = 0;
+		goto out;
+	}
+	if ((add = PyObject_GetAttrString(set, "add")) == NULL ||
+	    (hook = PyCFunction_New(&register_def, add)) == NULL ||
+	    PyObject_SetAttrString(set, "add", hook) < 0)
+		goto out;
+	rc = 0;
+out:
+	Py_XDECREF(hook);
+	Py_XDECREF(add);
+	Py_XDECREF(attrs);
+	Py_XDECREF(set);
+	Py_XDECREF(tasks);
+	return rc;
+}
+
 int m0_asgi_eager_install(m0_asgi *ex)
 {
+	if (install_register() < 0)
+		return -1;
 	eager_start *e = PyMem_Calloc(1, sizeof *e);
 	if (e == NULL) {
 		PyErr_NoMemory();

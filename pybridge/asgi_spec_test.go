@@ -150,6 +150,22 @@ func TestASGIFirstStep(t *testing.T) {
 	})
 }
 
+// A request its first step answers is done when its task registers, and
+// stays out of asyncio's registry of tasks (asgi_eager.c before 3.12, as
+// 3.12 does); a task left pending is listed by all_tasks() as ever.
+func TestASGIAnsweredTaskUnregistered(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop})
+		if r := s.get(t, "/registered?keep").Response; r.Status() != 200 || string(r.Body()) != "kept" {
+			t.Fatalf("%d %q", r.Status(), r.Body())
+		}
+		r := s.get(t, "/registered").Response
+		if r.Status() != 200 || string(r.Body()) != "False|True" {
+			t.Fatalf("%d %q; want the answered task unregistered and the pending one listed (False|True)", r.Status(), r.Body())
+		}
+	})
+}
+
 // An app whose call returns an awaitable other than a coroutine runs in
 // asgi_task.c through its __await__; one that raises when called gets a 500
 // and the executor serves on.

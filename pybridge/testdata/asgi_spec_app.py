@@ -16,6 +16,7 @@ kept = []
 
 # Set by each /first-step request: the next one must not see it.
 _request_var = contextvars.ContextVar("request_var")
+_answered_task = None
 
 
 def _jsonable(v):
@@ -212,6 +213,25 @@ async def app(scope, receive, send):
         _request_var.set(query)
         below = "none" if sys._getframe().f_back is None else sys._getframe().f_back.f_code.co_name
         await _reply(send, 200, f"{task.get_name()}|{leaked}|{below}".encode())
+    elif path == "/registered":
+        # ?keep answers at once and keeps its own task; the next request
+        # says whether asyncio's registry of tasks holds that task (done
+        # in its first step), and whether all_tasks() lists a task this
+        # request starts and leaves pending.
+        global _answered_task
+        if query == "keep":
+            _answered_task = asyncio.current_task()
+            await _reply(send, 200, b"kept")
+            return
+        registry = getattr(asyncio.tasks, "_all_tasks", None)
+        if registry is None:  # 3.12 and later
+            registry = asyncio.tasks._scheduled_tasks
+        gate = asyncio.Event()
+        pending = asyncio.ensure_future(gate.wait())
+        listed = pending in asyncio.all_tasks()
+        gate.set()
+        await pending
+        await _reply(send, 200, f"{_answered_task in registry}|{listed}".encode())
     elif path == "/loop":
         await _reply(send, 200, type(asyncio.get_running_loop()).__module__.encode())
     else:
