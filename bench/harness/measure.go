@@ -179,8 +179,8 @@ func (s *Session) Measure(ctx context.Context, chosen []Scenario, rounds int, du
 				if s.ReloadEvery > 0 {
 					note = fmt.Sprintf("  %d reloads%s", run.Reloads, note)
 				}
-				s.Log("  %-14s round %d: %9.0f rps  p50 %7.0f µs  p99 %7.0f µs  %6.2f µs/req  %.2f cores  load %.1f%s",
-					record.Name, round, run.RPS, run.P50us, run.P99us, run.CPUusPerRequest, run.Cores, run.Load1, note)
+				s.Log("  %-14s round %d: %9.0f rps  p50 %7.0f µs  p99 %7.0f µs  %6.2f µs/req  %.2f cores  client %.2f  load %.1f%s",
+					record.Name, round, run.RPS, run.P50us, run.P99us, run.CPUusPerRequest, run.Cores, run.ClientCores, run.Load1, note)
 			}
 		}
 	}
@@ -206,10 +206,11 @@ func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRec
 		return Run{}, err
 	}
 	switchesBefore := s.Clock.Switches(server.Pid())
-	load := load1()
+	load1Before := load1()
 	started := time.Now()
 	stopReloads := s.reloadDuring(server)
-	out, err := exec.CommandContext(runCtx, "taskset", args...).CombinedOutput()
+	client := exec.CommandContext(runCtx, "taskset", args...)
+	out, err := client.CombinedOutput()
 	wall := time.Since(started)
 	reloads := stopReloads()
 	after, tickErr := s.Clock.Ticks(server.Pid())
@@ -238,9 +239,20 @@ func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRec
 		Cores:                         cpu / float64(wall.Microseconds()),
 		VoluntarySwitchesPerRequest:   float64(switchesAfter.Voluntary-switchesBefore.Voluntary) / float64(result.Requests),
 		InvoluntarySwitchesPerRequest: float64(switchesAfter.Involuntary-switchesBefore.Involuntary) / float64(result.Requests),
-		Load1:                         load,
+		ClientCores:                   clientCores(client.ProcessState, wall),
+		Load1:                         load1Before,
 		Reloads:                       reloads,
 	}, nil
+}
+
+// loadCores is wrk's CPU time (taskset execs it, so the process state is
+// wrk's own) over the run's wall time: near 1.0 on its one CPU, wrk could
+// send no faster and the server waited for it.
+func clientCores(state *os.ProcessState, wall time.Duration) float64 {
+	if state == nil || wall <= 0 {
+		return 0
+	}
+	return float64(state.UserTime()+state.SystemTime()) / float64(wall)
 }
 
 // reloadDuring sends server SIGHUP every ReloadEvery until the returned

@@ -80,6 +80,11 @@ type Run struct {
 	// 1.0 the server was the bottleneck; well under it, wrk or another
 	// process on the server's core was.
 	Cores float64 `json:"cores"`
+	// ClientCores is the load generator's (wrk's, or wsload's) CPU time
+	// over the wall time of the run: near 1.0 on its one CPU, it was the
+	// bottleneck, and a server that waits for requests pays a wake-up for
+	// each few it gets.
+	ClientCores float64 `json:"client_cores"`
 	// VoluntarySwitchesPerRequest and InvoluntarySwitchesPerRequest are
 	// the server's context switches (every thread's, from /proc) over the
 	// run, per request: a handoff between threads shows in the first.

@@ -17,6 +17,7 @@ type Summary struct {
 	P99us           float64 `json:"p99_us"`
 	CPUusPerRequest float64 `json:"cpu_us_per_request"`
 	Cores           float64 `json:"cores"`
+	ClientCores     float64 `json:"client_cores"` // the load generator's (Run's)
 	// Switches per request, voluntary and involuntary (Run's).
 	VoluntarySwitches   float64 `json:"voluntary_switches_per_request"`
 	InvoluntarySwitches float64 `json:"involuntary_switches_per_request"`
@@ -65,6 +66,7 @@ func summarise(runs []Run) []Summary {
 			P99us:           pickLatency(func(r Run) float64 { return r.P99us }),
 			CPUusPerRequest: pick(func(r Run) float64 { return r.CPUusPerRequest }),
 			Cores:           pick(func(r Run) float64 { return r.Cores }),
+			ClientCores:     pick(func(r Run) float64 { return r.ClientCores }),
 
 			VoluntarySwitches:   pick(func(r Run) float64 { return r.VoluntarySwitchesPerRequest }),
 			InvoluntarySwitches: pick(func(r Run) float64 { return r.InvoluntarySwitchesPerRequest }),
@@ -133,7 +135,7 @@ func printTable(w io.Writer, chosen []Scenario, records []*ArmRecord, summaries 
 				}
 				fmt.Fprintf(w, "[%s]\n", groupTitle(group.name))
 			}
-			header := fmt.Sprintf("%-*s %10s %9s %9s %8s %6s %11s", width, "arm", rate, "p50 µs", "p99 µs", cost, "cores", "csw/req")
+			header := fmt.Sprintf("%-*s %10s %9s %9s %8s %6s %6s %11s", width, "arm", rate, "p50 µs", "p99 µs", cost, "cores", "client", "csw/req")
 			columns := make([]int, len(group.peers))
 			for i, peer := range group.peers {
 				columns[i] = max(13, len("vs "+peer))
@@ -146,8 +148,8 @@ func printTable(w io.Writer, chosen []Scenario, records []*ArmRecord, summaries 
 					fmt.Fprintf(w, "%-*s %s\n", width, record.Name, armState(record))
 					continue
 				}
-				line := fmt.Sprintf("%-*s %10.0f %9s %9s %8.2f %6.2f %11s",
-					width, record.Name, row.RPS, latencyCell(row.P50us), latencyCell(row.P99us), row.CPUusPerRequest, row.Cores,
+				line := fmt.Sprintf("%-*s %10.0f %9s %9s %8.2f %6.2f %6.2f %11s",
+					width, record.Name, row.RPS, latencyCell(row.P50us), latencyCell(row.P99us), row.CPUusPerRequest, row.Cores, row.ClientCores,
 					fmt.Sprintf("%.2f+%.2f", row.VoluntarySwitches, row.InvoluntarySwitches))
 				for i, peer := range group.peers {
 					base, ok := find(scenario.Name, peer)

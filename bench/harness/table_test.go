@@ -29,10 +29,10 @@ func TestMedian(t *testing.T) {
 
 func TestSummariseTakesMediansPerArmAndScenario(t *testing.T) {
 	runs := []Run{
-		{Scenario: "c16", Arm: "a", WrkResult: WrkResult{RPS: 100, P50us: 10}, CPUusPerRequest: 5},
+		{Scenario: "c16", Arm: "a", WrkResult: WrkResult{RPS: 100, P50us: 10}, CPUusPerRequest: 5, ClientCores: 0.9},
 		{Scenario: "c16", Arm: "b", WrkResult: WrkResult{RPS: 50}, CPUusPerRequest: 9},
-		{Scenario: "c16", Arm: "a", WrkResult: WrkResult{RPS: 300, P50us: 30}, CPUusPerRequest: 7},
-		{Scenario: "c16", Arm: "a", WrkResult: WrkResult{RPS: 200, P50us: 20}, CPUusPerRequest: 6},
+		{Scenario: "c16", Arm: "a", WrkResult: WrkResult{RPS: 300, P50us: 30}, CPUusPerRequest: 7, ClientCores: 1},
+		{Scenario: "c16", Arm: "a", WrkResult: WrkResult{RPS: 200, P50us: 20}, CPUusPerRequest: 6, ClientCores: 0.5},
 		{Scenario: "c256", Arm: "a", WrkResult: WrkResult{RPS: 1}, CPUusPerRequest: 1},
 	}
 	s := summarise(runs)
@@ -40,8 +40,8 @@ func TestSummariseTakesMediansPerArmAndScenario(t *testing.T) {
 		t.Fatalf("%d summaries, want 3: %+v", len(s), s)
 	}
 	a := s[0]
-	if a.Scenario != "c16" || a.Arm != "a" || a.Rounds != 3 || a.RPS != 200 || a.P50us != 20 || a.CPUusPerRequest != 6 {
-		t.Errorf("c16/a summary %+v, want 3 rounds, medians 200 rps, 20 µs, 6 µs/req", a)
+	if a.Scenario != "c16" || a.Arm != "a" || a.Rounds != 3 || a.RPS != 200 || a.P50us != 20 || a.CPUusPerRequest != 6 || a.ClientCores != 0.9 {
+		t.Errorf("c16/a summary %+v, want 3 rounds, medians 200 rps, 20 µs, 6 µs/req, 0.9 client cores", a)
 	}
 	if s[1].Arm != "b" || s[2].Scenario != "c256" {
 		t.Errorf("summaries out of run order: %+v", s)
@@ -56,13 +56,15 @@ func TestPrintTableShowsRatiosAndSkippedArms(t *testing.T) {
 		{Arm: Arm{Name: "broken"}, Failed: "exited before listening"},
 	}
 	summaries := []Summary{
-		{Scenario: "c16", Arm: "m0serve", RPS: 200000, CPUusPerRequest: 4},
+		{Scenario: "c16", Arm: "m0serve", RPS: 200000, CPUusPerRequest: 4, Cores: 0.93, ClientCores: 0.97},
 		{Scenario: "c16", Arm: "fasthttp", RPS: 100000, CPUusPerRequest: 8},
 	}
 	var out strings.Builder
 	printTable(&out, scenarios[:1], records, summaries)
 	text := out.String()
 	for _, want := range []string{
+		"cores client",
+		"0.93   0.97", // the server's cores, then the load generator's
 		"vs fasthttp",
 		"2.00/0.50", // m0serve: twice the rps at half the CPU per request
 		"1.00/1.00", // the peer against itself

@@ -76,6 +76,7 @@ func (s *Session) runWebSocket(ctx context.Context, scenario Scenario, record *A
 	if err != nil {
 		return Run{}, err
 	}
+	clientBefore, clientErr := s.Clock.Ticks(cmd.Process.Pid)
 	load := load1()
 	started := time.Now()
 	if _, err := io.WriteString(stdin, "go\n"); err != nil {
@@ -85,6 +86,10 @@ func (s *Session) runWebSocket(ctx context.Context, scenario Scenario, record *A
 		return Run{}, failed("ended without a result")
 	}
 	wall := time.Since(started)
+	clientAfter, err := s.Clock.Ticks(cmd.Process.Pid)
+	if err != nil || clientErr != nil || clientAfter < clientBefore {
+		clientAfter = clientBefore // not known: shown as 0
+	}
 	after, err := s.Clock.Ticks(server.Pid())
 	if err != nil {
 		return Run{}, err
@@ -108,6 +113,7 @@ func (s *Session) runWebSocket(ctx context.Context, scenario Scenario, record *A
 		CPUTicks:        ticks,
 		CPUusPerRequest: cpu / float64(result.Messages),
 		Cores:           cpu / float64(wall.Microseconds()),
+		ClientCores:     s.Clock.Microseconds(clientAfter-clientBefore) / float64(wall.Microseconds()),
 		Load1:           load,
 	}, nil
 }
