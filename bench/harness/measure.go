@@ -245,9 +245,8 @@ func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRec
 	}, nil
 }
 
-// loadCores is wrk's CPU time (taskset execs it, so the process state is
-// wrk's own) over the run's wall time: near 1.0 on its one CPU, wrk could
-// send no faster and the server waited for it.
+// clientCores is wrk's CPU time over the run's wall time (Run.ClientCores);
+// taskset execs wrk, so the process state is wrk's own.
 func clientCores(state *os.ProcessState, wall time.Duration) float64 {
 	if state == nil || wall <= 0 {
 		return 0
