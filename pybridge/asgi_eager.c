@@ -112,31 +112,27 @@ static int install_register(void)
 {
 	static const m0_interned names[] = {{&s_done, "done"}};
 	int rc = -1;
-	PyObject *tasks = NULL, *set = NULL, *attrs = NULL, *add = NULL, *hook = NULL;
+	PyObject *tasks = NULL, *set = NULL, *add = NULL, *hook = NULL;
 	if (M0_INTERN_ALL(names) < 0 || (tasks = PyImport_ImportModule("asyncio.tasks")) == NULL ||
-	    (set = PyObject_GetAttrString(tasks, "_all_tasks")) == NULL)
+	    (set = PyObject_GetAttrString(tasks, "_all_tasks")) == NULL ||
+	    (add = PyObject_GetAttrString(set, "add")) == NULL)
 		goto out;
-	if ((attrs = PyObject_GenericGetDict(set, NULL)) == NULL) {
-		/* A set without instance attributes: registration as before. */
+	if (PyCFunction_Check(add) && PyCFunction_GET_FUNCTION(add) == (PyCFunction)register_pending) {
+		rc = 0; /* installed by an earlier executor */
+		goto out;
+	}
+	if ((hook = PyCFunction_New(&register_def, add)) == NULL)
+		goto out;
+	if (PyObject_SetAttrString(set, "add", hook) < 0) {
+		/* A set that takes no attributes: registration as before. */
+		if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+			goto out;
 		PyErr_Clear();
-		rc = 0;
-		goto out;
 	}
-	PyObject *installed = PyDict_GetItemString(attrs, "add"); /* borrowed */
-	if (installed != NULL && PyCFunction_Check(installed) &&
-	    PyCFunction_GET_FUNCTION(installed) == (PyCFunction)register_pending) {
-		rc = 0;
-		goto out;
-	}
-	if ((add = PyObject_GetAttrString(set, "add")) == NULL ||
-	    (hook = PyCFunction_New(&register_def, add)) == NULL ||
-	    PyObject_SetAttrString(set, "add", hook) < 0)
-		goto out;
 	rc = 0;
 out:
 	Py_XDECREF(hook);
 	Py_XDECREF(add);
-	Py_XDECREF(attrs);
 	Py_XDECREF(set);
 	Py_XDECREF(tasks);
 	return rc;
