@@ -206,7 +206,7 @@ func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRec
 		return Run{}, err
 	}
 	switchesBefore := s.Clock.Switches(server.Pid())
-	load1Before := load1()
+	load := load1()
 	started := time.Now()
 	stopReloads := s.reloadDuring(server)
 	client := exec.CommandContext(runCtx, "taskset", args...)
@@ -240,7 +240,7 @@ func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRec
 		VoluntarySwitchesPerRequest:   float64(switchesAfter.Voluntary-switchesBefore.Voluntary) / float64(result.Requests),
 		InvoluntarySwitchesPerRequest: float64(switchesAfter.Involuntary-switchesBefore.Involuntary) / float64(result.Requests),
 		ClientCores:                   clientCores(client.ProcessState, wall),
-		Load1:                         load1Before,
+		Load1:                         load,
 		Reloads:                       reloads,
 	}, nil
 }
