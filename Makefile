@@ -48,7 +48,7 @@ NODE_PACKAGES         := nodejs npm
 # `--version` prints them.
 VERSION := $(shell cat VERSION)
 COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
-STAMP   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+STAMP   := -X github.com/m0serve/m0serve/cli.version=$(VERSION) -X github.com/m0serve/m0serve/cli.commit=$(COMMIT)
 
 # make install puts bin/m0serve in $(DESTDIR)$(PREFIX)/bin.
 PREFIX ?= /usr/local

@@ -32,7 +32,7 @@ mkdir -p "$(dirname "$stage")"
 if [ -z "$binary" ]; then
 	binary=$stage.bin
 	commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
-	ldflags="-checklinkname=0 -X main.version=$release -X main.commit=$commit"
+	ldflags="-checklinkname=0 -X github.com/m0serve/m0serve/cli.version=$release -X github.com/m0serve/m0serve/cli.commit=$commit"
 	prefix=$("$python" -c 'import sys; print(sys.base_prefix)')
 	if [ "$(pkg-config --modversion python3-embed 2>/dev/null)" = "$version" ] &&
 		[ "$(pkg-config --variable=prefix python3-embed)" = "$prefix" ]; then

@@ -14,7 +14,7 @@ import (
 	"github.com/m0serve/m0serve/loop"
 )
 
-// Config is the whole server configuration, as cmd/m0serve parses it from
+// Config is the whole server configuration, as package cli parses it from
 // flags and M0_* environment variables.
 type Config struct {
 	Host             string
@@ -107,7 +107,7 @@ type Config struct {
 }
 
 // Defaults is the configuration unless told otherwise, shared with
-// cmd/m0serve's --help. What the loop and the HTTP parser also default
+// cli's --help. What the loop and the HTTP parser also default
 // comes from their constants, so each lives in one place.
 var Defaults = Config{
 	Host:             "127.0.0.1",

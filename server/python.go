@@ -11,10 +11,10 @@ import (
 )
 
 // DefaultThreads is --threads' default: handler threads calling the app.
-// See cmd/m0serve's --help for the measurement behind it.
+// See cli's --help for the measurement behind it.
 const DefaultThreads = 1
 
-// DefaultWSGIInline is --wsgi-inline's default. See cmd/m0serve's --help
+// DefaultWSGIInline is --wsgi-inline's default. See cli's --help
 // for the measurement behind it.
 const DefaultWSGIInline = "auto"
 

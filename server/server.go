@@ -164,7 +164,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	}
 	server, headers, _ := cfg.responseFields() // checked by Validate
 	// --request-timeout recycles the worker; without a master there is
-	// nobody to replace it (cmd/m0serve refuses the flag there).
+	// nobody to replace it (package cli refuses the flag there).
 	var requestTimeout time.Duration
 	onRequestTimeout := cfg.Worker.requestTimeout(&cfg)
 	if onRequestTimeout != nil {

@@ -35,7 +35,7 @@ type Config struct {
 	Reload *Reload
 }
 
-// Defaults is the default Config, shared with cmd/m0serve's --help.
+// Defaults is the default Config, shared with cli's --help.
 var Defaults = Config{
 	Listener:         DefaultListener,
 	WorkerTimeout:    30 * time.Second,

@@ -26,7 +26,7 @@ func stampFlags(root string) (string, error) {
 	if out, err := git.Output(); err == nil {
 		commit = strings.TrimSpace(string(out))
 	}
-	return "-X main.version=" + strings.TrimSpace(string(version)) + " -X main.commit=" + commit, nil
+	return "-X github.com/m0serve/m0serve/cli.version=" + strings.TrimSpace(string(version)) + " -X github.com/m0serve/m0serve/cli.commit=" + commit, nil
 }
 
 var versionLine = regexp.MustCompile(`^m0serve (\S+) \(commit (\S+), CPython (\d+\.\d+)\.\d+\S*, backends: ([a-z_ ]+), (go\S+) (\w+)/(\w+)\)\n$`)

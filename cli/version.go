@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -11,9 +11,10 @@ import (
 	"github.com/m0serve/m0serve/server"
 )
 
-// version and commit are stamped by the Makefile's build: -X main.version
-// from the VERSION file, -X main.commit from git. A plain go build leaves
-// them empty, and versionLine falls back on what the Go toolchain recorded.
+// version and commit are stamped by the Makefile's build (-X
+// github.com/m0serve/m0serve/cli.version from the VERSION file, .commit
+// from git). A plain go build leaves them empty, and versionLine falls back
+// on what the Go toolchain recorded.
 var version, commit string
 
 // versionLine is what --version prints: the version, the commit, the

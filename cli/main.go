@@ -1,0 +1,229 @@
+// Package cli is m0serve's command line: it parses flags and M0_*
+// environment variables (a flag wins over its variable) and hands the
+// configuration to package server, or to package supervisor for
+// --workers. Both entries call Main: the binary that embeds CPython
+// (cmd/m0serve) and the extension module a user's own interpreter imports.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"strings"
+
+	"github.com/m0serve/m0serve/server"
+	"github.com/m0serve/m0serve/supervisor"
+)
+
+// Main runs m0serve with args (without the program's name) and returns
+// its exit status: 0 on a clean stop, 2 for a usage or configuration
+// mistake, 3 when the app fails to start under a master or in lifespan.
+func Main(args []string, stdout, stderr io.Writer) int {
+	return run(args, stdout, stderr)
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg := server.Defaults
+	fs, options := newFlagSet(&cfg)
+	showVersion := fs.Bool("version", false, "print the version and exit")
+
+	for _, o := range options {
+		value, ok := os.LookupEnv(o.env)
+		if !ok {
+			continue
+		}
+		if err := setFlag(fs, fs.Lookup(o.name), value); err != nil {
+			fmt.Fprintf(stderr, "m0serve: %s=%q (for --%s): %v\n", o.env, value, o.name, err)
+			return 2
+		}
+	}
+	apps, err := parseArgs(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout, fs, options)
+			return 0
+		}
+		fmt.Fprintf(stderr, "m0serve: %v (see --help)\n", err)
+		return 2
+	}
+	forwardedAllowIPsFromEnv(fs, &cfg)
+	if *showVersion {
+		fmt.Fprintln(stdout, versionLine())
+		return 0
+	}
+	switch len(apps) {
+	case 0:
+		if cfg.Native == "" {
+			fmt.Fprintf(stderr, "m0serve: no application: give module:attr, e.g. `m0serve main:app` (or --native NAME; see --help)\n")
+			return 2
+		}
+	case 1:
+		cfg.App = apps[0]
+	default:
+		fmt.Fprintf(stderr, "m0serve: one application at a time: got %s (flags go before or after it)\n", quoteAll(apps))
+		return 2
+	}
+
+	if cfg.Native == "" {
+		if err := checkPythonVersion(cfg.Venv); err != nil {
+			fmt.Fprintf(stderr, "m0serve: %v\n", err)
+			return 2
+		}
+	}
+	if path := os.Getenv("M0_CPUPROFILE"); path != "" {
+		// For engineers, not users (perf is not available everywhere):
+		// a CPU profile of the whole run for `go tool pprof`, written at
+		// a graceful exit.
+		stop, err := startCPUProfile(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "m0serve: M0_CPUPROFILE: %v\n", err)
+			return 2
+		}
+		defer stop()
+	}
+	err = serve(cfg, fs, args, stderr)
+	var cfgErr *server.ConfigError
+	var bootErr *supervisor.BootError
+	var loadErr *server.AppLoadError
+	var lifespanErr *server.LifespanError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &cfgErr):
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 2
+	case errors.As(err, &loadErr):
+		// The Python traceback, as Python printed it: the app's mistake,
+		// not the server's, so no Go detail.
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 2
+	case errors.As(err, &bootErr):
+		// The worker printed its traceback; the master says which.
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 3
+	case errors.As(err, &lifespanErr):
+		// The app's own message (lifespan.startup.failed); uvicorn exits
+		// with 3 for it too.
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 3
+	default:
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 1
+	}
+}
+
+// wsgiInlineUsage is --wsgi-inline's help; the measurements behind the
+// default are in the README's Threads section.
+const wsgiInlineUsage = "auto: with --threads 1 a quick bodyless request runs on the I/O thread while none is handed off " +
+	"(no wake: README, Threads); off: never"
+
+// threadsUsage is --threads' help; the measurements behind the default
+// and behind 0 are in the README's Threads section.
+const threadsUsage = "WSGI handler threads: more help an app that waits on I/O; " +
+	"0 calls the app on the I/O thread (trade-offs: README, Threads)"
+
+// option is one flag with its environment variable.
+type option struct {
+	name, env string
+}
+
+func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
+	fs := flag.NewFlagSet("m0serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&cfg.Host, "host", cfg.Host, "address to listen on")
+	fs.IntVar(&cfg.Port, "port", cfg.Port, "TCP port to listen on (0: any free port)")
+	fs.StringVar(&cfg.UDS, "uds", cfg.UDS, "listen on this Unix socket instead of --host/--port (a stale socket file is replaced; removed at exit)")
+	fs.Var((*fileMode)(&cfg.UDSMode), "uds-mode", "with --uds: the socket file's permissions, in octal")
+	fs.IntVar(&cfg.FD, "fd", cfg.FD, "accept on this inherited listening socket instead of --host/--port (-1: none; systemd's LISTEN_FDS is used by itself)")
+	fs.IntVar(&cfg.Backlog, "backlog", cfg.Backlog, "listen backlog")
+	fs.IntVar(&cfg.MaxConnections, "max-connections", cfg.MaxConnections, "open connections at most; at the limit accepting pauses")
+	fs.IntVar(&cfg.LimitConcurrency, "limit-concurrency", cfg.LimitConcurrency, "answer 503 beyond this many open connections or requests in flight, without calling the app (0: no limit)")
+	fs.Var((*duration)(&cfg.HeaderTimeout), "header-timeout", "time to receive a request head (408 after)")
+	fs.Var((*duration)(&cfg.KeepAliveTimeout), "keepalive-timeout", "idle time between requests before closing")
+	fs.Var((*duration)(&cfg.BodyTimeout), "body-timeout", "longest stall while receiving a request body")
+	fs.Var((*duration)(&cfg.GracefulTimeout), "graceful-timeout", "time to finish in-flight requests on SIGTERM/SIGINT, Python's stop included; a second signal exits at once (128+signal)")
+	fs.Var((*size)(&cfg.MaxBodySize), "max-body-size", "largest request body in bytes (K, M, G suffixes); 413 beyond")
+	fs.Var((*intSize)(&cfg.MaxHeadSize), "max-head-size", "largest request head in bytes (431 beyond; 414 for the request line)")
+	fs.IntVar(&cfg.MaxFields, "max-fields", cfg.MaxFields, "most header fields in a request (431 beyond)")
+	fs.IntVar(&cfg.MaxConnectionsPerIP, "max-connections-per-ip", cfg.MaxConnectionsPerIP, "open connections from one client address at most; the excess is reset (0: no limit)")
+	fs.Var((*duration)(&cfg.SendTimeout), "send-timeout", "longest stall while sending a response before the connection closes")
+	fs.Var((*size)(&cfg.BodyMinRate), "body-min-rate", "bytes/s a WSGI request body must average once over 64 KiB (408 below; 0: no minimum)")
+	fs.StringVar(&cfg.Backend, "backend", cfg.Backend, "I/O backend: auto, uring, epoll or kqueue (auto falls back to epoll)")
+	fs.StringVar(&cfg.Native, "native", cfg.Native, "serve a native Go handler instead of a Python app: "+server.NativeNames())
+	fs.StringVar(&cfg.Interface, "interface", cfg.Interface, "the app's protocol: auto, wsgi or asgi (auto: ASGI for a coroutine function or __call__; asgi: ASGI 2 classes too)")
+	fs.StringVar(&cfg.Loop, "loop", cfg.Loop, "ASGI event loop: auto, asyncio or uvloop (auto: uvloop when it imports)")
+	fs.StringVar(&cfg.ASGIThread, "asgi-thread", cfg.ASGIThread, "ASGI loop's thread: auto, loop (the I/O one: 0.5-0.9x executor's CPU) or executor (auto: loop unless --loop uvloop or --request-timeout)")
+	fs.StringVar(&cfg.Lifespan, "lifespan", cfg.Lifespan, "ASGI lifespan protocol: auto, on or off (auto: go on if the app refuses it; a failed startup exits 3)")
+	fs.BoolVar(&cfg.Factory, "factory", cfg.Factory, "module:attr names a factory: call attr() to get the app")
+	fs.StringVar(&cfg.AppDir, "app-dir", cfg.AppDir, "directory put first on sys.path to import the app from (default: the working directory)")
+	fs.StringVar(&cfg.Venv, "venv", cfg.Venv, "virtualenv whose site-packages the app imports from (default: $VIRTUAL_ENV, if set)")
+	fs.StringVar(&cfg.RootPath, "root-path", cfg.RootPath, "prefix the app is mounted under: SCRIPT_NAME, stripped from PATH_INFO")
+	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, threadsUsage)
+	fs.StringVar(&cfg.WSGIInline, "wsgi-inline", cfg.WSGIInline, wsgiInlineUsage)
+	fs.IntVar(&cfg.MaxClientWaits, "max-client-waits", cfg.MaxClientWaits, "WSGI spare threads running the app while handler threads wait on slow clients (0: none)")
+	fs.BoolVar(&cfg.AccessLog, "access-log", cfg.AccessLog, "log every response to stderr in the Common Log Format")
+	fs.StringVar(&cfg.AccessLogFormat, "access-log-format", cfg.AccessLogFormat, "the access log's line in gunicorn's atoms (%(D)s, %({name}i)s, ...: README)")
+	fs.BoolVar(&cfg.ProxyHeaders, "proxy-headers", cfg.ProxyHeaders, "take the client's address and scheme from Forwarded or X-Forwarded-For/-Proto sent by --forwarded-allow-ips peers")
+	fs.StringVar(&cfg.ForwardedAllowIPs, "forwarded-allow-ips", cfg.ForwardedAllowIPs, "with --proxy-headers: the proxies to believe, addresses and CIDRs, comma-separated, * for all (else $FORWARDED_ALLOW_IPS)")
+	addWorkerFlags(fs, cfg)
+	fs.BoolVar(&cfg.NoServerHeader, "no-server-header", cfg.NoServerHeader, "send no Server field (an app's own still goes out)")
+	fs.BoolVar(&cfg.NoDateHeader, "no-date-header", cfg.NoDateHeader, "send no Date field (an app's own still goes out)")
+	fs.Var((*headerList)(&cfg.Headers), "header", "NAME:VALUE field added to every response that does not set NAME itself; "+
+		"repeatable; in M0_HEADER one per line (Server:NAME replaces m0serve's)")
+	fs.StringVar(&cfg.WS, "ws", cfg.WS, "WebSocket support: auto or none (none: no upgrade is accepted)")
+	fs.Var((*size)(&cfg.WSMaxSize), "ws-max-size", "largest WebSocket message in bytes (K, M, G suffixes); closed with 1009 beyond")
+	fs.IntVar(&cfg.WSMaxQueue, "ws-max-queue", cfg.WSMaxQueue, "WebSocket messages the app may leave untaken before the connection stops being read")
+	fs.Var((*duration)(&cfg.WSPingInterval), "ws-ping-interval", "time between the server's WebSocket pings (0: no pings)")
+	fs.Var((*duration)(&cfg.WSPingTimeout), "ws-ping-timeout", "time a WebSocket ping may go unanswered before closing with 1011")
+	fs.BoolVar(&cfg.WSPerMessageDeflate, "ws-per-message-deflate", cfg.WSPerMessageDeflate, "accept permessage-deflate compression of WebSocket messages")
+	// Every flag defined here reads M0_ and its name in upper case, dashes
+	// as underscores (--version, added by the caller, has none).
+	var options []option
+	fs.VisitAll(func(f *flag.Flag) {
+		env := "M0_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		options = append(options, option{f.Name, env})
+	})
+	return fs, options
+}
+
+func usage(w io.Writer, fs *flag.FlagSet, options []option) {
+	fmt.Fprintf(w, "Usage: m0serve [flags] module[:attr] [flags]\n")
+	fmt.Fprintf(w, "       m0serve [flags] --native NAME\n\n")
+	fmt.Fprintf(w, "Serves the WSGI or ASGI app attr of the Python module (e.g. myproject.wsgi:application, main:app);\n")
+	fmt.Fprintf(w, "without :attr, the module's application, else its app. A function that makes the app wants --factory.\n")
+	fmt.Fprintf(w, "Every flag can also be set by its environment variable; the flag wins. \"--\" ends the flags.\n\n")
+	envOf := map[string]string{}
+	for _, o := range options {
+		envOf[o.name] = o.env
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		fmt.Fprintf(w, "  --%s", f.Name)
+		if env := envOf[f.Name]; env != "" {
+			fmt.Fprintf(w, " (env %s)", env)
+		}
+		fmt.Fprintf(w, "\n      %s", f.Usage)
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// startCPUProfile profiles the process into path until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	file, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(file); err != nil {
+		file.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		file.Close()
+	}, nil
+}
