@@ -55,6 +55,7 @@ type Conn struct {
 	lastPeer  uint32 // the highest stream id the client has used
 	lastServe uint32 // the highest stream id handed to the handler
 	served    int    // streams the handler holds (Done not yet called)
+	lingering int    // streams answered, their request body still coming
 	recent    [16]uint32
 	recentAt  int
 
@@ -352,6 +353,7 @@ func (c *Conn) settings(h FrameHeader, p []byte) error {
 	if len(p)%6 != 0 {
 		return connError(ErrCodeFrameSize, "SETTINGS not a multiple of 6 octets")
 	}
+	opened := false
 	err := c.peer.apply(p, func(delta int64) error {
 		for _, s := range c.streams {
 			s.sendWindow += delta
@@ -359,16 +361,19 @@ func (c *Conn) settings(h FrameHeader, p []byte) error {
 				return connError(ErrCodeFlowControl, "SETTINGS_INITIAL_WINDOW_SIZE overflows a window")
 			}
 		}
-		if delta > 0 {
-			c.wakeBlocked()
-		}
+		opened = opened || delta > 0
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	c.encoder.SetMaxDynamicTableSizeLimit(c.peer.headerTableSize)
+	// The ack goes before any DATA the new window lets out: the client
+	// learns the settings took effect before it sees their use.
 	c.out = AppendFrameHeader(c.out, 0, FrameSettings, FlagAck, 0)
+	if opened {
+		c.wakeBlocked()
+	}
 	return c.control()
 }
 
@@ -470,15 +475,17 @@ func (c *Conn) recentlyReset(id uint32) bool {
 }
 
 // resetStream sends RST_STREAM for a stream error and closes the stream.
+// Resetting a stream that was open is charged against the reset budget
+// (MadeYouReset); answering a frame on a closed one costs only output.
 func (c *Conn) resetStream(id uint32, code ErrCode) {
 	c.out = appendRSTStream(c.out, id, code)
 	c.remember(id)
 	if s := c.streams[id]; s != nil {
 		c.closeStream(s, true, code)
-	}
-	if err := c.chargeReset(); err != nil {
-		c.fail(err.(*ConnError))
-		return
+		if err := c.chargeReset(); err != nil {
+			c.fail(err.(*ConnError))
+			return
+		}
 	}
 	if err := c.control(); err != nil {
 		c.fail(err.(*ConnError))

@@ -374,3 +374,60 @@ func TestHPACKStateKeptForRefusedBlocks(t *testing.T) {
 		t.Fatalf("fields %v", last)
 	}
 }
+
+// TestInitialWindowChange: SETTINGS_INITIAL_WINDOW_SIZE moves the send
+// window of streams already open (§6.9.2), and a stream it opens is woken.
+func TestInitialWindowChange(t *testing.T) {
+	p := newPeer(t, Config{})
+	held := p.hold()
+	p.in.WriteString(Preface)
+	p.must(p.framer.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}))
+	p.get(1, "/", true)
+	p.feed()
+	s := (*held)[0]
+	p.conn.WriteHeaders(s, 200, nil, false)
+	if n := p.conn.WriteData(s, []byte("abc"), true); n != 0 {
+		t.Fatalf("wrote %d in a window of 0", n)
+	}
+	p.must(p.framer.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1}))
+	p.feed()
+	if len(p.app.opened) != 1 {
+		t.Fatal("WindowOpened not called when SETTINGS opened the window")
+	}
+	if n := p.conn.WriteData(s, []byte("abc"), true); n != 1 {
+		t.Fatalf("wrote %d in a window of 1", n)
+	}
+}
+
+// TestEarlyResponse: a response finished before the request body is read
+// and dropped (§8.1): a small rest ends quietly, trailers included; a rest
+// past a window is cut off with RST_STREAM NO_ERROR.
+func TestEarlyResponse(t *testing.T) {
+	p := newPeer(t, Config{InitialWindowSize: defaultWindow})
+	p.app.respond = reply
+	p.start()
+	p.headers(1, false, ":method", "POST", ":scheme", "http", ":path", "/")
+	p.feed()
+	p.expect(http2.FrameHeaders)
+	p.expect(http2.FrameData)
+	p.must(p.framer.WriteData(1, false, []byte("late")))
+	p.headers(1, true, "x-trailer", "1")
+	p.feed()
+	p.quiet()
+	if p.err != nil || len(p.conn.streams) != 0 || p.conn.lingering != 0 {
+		t.Fatalf("stream not closed by its END_STREAM: %v", p.err)
+	}
+	if len(p.app.bodies[1]) != 0 {
+		t.Fatal("body after the response reached a handler that was done")
+	}
+
+	p.headers(3, false, ":method", "POST", ":scheme", "http", ":path", "/")
+	p.feed()
+	p.expect(http2.FrameHeaders)
+	p.expect(http2.FrameData)
+	for i := 0; i < 5; i++ {
+		p.must(p.framer.WriteData(3, false, make([]byte, 16384)))
+	}
+	p.feed()
+	p.rst(3, http2.ErrCodeNo)
+}

@@ -16,6 +16,7 @@ type Stream struct {
 	remoteClosed bool // END_STREAM received, or reset
 	localClosed  bool // END_STREAM sent, or reset
 	held         bool // given to the handler, Done not yet called
+	lingering    bool // answered and Done, the request body still coming
 	reset        bool // ended by RST_STREAM, either side's
 	blocked      bool // a WriteData stopped short for want of window
 
@@ -65,6 +66,10 @@ func (c *Conn) closeStream(s *Stream, reset bool, code ErrCode) {
 	// Body the handler never took still holds connection window.
 	c.returnCredit(nil, s.buffered)
 	s.buffered = 0
+	if s.lingering {
+		s.lingering = false
+		c.lingering--
+	}
 	if !s.held {
 		c.free = append(c.free, s)
 		return
@@ -93,11 +98,27 @@ func (c *Conn) Done(s *Stream) {
 		c.resetStream(s.ID, ErrCodeInternal)
 		return
 	}
-	// The response is whole and the rest of the request body is not
-	// wanted: RST_STREAM with NO_ERROR says stop sending (§8.1).
-	c.out = appendRSTStream(c.out, s.ID, ErrCodeNo)
-	c.remember(s.ID)
-	c.closeStream(s, false, ErrCodeNo)
+	// The response is whole and the request body is still coming: it is
+	// read and dropped until it ends, up to a window's worth, past which
+	// RST_STREAM with NO_ERROR asks the client to stop (§8.1). Ending
+	// small bodies quietly keeps a trailing DATA or trailer block from
+	// meeting a reset the client did not cause.
+	s.lingering = true
+	c.lingering++
+}
+
+// discard drops body that arrives for a lingering stream.
+func (c *Conn) discard(s *Stream, n int64, end bool) {
+	c.returnCredit(s, n)
+	switch {
+	case end:
+		s.remoteClosed = true
+		c.closeStream(s, false, ErrCodeNo)
+	case s.received > int64(c.cfg.InitialWindowSize):
+		c.out = appendRSTStream(c.out, s.ID, ErrCodeNo)
+		c.remember(s.ID)
+		c.closeStream(s, false, ErrCodeNo)
+	}
 }
 
 func (c *Conn) data(h FrameHeader, p []byte) error {
@@ -141,6 +162,10 @@ func (c *Conn) data(h FrameHeader, p []byte) error {
 	s.received += int64(len(body))
 	if cl := s.Request.ContentLength; cl >= 0 && (s.received > cl || end && s.received != cl) {
 		return malformed(s.ID, "body length differs from content-length")
+	}
+	if s.lingering {
+		c.discard(s, int64(len(body)), end)
+		return nil
 	}
 	s.buffered += int64(len(body))
 	if end {
@@ -298,6 +323,10 @@ func (c *Conn) endHeaders(b headerBlock) error {
 		if err != nil {
 			return err
 		}
+		if s.lingering {
+			c.discard(s, 0, true)
+			return nil
+		}
 		s.remoteClosed = true
 		c.handler.Data(s, nil, true)
 		c.closeIfDone(s)
@@ -306,9 +335,14 @@ func (c *Conn) endHeaders(b headerBlock) error {
 	if c.goAway == goAwayFinal && id > c.goAwayLast {
 		return nil // after the final GOAWAY, new streams are ignored (§6.8)
 	}
-	if c.served >= int(c.cfg.MaxConcurrentStreams) {
+	if c.served+c.lingering >= int(c.cfg.MaxConcurrentStreams) {
 		// Handlers still busy with reset streams count too, so resets
-		// make no room (CVE-2023-44487).
+		// make no room (CVE-2023-44487), and so do answered streams
+		// whose request body is still coming. A refusal is charged as a
+		// reset: a client that keeps opening past the limit is closed.
+		if err := c.chargeReset(); err != nil {
+			return err
+		}
 		return &streamError{id, ErrCodeRefusedStream, "over SETTINGS_MAX_CONCURRENT_STREAMS"}
 	}
 	s := c.newStream(id)
