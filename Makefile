@@ -6,6 +6,9 @@ LDFLAGS     := -ldflags=-checklinkname=0
 BIN         := bin/m0serve
 FUZZTIME    ?= 10s
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# h2spec, the HTTP/2 conformance suite the http2 tests run; it predates Go
+# modules, hence +incompatible.
+H2SPEC      := github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible
 GOBIN       := $(shell $(GO) env GOPATH)/bin
 
 # The CPython m0serve embeds is linked statically where its build left an
@@ -114,11 +117,16 @@ cross-check:
 		GOOS=$${target%/*} GOARCH=$${target#*/} CGO_ENABLED=0 $(GO) build $(LDFLAGS) ./http1/ ./ws/ ./loop/... ./kq/ || exit 1; \
 	done
 
-test: packages-test tests/node_modules/.package-lock.json fmt-check lint cross-check build
+test: packages-test tests/node_modules/.package-lock.json fmt-check lint cross-check build test-tools
 	$(GO) test $(LDFLAGS) -count=1 ./...
 	M0_TEST_ASGI_THREAD=loop $(GO) test $(LDFLAGS) -count=1 -run ASGI ./pybridge/
 	cd bench && $(GO) test $(LDFLAGS) -count=1 ./...
 	cd deploy/kubernetes && $(GO) test -count=1 ./...
+
+# Go-built tools the tests drive, installed into GOPATH/bin when missing.
+.PHONY: test-tools
+test-tools:
+	@test -x $(GOBIN)/h2spec || GOFLAGS= $(GO) install $(H2SPEC)
 
 # Serves the example WSGI app until Ctrl-C; the first log line says where
 # and on which backend.
