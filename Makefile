@@ -113,8 +113,8 @@ lint: vet
 cross-check:
 	@for target in darwin/arm64 freebsd/amd64; do \
 		echo "cross-check $$target"; \
-		GOOS=$${target%/*} GOARCH=$${target#*/} CGO_ENABLED=0 $(GO) vet $(LDFLAGS) ./http1/ ./ws/ ./loop/... ./kq/ || exit 1; \
-		GOOS=$${target%/*} GOARCH=$${target#*/} CGO_ENABLED=0 $(GO) build $(LDFLAGS) ./http1/ ./ws/ ./loop/... ./kq/ || exit 1; \
+		GOOS=$${target%/*} GOARCH=$${target#*/} CGO_ENABLED=0 $(GO) vet $(LDFLAGS) ./http1/ ./http2/ ./ws/ ./loop/... ./kq/ || exit 1; \
+		GOOS=$${target%/*} GOARCH=$${target#*/} CGO_ENABLED=0 $(GO) build $(LDFLAGS) ./http1/ ./http2/ ./ws/ ./loop/... ./kq/ || exit 1; \
 	done
 
 test: packages-test tests/node_modules/.package-lock.json fmt-check lint cross-check build test-tools
