@@ -27,6 +27,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	cfg := server.Defaults
+	cfg.Version = releaseVersion(version, buildInfo())
 	fs, options := newFlagSet(&cfg)
 	showVersion := fs.Bool("version", false, "print the version and exit")
 

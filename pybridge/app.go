@@ -50,6 +50,9 @@ type AppSpec struct {
 	ServerPort int
 	// URLScheme is wsgi.url_scheme: "http" when empty.
 	URLScheme string
+	// ServerSoftware is SERVER_SOFTWARE ("m0serve/0.4.0", CGI's
+	// name/version); absent from the environ when empty.
+	ServerSoftware string
 	// MultiThread and MultiProcess fill wsgi.multithread and
 	// wsgi.multiprocess: more than one handler thread, more than one
 	// worker process.
@@ -91,14 +94,15 @@ func (ip *Interpreter) LoadApp(spec AppSpec) (*App, error) {
 	root := C.CString(spec.RootPath)
 	name := C.CString(spec.ServerName)
 	scheme := C.CString(spec.URLScheme)
+	software := C.CString(spec.ServerSoftware)
 	defer func() {
-		for _, p := range []*C.char{target, root, name, scheme} {
+		for _, p := range []*C.char{target, root, name, scheme, software} {
 			C.free(unsafe.Pointer(p))
 		}
 	}()
 	var result C.m0_load_result
 	c := C.m0_app_load(target, cBool(spec.Factory), root, name, C.int(spec.ServerPort),
-		scheme, cBool(spec.MultiThread), cBool(spec.MultiProcess), &result)
+		scheme, software, cBool(spec.MultiThread), cBool(spec.MultiProcess), &result)
 	if c == nil {
 		if result.mistake != nil {
 			return nil, &TargetError{Target: spec.Target, Reason: takeText(result.mistake)}

@@ -515,8 +515,8 @@ static PyObject *import_target(const char *target, int factory,
 
 m0_app *m0_app_load(const char *target, int factory, const char *root_path,
                     const char *server_name, int server_port,
-                    const char *url_scheme, int multithread, int multiprocess,
-                    m0_load_result *result)
+                    const char *url_scheme, const char *server_software,
+                    int multithread, int multiprocess, m0_load_result *result)
 {
 	PyGILState_STATE g = PyGILState_Ensure();
 	m0_app *app = calloc(1, sizeof *app);
@@ -531,7 +531,8 @@ m0_app *m0_app_load(const char *target, int factory, const char *root_path,
 		app->is_asgi = detect_asgi(app->app);
 	if (app->app != NULL && app->is_asgi >= 0)
 		app->environ = m0_environ_template(root_path, server_name, server_port,
-		                                   url_scheme, multithread, multiprocess);
+		                                   url_scheme, server_software,
+		                                   multithread, multiprocess);
 	if (app->root_path == NULL || app->app == NULL || app->is_asgi < 0 ||
 	    app->environ == NULL) {
 		if (result->mistake == NULL)

@@ -88,6 +88,10 @@ type Config struct {
 	MetricsAddress string
 	appStats       *AppStats // the handlers' counters when metrics are on (Run)
 
+	// Version is the release the binary carries (package cli's stamp):
+	// the environ's SERVER_SOFTWARE is m0serve/Version.
+	Version string
+
 	// Worker is set in a worker process a master started (package
 	// supervisor): the listener comes from it, and it hears the master.
 	Worker *Worker

@@ -95,6 +95,8 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 		RootPath:   cfg.RootPath,
 		ServerName: listener.serverName(),
 		ServerPort: listener.serverPort(),
+		// CGI's name/version, as gunicorn's "gunicorn/23.0.0".
+		ServerSoftware: "m0serve/" + cfg.Version,
 		// --threads 0 calls the app on the loop thread and on the one
 		// handler thread (requests with a body).
 		// Spare threads call it while a handler thread waits on its
