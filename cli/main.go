@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -94,26 +95,37 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case err == nil:
 		return 0
 	case errors.As(err, &cfgErr):
-		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		report(stderr, err)
 		return 2
 	case errors.As(err, &loadErr):
 		// The Python traceback, as Python printed it: the app's mistake,
 		// not the server's, so no Go detail.
-		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		report(stderr, err)
 		return 2
 	case errors.As(err, &bootErr):
 		// The worker printed its traceback; the master says which.
-		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		report(stderr, err)
 		return 3
 	case errors.As(err, &lifespanErr):
 		// The app's own message (lifespan.startup.failed); uvicorn exits
 		// with 3 for it too.
-		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		report(stderr, err)
 		return 3
 	default:
-		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		report(stderr, err)
 		return 1
 	}
+}
+
+// report writes the error serve returned: a line of text, or with
+// --log-format json an object like the log's others, so that every line
+// of the stream parses.
+func report(stderr io.Writer, err error) {
+	if logFormat != "json" {
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return
+	}
+	slog.New(slog.NewJSONHandler(stderr, nil)).Error(err.Error(), "pid", os.Getpid())
 }
 
 // wsgiInlineUsage is --wsgi-inline's help; the measurements behind the

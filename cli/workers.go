@@ -74,6 +74,7 @@ func serve(cfg server.Config, fs *flag.FlagSet, args []string, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	cfg.LogFormat = logFormat
 	if cfg.AccessLogFile != "" {
 		cfg.AccessLog = true
 	}

@@ -70,6 +70,9 @@ type Config struct {
 	AccessLogFormat string
 	accessFormat    *accessFormat // compiled by Validate
 	ErrorLogFile    string        // the server's log (and Python's stderr) instead of stderr
+	// LogFormat is --log-format, text or json: with json the access log's
+	// lines are JSON objects too (accessjson.go).
+	LogFormat string
 
 	// StaticMounts are served by the server itself, StaticExpires their
 	// Cache-Control max-age (0: none).
@@ -240,6 +243,13 @@ func (c *Config) Validate() error {
 	format, err := compileAccessFormat(c.AccessLogFormat)
 	if err != nil {
 		return err
+	}
+	if c.LogFormat == "json" {
+		slot := -1
+		if c.Worker != nil {
+			slot = c.Worker.Slot
+		}
+		format.setJSON(slot)
 	}
 	c.accessFormat = format
 	if c.ProxyHeaders {

@@ -155,7 +155,7 @@ func (py *python) stop(s *stopper, logf func(string, ...any)) error {
 	go func() {
 		if py.executor != nil {
 			if err := py.executor.Stop(); err != nil {
-				logf("m0serve: %v", err)
+				logf("m0serve: error: %v", err)
 			}
 		} else {
 			py.handlers.Wait()
@@ -173,7 +173,7 @@ func (py *python) stop(s *stopper, logf func(string, ...any)) error {
 	case <-s.forced:
 		s.exitNow()
 	case <-budget.C:
-		logf("m0serve: Python still running at the shutdown deadline (%v after the signal): exiting without finalizing it", s.grace)
+		logf("m0serve: warning: Python still running at the shutdown deadline (%v after the signal): exiting without finalizing it", s.grace)
 	}
 	return nil
 }
