@@ -30,7 +30,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg := server.Defaults
 	cfg.Version = releaseVersion(version, buildInfo())
 	fs, options := newFlagSet(&cfg)
-	showVersion := fs.Bool("version", false, "print the version and exit")
+	showVersion := fs.Bool("version", false, "print the version (and the CPython and backends built in) and exit")
 
 	for _, o := range options {
 		value, ok := os.LookupEnv(o.env)
@@ -52,6 +52,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	forwardedAllowIPsFromEnv(fs, &cfg)
+	if err := checkHost(cfg.Host); err != nil {
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 2
+	}
 	if *showVersion {
 		fmt.Fprintln(stdout, versionLine())
 		return 0
@@ -146,6 +150,7 @@ type option struct {
 func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs := flag.NewFlagSet("m0serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.Var(&bindAddress{fs: fs}, "bind", "gunicorn's address: sets --host and --port; unix:PATH sets --uds, fd://N --fd")
 	fs.StringVar(&cfg.Host, "host", cfg.Host, "address to listen on")
 	fs.IntVar(&cfg.Port, "port", cfg.Port, "TCP port to listen on (0: any free port)")
 	fs.StringVar(&cfg.UDS, "uds", cfg.UDS, "listen on this Unix socket instead of --host/--port (a stale socket file is replaced; removed at exit)")
@@ -193,36 +198,17 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.Var((*duration)(&cfg.WSPingTimeout), "ws-ping-timeout", "time a WebSocket ping may go unanswered before closing with 1011")
 	fs.BoolVar(&cfg.WSPerMessageDeflate, "ws-per-message-deflate", cfg.WSPerMessageDeflate, "accept permessage-deflate compression of WebSocket messages")
 	// Every flag defined here reads M0_ and its name in upper case, dashes
-	// as underscores (--version, added by the caller, has none).
+	// as underscores (--version, added by the caller, has none; nor has
+	// --bind, which sets others that have theirs).
 	var options []option
 	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "bind" {
+			return
+		}
 		env := "M0_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		options = append(options, option{f.Name, env})
 	})
 	return fs, options
-}
-
-func usage(w io.Writer, fs *flag.FlagSet, options []option) {
-	fmt.Fprintf(w, "Usage: m0serve [flags] module[:attr] [flags]\n")
-	fmt.Fprintf(w, "       m0serve [flags] --native NAME\n\n")
-	fmt.Fprintf(w, "Serves the WSGI or ASGI app attr of the Python module (e.g. myproject.wsgi:application, main:app);\n")
-	fmt.Fprintf(w, "without :attr, the module's application, else its app. A function that makes the app wants --factory.\n")
-	fmt.Fprintf(w, "Every flag can also be set by its environment variable; the flag wins. \"--\" ends the flags.\n\n")
-	envOf := map[string]string{}
-	for _, o := range options {
-		envOf[o.name] = o.env
-	}
-	fs.VisitAll(func(f *flag.Flag) {
-		fmt.Fprintf(w, "  --%s", f.Name)
-		if env := envOf[f.Name]; env != "" {
-			fmt.Fprintf(w, " (env %s)", env)
-		}
-		fmt.Fprintf(w, "\n      %s", f.Usage)
-		if f.DefValue != "" && f.DefValue != "false" {
-			fmt.Fprintf(w, " (default %s)", f.DefValue)
-		}
-		fmt.Fprintln(w)
-	})
 }
 
 // startCPUProfile profiles the process into path until stop is called.
