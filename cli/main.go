@@ -172,7 +172,7 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.StringVar(&cfg.Backend, "backend", cfg.Backend, "I/O backend: auto, uring, epoll or kqueue (auto falls back to epoll)")
 	fs.StringVar(&cfg.Native, "native", cfg.Native, "serve a native Go handler instead of a Python app: "+server.NativeNames())
 	fs.StringVar(&cfg.Interface, "interface", cfg.Interface, "the app's protocol: auto, wsgi or asgi (auto: ASGI for a coroutine function or __call__; asgi: ASGI 2 classes too)")
-	fs.StringVar(&cfg.Loop, "loop", cfg.Loop, "ASGI event loop: auto, asyncio or uvloop (auto: uvloop when it imports)")
+	fs.StringVar(&cfg.Loop, "loop", cfg.Loop, "ASGI event loop: auto, asyncio or uvloop (auto: asyncio on the I/O thread; with --asgi-thread executor uvloop if it imports)")
 	fs.StringVar(&cfg.ASGIThread, "asgi-thread", cfg.ASGIThread, "ASGI loop's thread: auto, loop (the I/O one: 0.5-0.9x executor's CPU) or executor (auto: loop unless --loop uvloop or --request-timeout)")
 	fs.StringVar(&cfg.Lifespan, "lifespan", cfg.Lifespan, "ASGI lifespan protocol: auto, on or off (auto: go on if the app refuses it; a failed startup exits 3)")
 	fs.BoolVar(&cfg.Factory, "factory", cfg.Factory, "module:attr names a factory: call attr() to get the app")

@@ -75,6 +75,8 @@ func serve(cfg server.Config, fs *flag.FlagSet, args []string, stderr io.Writer)
 		return err
 	}
 	cfg.LogFormat = logFormat
+	cfg.Given = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { cfg.Given[f.Name] = true })
 	if cfg.AccessLogFile != "" {
 		cfg.AccessLog = true
 	}

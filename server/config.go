@@ -91,6 +91,10 @@ type Config struct {
 	MetricsAddress string
 	appStats       *AppStats // the handlers' counters when metrics are on (Run)
 
+	// Given names the flags the user set (on the command line or in
+	// M0_*): one that does nothing for the app's interface is warned of.
+	Given map[string]bool
+
 	// Version is the release the binary carries (package cli's stamp):
 	// the environ's SERVER_SOFTWARE is m0serve/Version.
 	Version string

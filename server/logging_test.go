@@ -79,3 +79,22 @@ func TestLogfTextLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleFlags: the flags given that an app of the other interface
+// would use, named for the warning.
+func TestIdleFlags(t *testing.T) {
+	given := map[string]bool{"threads": true, "loop": true, "lifespan": true, "port": true}
+	if got := idleFlags(given, true); got != "--threads" {
+		t.Errorf("ASGI: %q", got)
+	}
+	if got := idleFlags(given, false); got != "--loop and --lifespan" {
+		t.Errorf("WSGI: %q", got)
+	}
+	given["asgi-thread"] = true
+	if got := idleFlags(given, false); got != "--loop, --lifespan and --asgi-thread" {
+		t.Errorf("WSGI: %q", got)
+	}
+	if got := idleFlags(map[string]bool{"port": true}, false); got != "" {
+		t.Errorf("none: %q", got)
+	}
+}

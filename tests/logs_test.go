@@ -166,3 +166,56 @@ func TestStartLineForPeople(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleFlagsWarned: a flag given that does nothing for the app's
+// interface is one WARNING line at start (one for all the workers);
+// flags that apply are not.
+func TestIdleFlagsWarned(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string // "" for no warning
+	}{
+		{[]string{"--threads", "4", "logs_app:asgi_app"}, "[WARNING] m0serve: --threads: nothing to do for an ASGI app"},
+		{[]string{"--loop", "asyncio", "--lifespan", "on", "logs_app:app"}, "[WARNING] m0serve: --loop and --lifespan: nothing to do for a WSGI app"},
+		{[]string{"--threads", "4", "logs_app:app"}, ""},
+		{[]string{"--loop", "asyncio", "logs_app:asgi_app"}, ""},
+	}
+	for _, tc := range cases {
+		s := start(t, variant{name: "epoll", env: []string{"M0_BACKEND=epoll"}}, append([]string{"--app-dir", appsDir(t)}, tc.args...)...)
+		s.stop()
+		logs := s.logs.String()
+		n := strings.Count(logs, "nothing to do for")
+		if tc.want == "" && n != 0 || tc.want != "" && (n != 1 || !strings.Contains(logs, tc.want)) {
+			t.Errorf("%v: want %q once:\n%s", tc.args, tc.want, logs)
+		}
+	}
+	w, starting := launchWorkersApp(t, appsDir(t), "logs_app:asgi_app", nil, "--workers", "2", "--threads", "2")
+	starting.wait(t)
+	w.stop()
+	if n := strings.Count(w.logs.String(), "--threads: nothing to do for an ASGI app"); n != 1 {
+		t.Errorf("--workers 2: %d warnings, want 1:\n%s", n, w.logs)
+	}
+}
+
+// TestLoopAutoAsHelpSays: --loop auto runs what --help says it runs:
+// asyncio on the I/O thread, uvloop (installed for the tests) on the
+// executor's thread.
+func TestLoopAutoAsHelpSays(t *testing.T) {
+	_, help := runToExit(t, cleanEnv(), "--help")
+	if !strings.Contains(help, "(auto: asyncio on the I/O thread; with --asgi-thread executor uvloop if it imports)") {
+		t.Fatalf("--help on --loop:\n%s", help)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--loop", "auto"}, "ASGI app logs_app:asgi_app on the asyncio event loop on the I/O thread"},
+		{[]string{"--loop", "auto", "--asgi-thread", "executor"}, "ASGI app logs_app:asgi_app on the uvloop event loop,"},
+	} {
+		s := start(t, variant{name: "epoll", env: []string{"M0_BACKEND=epoll"}}, append(append([]string{"--app-dir", appsDir(t)}, tc.args...), "logs_app:asgi_app")...)
+		s.stop()
+		if !strings.Contains(s.logs.String(), tc.want) {
+			t.Errorf("%v: want %q:\n%s", tc.args, tc.want, s.logs)
+		}
+	}
+}
