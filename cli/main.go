@@ -15,6 +15,7 @@ import (
 	"runtime/pprof"
 	"strings"
 
+	"github.com/m0serve/m0serve/pybridge"
 	"github.com/m0serve/m0serve/server"
 	"github.com/m0serve/m0serve/supervisor"
 )
@@ -99,24 +100,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case err == nil:
 		return 0
 	case errors.As(err, &cfgErr):
-		report(stderr, err)
+		report(stderr, err.Error())
 		return 2
 	case errors.As(err, &loadErr):
 		// The Python traceback, as Python printed it: the app's mistake,
 		// not the server's, so no Go detail.
-		report(stderr, err)
+		var pyErr *pybridge.LoadError
+		if errors.As(err, &pyErr) {
+			report(stderr, loadErrorText(pyErr, &cfg, logLevel == "debug" || logLevel == "trace"))
+			return 2
+		}
+		report(stderr, err.Error())
 		return 2
 	case errors.As(err, &bootErr):
 		// The worker printed its traceback; the master says which.
-		report(stderr, err)
+		report(stderr, err.Error())
 		return 3
 	case errors.As(err, &lifespanErr):
 		// The app's own message (lifespan.startup.failed); uvicorn exits
 		// with 3 for it too.
-		report(stderr, err)
+		report(stderr, err.Error())
 		return 3
 	default:
-		report(stderr, err)
+		report(stderr, err.Error())
 		return 1
 	}
 }
@@ -124,12 +130,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 // report writes the error serve returned: a line of text, or with
 // --log-format json an object like the log's others, so that every line
 // of the stream parses.
-func report(stderr io.Writer, err error) {
+func report(stderr io.Writer, message string) {
 	if logFormat != "json" {
-		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		fmt.Fprintf(stderr, "m0serve: %s\n", message)
 		return
 	}
-	slog.New(slog.NewJSONHandler(stderr, nil)).Error(err.Error(), "pid", os.Getpid())
+	message = strings.ReplaceAll(message, "\nm0serve: ", "\n")
+	slog.New(slog.NewJSONHandler(stderr, nil)).Error(message, "pid", os.Getpid())
 }
 
 // wsgiInlineUsage is --wsgi-inline's help; the measurements behind the

@@ -107,7 +107,7 @@ func (ip *Interpreter) LoadApp(spec AppSpec) (*App, error) {
 		if result.mistake != nil {
 			return nil, &TargetError{Target: spec.Target, Reason: takeText(result.mistake)}
 		}
-		return nil, &LoadError{Target: spec.Target, Python: takeText(result.error)}
+		return nil, &LoadError{Target: spec.Target, Python: takeText(result.error), Missing: takeText(result.missing)}
 	}
 	if result.found != nil {
 		spec.Target += ":" + C.GoString(result.found)
@@ -125,6 +125,9 @@ func (ip *Interpreter) LoadApp(spec AppSpec) (*App, error) {
 type LoadError struct {
 	Target string
 	Python string
+	// Missing is the module a ModuleNotFoundError names ("" for another
+	// exception): the app's own, or one it imports.
+	Missing string
 }
 
 func (e *LoadError) Error() string {

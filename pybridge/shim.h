@@ -116,6 +116,10 @@ typedef struct {
 	char *error;
 	char *mistake;
 	const char *found;
+	/* With error, for a ModuleNotFoundError: the module's name
+	 * (malloc'd), so that the caller can tell the app's own module from
+	 * one it imports. */
+	char *missing;
 } m0_load_result;
 
 typedef struct m0_input m0_input;
