@@ -53,13 +53,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	forwardedAllowIPsFromEnv(fs, &cfg)
-	if err := checkHost(cfg.Host); err != nil {
-		fmt.Fprintf(stderr, "m0serve: %v\n", err)
-		return 2
-	}
 	if *showVersion {
 		fmt.Fprintln(stdout, versionLine())
 		return 0
+	}
+	if err := checkHost(cfg.Host); err != nil {
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 2
 	}
 	switch len(apps) {
 	case 0:
@@ -103,8 +103,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		report(stderr, err.Error())
 		return 2
 	case errors.As(err, &loadErr):
-		// The Python traceback, as Python printed it: the app's mistake,
-		// not the server's, so no Go detail.
+		// The app's mistake, not the server's, so no Go detail: the
+		// Python traceback, or uvicorn's one line (loaderror.go).
 		var pyErr *pybridge.LoadError
 		if errors.As(err, &pyErr) {
 			report(stderr, loadErrorText(pyErr, &cfg, logLevel == "debug" || logLevel == "trace"))
