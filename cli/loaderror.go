@@ -17,7 +17,10 @@ import (
 // conda); anything else the traceback. importlib's frozen frames, which
 // say nothing about the app, are left out unless --log-level is debug
 // or trace, where the whole traceback follows the one line too.
-func loadErrorText(e *pybridge.LoadError, cfg *server.Config, debug bool) string {
+//
+// Each string is a line of the log (the first with the traceback under
+// it).
+func loadErrorText(e *pybridge.LoadError, cfg *server.Config, debug bool) []string {
 	traceback := e.Python
 	if !debug {
 		traceback = withoutFrozenFrames(traceback)
@@ -33,11 +36,11 @@ func loadErrorText(e *pybridge.LoadError, cfg *server.Config, debug bool) string
 		if debug {
 			line += "\n" + traceback
 		}
-		return line
+		return []string{line}
 	}
-	text := fmt.Sprintf("cannot load the application %s:\n%s", e.Target, traceback)
+	text := []string{fmt.Sprintf("cannot load the application %s:\n%s", e.Target, traceback)}
 	if e.Missing != "" {
-		text += "\nm0serve: " + whereToInstall(e.Missing, cfg.Venv)
+		text = append(text, whereToInstall(e.Missing, cfg.Venv))
 	}
 	return text
 }

@@ -35,26 +35,27 @@ func TestLoadErrorText(t *testing.T) {
 	cfg := server.Defaults
 	cfg.AppDir = "/srv/app"
 	own := &pybridge.LoadError{Target: "pkg.main:app", Python: frozenTraceback, Missing: "pkg"}
-	got := loadErrorText(own, &cfg, false)
+	got := strings.Join(loadErrorText(own, &cfg, false), "\n")
 	if got != `cannot load the application pkg.main:app: Could not import module "pkg.main" (not in /srv/app nor on the embedded Python's sys.path; --app-dir DIR to look elsewhere).` {
 		t.Errorf("the app's module: %q", got)
 	}
-	if got := loadErrorText(own, &cfg, true); !strings.Contains(got, "\n"+frozenTraceback) {
+	if got := strings.Join(loadErrorText(own, &cfg, true), "\n"); !strings.Contains(got, "\n"+frozenTraceback) {
 		t.Errorf("debug: %q", got)
 	}
 	dep := &pybridge.LoadError{Target: "main:app", Python: frozenTraceback, Missing: "flaskzzz"}
-	got = loadErrorText(dep, &cfg, false)
+	lines := loadErrorText(dep, &cfg, false)
+	got = strings.Join(lines, "\n")
 	if strings.Contains(got, "frozen") || !strings.Contains(got, "import flaskzzz\n") ||
-		!strings.Contains(got, "\nm0serve: the Python m0serve embeds is CPython "+pybridge.LibraryVersion()) ||
+		len(lines) != 2 || !strings.HasPrefix(lines[1], "the Python m0serve embeds is CPython "+pybridge.LibraryVersion()) ||
 		!strings.Contains(got, "--venv .venv") {
 		t.Errorf("a dependency: %q", got)
 	}
 	cfg.Venv = "/srv/venv"
-	if got := loadErrorText(dep, &cfg, false); !strings.Contains(got, `importing from the venv /srv/venv: install what provides "flaskzzz" there`) {
+	if got := strings.Join(loadErrorText(dep, &cfg, false), "\n"); !strings.Contains(got, `importing from the venv /srv/venv: install what provides "flaskzzz" there`) {
 		t.Errorf("a dependency, with --venv: %q", got)
 	}
 	other := &pybridge.LoadError{Target: "main:app", Python: "Traceback (most recent call last):\n  File \"/srv/app/main.py\", line 1, in <module>\nZeroDivisionError: division by zero"}
-	if got := loadErrorText(other, &cfg, false); got != "cannot load the application main:app:\n"+other.Python {
+	if got := strings.Join(loadErrorText(other, &cfg, false), "\n"); got != "cannot load the application main:app:\n"+other.Python {
 		t.Errorf("another error: %q", got)
 	}
 }

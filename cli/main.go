@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -100,43 +99,53 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case err == nil:
 		return 0
 	case errors.As(err, &cfgErr):
-		report(stderr, err.Error())
+		if logFormat == "json" {
+			logError(stderr, err.Error())
+		} else {
+			// A command line's one line, as for a mistake in the flags.
+			fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		}
 		return 2
 	case errors.As(err, &loadErr):
 		// The app's mistake, not the server's, so no Go detail: the
 		// Python traceback, or uvicorn's one line (loaderror.go).
 		var pyErr *pybridge.LoadError
 		if errors.As(err, &pyErr) {
-			report(stderr, loadErrorText(pyErr, &cfg, logLevel == "debug" || logLevel == "trace"))
+			logError(stderr, loadErrorText(pyErr, &cfg, logLevel == "debug" || logLevel == "trace")...)
 			return 2
 		}
-		report(stderr, err.Error())
+		logError(stderr, err.Error())
 		return 2
 	case errors.As(err, &bootErr):
 		// The worker printed its traceback; the master says which.
-		report(stderr, err.Error())
+		logError(stderr, err.Error())
 		return 3
 	case errors.As(err, &lifespanErr):
 		// The app's own message (lifespan.startup.failed); uvicorn exits
 		// with 3 for it too.
-		report(stderr, err.Error())
+		logError(stderr, err.Error())
 		return 3
 	default:
-		report(stderr, err.Error())
+		logError(stderr, err.Error())
 		return 1
 	}
 }
 
-// report writes the error serve returned: a line of text, or with
-// --log-format json an object like the log's others, so that every line
-// of the stream parses.
-func report(stderr io.Writer, message string) {
-	if logFormat != "json" {
-		fmt.Fprintf(stderr, "m0serve: %s\n", message)
-		return
+// logError writes the failure serve returned as ERROR lines of the
+// server's log, with their time and level as the log's others (with
+// --log-format json, objects: every line of the stream parses).
+func logError(stderr io.Writer, messages ...string) {
+	format := logFormat
+	if format != "json" {
+		format = "text" // also when --log-format itself was the mistake
 	}
-	message = strings.ReplaceAll(message, "\nm0serve: ", "\n")
-	slog.New(slog.NewJSONHandler(stderr, nil)).Error(message, "pid", os.Getpid())
+	logf, err := server.NewLogf(stderr, format, "trace", logSlot)
+	if err != nil {
+		logf = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
+	}
+	for _, m := range messages {
+		logf("m0serve: error: %s", m)
+	}
 }
 
 // wsgiInlineUsage is --wsgi-inline's help; the measurements behind the

@@ -16,8 +16,12 @@ import (
 // master is the --workers configuration the flags fill in.
 var master supervisor.Config
 
-// The log's --log-level and --log-format.
-var logLevel, logFormat string
+// The log's --log-level and --log-format, and the worker's slot it
+// names (-1: a master or a single process).
+var (
+	logLevel, logFormat string
+	logSlot             = -1
+)
 
 // --static-path-mount and --static-path-route, paired in order.
 var staticMountDirs, staticRoutes stringList
@@ -70,6 +74,7 @@ func serve(cfg server.Config, fs *flag.FlagSet, args []string, stderr io.Writer)
 	if worker != nil {
 		slot = worker.Slot
 	}
+	logSlot = slot
 	logf, err := server.NewLogf(stderr, logFormat, logLevel, slot)
 	if err != nil {
 		return err

@@ -14,7 +14,8 @@ import (
 // uvicorn's one line (`Could not import module "x"`), without importlib's
 // frozen frames unless --log-level debug; a package the app imports
 // that is not there names the Python m0serve embeds and how to give it a
-// venv; with --workers the worker says the same.
+// venv; with --workers the worker says the same. Each is an ERROR line
+// of the log.
 func TestImportErrorsForPeople(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "needsdep.py"), []byte("import no_such_dependency_m0\napp = None\n"), 0o644); err != nil {
@@ -50,6 +51,10 @@ func TestImportErrorsForPeople(t *testing.T) {
 			status, out := runToExit(t, cleanEnv(), append([]string{"--port", "0", "--app-dir", dir}, tc.args...)...)
 			if status != tc.status {
 				t.Errorf("exit status %d, want %d\n%s", status, tc.status, out)
+			}
+			// A line of the log, with its time and level.
+			if m := logLevel.FindStringSubmatch(out); tc.status == 2 && (m == nil || m[1] != "ERROR") {
+				t.Errorf("not an ERROR line of the log:\n%s", out)
 			}
 			for _, want := range tc.want {
 				if !strings.Contains(out, want) {
