@@ -84,7 +84,7 @@ packages-bench-python:
 	@$(INSTALL_PACKAGES) $(BENCH_PYTHON_PACKAGES)
 
 build:
-	$(GO) build -ldflags="-checklinkname=0 $(STAMP)" -o $(BIN) ./cmd/m0serve
+	$(GO) build -ldflags="-checklinkname=0 -s -w $(STAMP)" -o $(BIN) ./cmd/m0serve
 
 install: build
 	install -d $(DESTDIR)$(BINDIR)

@@ -30,7 +30,10 @@ func parseArgs(fs *flag.FlagSet, args []string) (positional []string, err error)
 		if name == "" || name[0] == '-' {
 			return nil, fmt.Errorf("%s: not a flag", arg)
 		}
-		if name == "help" || name == "h" {
+		if long, ok := shortNames[name]; ok {
+			name = long
+		}
+		if name == "help" {
 			return nil, flag.ErrHelp
 		}
 		f := fs.Lookup(name)
@@ -96,9 +99,8 @@ func isBool(f *flag.Flag) bool {
 // unknownFlag is the error for a flag that is not defined, with the
 // nearest defined one when the name looks like a typing mistake of it.
 func unknownFlag(fs *flag.FlagSet, typed, name string) error {
-	if name == "b" || name == "bind" {
-		// gunicorn's address flag.
-		return fmt.Errorf("unknown flag %s; use --host and --port", typed)
+	if pointer, ok := peerFlags[name]; ok {
+		return fmt.Errorf("unknown flag %s; %s", typed, pointer)
 	}
 	if near := nearestFlag(fs, name); near != "" {
 		return fmt.Errorf("unknown flag %s; did you mean --%s?", typed, near)

@@ -14,6 +14,7 @@ import (
 	"runtime/pprof"
 	"strings"
 
+	"github.com/m0serve/m0serve/pybridge"
 	"github.com/m0serve/m0serve/server"
 	"github.com/m0serve/m0serve/supervisor"
 )
@@ -27,8 +28,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	cfg := server.Defaults
+	cfg.Version = releaseVersion(version, buildInfo())
 	fs, options := newFlagSet(&cfg)
-	showVersion := fs.Bool("version", false, "print the version and exit")
+	showVersion := fs.Bool("version", false, "print the version (and the CPython and backends built in) and exit")
 
 	for _, o := range options {
 		value, ok := os.LookupEnv(o.env)
@@ -53,6 +55,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *showVersion {
 		fmt.Fprintln(stdout, versionLine())
 		return 0
+	}
+	if err := checkHost(cfg.Host); err != nil {
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 2
 	}
 	switch len(apps) {
 	case 0:
@@ -93,25 +99,52 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case err == nil:
 		return 0
 	case errors.As(err, &cfgErr):
-		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		if logFormat == "json" {
+			logError(stderr, err.Error())
+		} else {
+			// A command line's one line, as for a mistake in the flags.
+			fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		}
 		return 2
 	case errors.As(err, &loadErr):
-		// The Python traceback, as Python printed it: the app's mistake,
-		// not the server's, so no Go detail.
-		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		// The app's mistake, not the server's, so no Go detail: the
+		// Python traceback, or uvicorn's one line (loaderror.go).
+		var pyErr *pybridge.LoadError
+		if errors.As(err, &pyErr) {
+			logError(stderr, loadErrorText(pyErr, &cfg, logLevel == "debug" || logLevel == "trace")...)
+			return 2
+		}
+		logError(stderr, err.Error())
 		return 2
 	case errors.As(err, &bootErr):
 		// The worker printed its traceback; the master says which.
-		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		logError(stderr, err.Error())
 		return 3
 	case errors.As(err, &lifespanErr):
 		// The app's own message (lifespan.startup.failed); uvicorn exits
 		// with 3 for it too.
-		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		logError(stderr, err.Error())
 		return 3
 	default:
-		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		logError(stderr, err.Error())
 		return 1
+	}
+}
+
+// logError writes the failure serve returned as ERROR lines of the
+// server's log, with their time and level as the log's others (with
+// --log-format json, objects: every line of the stream parses).
+func logError(stderr io.Writer, messages ...string) {
+	format := logFormat
+	if format != "json" {
+		format = "text" // also when --log-format itself was the mistake
+	}
+	logf, err := server.NewLogf(stderr, format, "trace", logSlot)
+	if err != nil {
+		logf = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
+	}
+	for _, m := range messages {
+		logf("m0serve: error: %s", m)
 	}
 }
 
@@ -133,6 +166,7 @@ type option struct {
 func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs := flag.NewFlagSet("m0serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.Var(&bindAddress{fs: fs}, "bind", "gunicorn's address: sets --host and --port; unix:PATH sets --uds, fd://N --fd")
 	fs.StringVar(&cfg.Host, "host", cfg.Host, "address to listen on")
 	fs.IntVar(&cfg.Port, "port", cfg.Port, "TCP port to listen on (0: any free port)")
 	fs.StringVar(&cfg.UDS, "uds", cfg.UDS, "listen on this Unix socket instead of --host/--port (a stale socket file is replaced; removed at exit)")
@@ -154,7 +188,7 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.StringVar(&cfg.Backend, "backend", cfg.Backend, "I/O backend: auto, uring, epoll or kqueue (auto falls back to epoll)")
 	fs.StringVar(&cfg.Native, "native", cfg.Native, "serve a native Go handler instead of a Python app: "+server.NativeNames())
 	fs.StringVar(&cfg.Interface, "interface", cfg.Interface, "the app's protocol: auto, wsgi or asgi (auto: ASGI for a coroutine function or __call__; asgi: ASGI 2 classes too)")
-	fs.StringVar(&cfg.Loop, "loop", cfg.Loop, "ASGI event loop: auto, asyncio or uvloop (auto: uvloop when it imports)")
+	fs.StringVar(&cfg.Loop, "loop", cfg.Loop, "ASGI event loop: auto, asyncio or uvloop (auto: asyncio on the I/O thread; with --asgi-thread executor uvloop if it imports)")
 	fs.StringVar(&cfg.ASGIThread, "asgi-thread", cfg.ASGIThread, "ASGI loop's thread: auto, loop (the I/O one: 0.5-0.9x executor's CPU) or executor (auto: loop unless --loop uvloop or --request-timeout)")
 	fs.StringVar(&cfg.Lifespan, "lifespan", cfg.Lifespan, "ASGI lifespan protocol: auto, on or off (auto: go on if the app refuses it; a failed startup exits 3)")
 	fs.BoolVar(&cfg.Factory, "factory", cfg.Factory, "module:attr names a factory: call attr() to get the app")
@@ -180,36 +214,17 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.Var((*duration)(&cfg.WSPingTimeout), "ws-ping-timeout", "time a WebSocket ping may go unanswered before closing with 1011")
 	fs.BoolVar(&cfg.WSPerMessageDeflate, "ws-per-message-deflate", cfg.WSPerMessageDeflate, "accept permessage-deflate compression of WebSocket messages")
 	// Every flag defined here reads M0_ and its name in upper case, dashes
-	// as underscores (--version, added by the caller, has none).
+	// as underscores (--version, added by the caller, has none; nor has
+	// --bind, which sets others that have theirs).
 	var options []option
 	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "bind" {
+			return
+		}
 		env := "M0_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		options = append(options, option{f.Name, env})
 	})
 	return fs, options
-}
-
-func usage(w io.Writer, fs *flag.FlagSet, options []option) {
-	fmt.Fprintf(w, "Usage: m0serve [flags] module[:attr] [flags]\n")
-	fmt.Fprintf(w, "       m0serve [flags] --native NAME\n\n")
-	fmt.Fprintf(w, "Serves the WSGI or ASGI app attr of the Python module (e.g. myproject.wsgi:application, main:app);\n")
-	fmt.Fprintf(w, "without :attr, the module's application, else its app. A function that makes the app wants --factory.\n")
-	fmt.Fprintf(w, "Every flag can also be set by its environment variable; the flag wins. \"--\" ends the flags.\n\n")
-	envOf := map[string]string{}
-	for _, o := range options {
-		envOf[o.name] = o.env
-	}
-	fs.VisitAll(func(f *flag.Flag) {
-		fmt.Fprintf(w, "  --%s", f.Name)
-		if env := envOf[f.Name]; env != "" {
-			fmt.Fprintf(w, " (env %s)", env)
-		}
-		fmt.Fprintf(w, "\n      %s", f.Usage)
-		if f.DefValue != "" && f.DefValue != "false" {
-			fmt.Fprintf(w, " (default %s)", f.DefValue)
-		}
-		fmt.Fprintln(w)
-	})
 }
 
 // startCPUProfile profiles the process into path until stop is called.

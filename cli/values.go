@@ -2,7 +2,10 @@ package cli
 
 import (
 	"errors"
+	"flag"
+	"fmt"
 	"io/fs"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -114,5 +117,55 @@ func (l *stringList) String() string { return strings.Join(*l, ",") }
 
 func (l *stringList) Set(text string) error {
 	*l = append(*l, text)
+	return nil
+}
+
+// bindAddress is -b/--bind, gunicorn's one address flag: HOST:PORT
+// ([::1]:8000, a bare HOST on port 8000, :PORT on every interface, as
+// gunicorn reads them), unix:PATH or fd://N. It sets the flags m0serve
+// has for each, which then count as given.
+type bindAddress struct {
+	fs  *flag.FlagSet
+	set bool
+}
+
+func (b *bindAddress) String() string { return "" }
+
+func (b *bindAddress) Set(text string) error {
+	if b.set {
+		return errors.New("one address at a time (m0serve listens on one socket)")
+	}
+	b.set = true
+	if path, ok := strings.CutPrefix(text, "unix:"); ok {
+		path = strings.TrimPrefix(path, "//")
+		if path == "" {
+			return errors.New("want unix:PATH")
+		}
+		return b.fs.Set("uds", path)
+	}
+	if fd, ok := strings.CutPrefix(text, "fd://"); ok {
+		if err := b.fs.Set("fd", fd); err != nil {
+			return errors.New("want fd://N, a descriptor number")
+		}
+		return nil
+	}
+	text = strings.TrimPrefix(text, "tcp://")
+	host, port, err := net.SplitHostPort(text)
+	if err != nil {
+		// No port: gunicorn's default, which is m0serve's too.
+		host, port = strings.TrimSuffix(strings.TrimPrefix(text, "["), "]"), "8000"
+		if strings.Contains(host, ":") && net.ParseIP(host) == nil {
+			return errors.New("want HOST:PORT, [IPv6]:PORT, unix:PATH or fd://N")
+		}
+	}
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	if err := b.fs.Set("host", host); err != nil {
+		return err
+	}
+	if err := b.fs.Set("port", port); err != nil {
+		return fmt.Errorf("port %q: want a number", port)
+	}
 	return nil
 }

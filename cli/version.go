@@ -20,10 +20,17 @@ var version, commit string
 // versionLine is what --version prints: the version, the commit, the
 // CPython library in use, the I/O backends built in and the Go toolchain.
 func versionLine() string {
-	info, _ := debug.ReadBuildInfo()
+	info := buildInfo()
 	return fmt.Sprintf("m0serve %s (commit %s, CPython %s, backends: %s, %s %s/%s)",
 		releaseVersion(version, info), buildCommit(commit, info), pybridge.LibraryVersion(),
 		strings.Join(server.Backends(), " "), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// buildInfo is what the Go toolchain recorded in the binary; nil when
+// it recorded nothing.
+func buildInfo() *debug.BuildInfo {
+	info, _ := debug.ReadBuildInfo()
+	return info
 }
 
 // pseudoVersion matches the timestamp and commit of a Go pseudo-version

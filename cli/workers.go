@@ -16,8 +16,12 @@ import (
 // master is the --workers configuration the flags fill in.
 var master supervisor.Config
 
-// The log's --log-level and --log-format.
-var logLevel, logFormat string
+// The log's --log-level and --log-format, and the worker's slot it
+// names (-1: a master or a single process).
+var (
+	logLevel, logFormat string
+	logSlot             = -1
+)
 
 // --static-path-mount and --static-path-route, paired in order.
 var staticMountDirs, staticRoutes stringList
@@ -51,8 +55,8 @@ func addWorkerFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.StringVar(&cfg.MetricsAddress, "metrics-address", cfg.MetricsAddress, "serve Prometheus metrics at http://HOST:PORT/metrics (the master's with --workers; off when empty)")
 	fs.StringVar(&master.PidFile, "pid-file", "", "with --workers: write the master's pid to this file (removed at exit)")
 	fs.StringVar(&cfg.AccessLogFile, "access-log-file", cfg.AccessLogFile, "write the access log to this file (implies --access-log); reopened on SIGUSR1")
-	fs.StringVar(&logLevel, "log-level", "info", "the server's log: critical, error, warning, info, debug or trace and above")
-	fs.StringVar(&logFormat, "log-format", "text", "the server's log lines: text, or json (one object per line: time, level, msg, pid, worker)")
+	fs.StringVar(&logLevel, "log-level", "info", "the server's log: critical, error, warning, info, debug or trace and above (debug: io_uring's features, importlib's frames)")
+	fs.StringVar(&logFormat, "log-format", "text", "the server's log lines: text, or json (one object per line: time, level, msg, pid, worker; the access log's too)")
 	fs.StringVar(&cfg.ErrorLogFile, "error-log-file", cfg.ErrorLogFile, "write the server's log and Python's stderr to this file; reopened on SIGUSR1")
 }
 
@@ -70,10 +74,14 @@ func serve(cfg server.Config, fs *flag.FlagSet, args []string, stderr io.Writer)
 	if worker != nil {
 		slot = worker.Slot
 	}
+	logSlot = slot
 	logf, err := server.NewLogf(stderr, logFormat, logLevel, slot)
 	if err != nil {
 		return err
 	}
+	cfg.LogFormat = logFormat
+	cfg.Given = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { cfg.Given[f.Name] = true })
 	if cfg.AccessLogFile != "" {
 		cfg.AccessLog = true
 	}

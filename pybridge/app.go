@@ -50,6 +50,9 @@ type AppSpec struct {
 	ServerPort int
 	// URLScheme is wsgi.url_scheme: "http" when empty.
 	URLScheme string
+	// ServerSoftware is SERVER_SOFTWARE ("m0serve/0.4.0", CGI's
+	// name/version); absent from the environ when empty.
+	ServerSoftware string
 	// MultiThread and MultiProcess fill wsgi.multithread and
 	// wsgi.multiprocess: more than one handler thread, more than one
 	// worker process.
@@ -91,19 +94,20 @@ func (ip *Interpreter) LoadApp(spec AppSpec) (*App, error) {
 	root := C.CString(spec.RootPath)
 	name := C.CString(spec.ServerName)
 	scheme := C.CString(spec.URLScheme)
+	software := C.CString(spec.ServerSoftware)
 	defer func() {
-		for _, p := range []*C.char{target, root, name, scheme} {
+		for _, p := range []*C.char{target, root, name, scheme, software} {
 			C.free(unsafe.Pointer(p))
 		}
 	}()
 	var result C.m0_load_result
 	c := C.m0_app_load(target, cBool(spec.Factory), root, name, C.int(spec.ServerPort),
-		scheme, cBool(spec.MultiThread), cBool(spec.MultiProcess), &result)
+		scheme, software, cBool(spec.MultiThread), cBool(spec.MultiProcess), &result)
 	if c == nil {
 		if result.mistake != nil {
 			return nil, &TargetError{Target: spec.Target, Reason: takeText(result.mistake)}
 		}
-		return nil, &LoadError{Target: spec.Target, Python: takeText(result.error)}
+		return nil, &LoadError{Target: spec.Target, Python: takeText(result.error), Missing: takeText(result.missing)}
 	}
 	if result.found != nil {
 		spec.Target += ":" + C.GoString(result.found)
@@ -121,6 +125,9 @@ func (ip *Interpreter) LoadApp(spec AppSpec) (*App, error) {
 type LoadError struct {
 	Target string
 	Python string
+	// Missing is the module a ModuleNotFoundError names ("" for another
+	// exception): the app's own, or one it imports.
+	Missing string
 }
 
 func (e *LoadError) Error() string {

@@ -11,8 +11,8 @@
 /* Interned keys and constant values, made once at start. */
 static PyObject *k_request_method, *k_script_name, *k_path_info,
     *k_query_string, *k_content_type, *k_content_length, *k_server_name,
-    *k_server_port, *k_server_protocol, *k_remote_addr, *k_remote_port,
-    *k_raw_uri, *k_wsgi_version, *k_wsgi_url_scheme, *k_wsgi_input,
+    *k_server_port, *k_server_protocol, *k_server_software, *k_remote_addr,
+    *k_remote_port, *k_raw_uri, *k_wsgi_version, *k_wsgi_url_scheme, *k_wsgi_input,
     *k_wsgi_errors, *k_wsgi_multithread, *k_wsgi_multiprocess,
     *k_wsgi_run_once, *k_wsgi_file_wrapper, *k_wsgi_input_terminated;
 static PyObject *v_http10, *v_http11, *v_empty, *v_comma, *v_semicolon,
@@ -30,6 +30,7 @@ int m0_environ_init(void)
 	    {&k_server_name, "SERVER_NAME"},
 	    {&k_server_port, "SERVER_PORT"},
 	    {&k_server_protocol, "SERVER_PROTOCOL"},
+	    {&k_server_software, "SERVER_SOFTWARE"},
 	    {&k_remote_addr, "REMOTE_ADDR"},
 	    {&k_remote_port, "REMOTE_PORT"},
 	    {&k_raw_uri, "RAW_URI"},
@@ -122,7 +123,8 @@ static int presize(PyObject *d)
 
 PyObject *m0_environ_template(const char *root_path, const char *server_name,
                               int server_port, const char *url_scheme,
-                              int multithread, int multiprocess)
+                              const char *server_software, int multithread,
+                              int multiprocess)
 {
 	PyObject *d = PyDict_New();
 	if (d == NULL)
@@ -152,7 +154,11 @@ PyObject *m0_environ_template(const char *root_path, const char *server_name,
 	    PyDict_SetItem(d, k_remote_addr, v_empty) < 0 ||
 	    PyDict_SetItem(d, k_remote_port, v_empty) < 0 ||
 	    PyDict_SetItem(d, k_raw_uri, v_empty) < 0 ||
-	    PyDict_SetItem(d, k_wsgi_input, Py_None) < 0 || presize(d) < 0) {
+	    PyDict_SetItem(d, k_wsgi_input, Py_None) < 0 ||
+	    (server_software[0] != '\0' &&
+	     m0_set_steal(d, k_server_software,
+	                  latin1(server_software, strlen(server_software))) < 0) ||
+	    presize(d) < 0) {
 		Py_DECREF(d);
 		return NULL;
 	}

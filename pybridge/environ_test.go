@@ -43,7 +43,8 @@ func TestEnvironUnderValidator(t *testing.T) {
 				"wsgi.input_terminated": true, "wsgi.errors.is_stderr": true,
 				"wsgi.file_wrapper": "FileWrapper",
 			},
-			gone: []string{"CONTENT_TYPE", "CONTENT_LENGTH"},
+			// No AppSpec.ServerSoftware, no key.
+			gone: []string{"CONTENT_TYPE", "CONTENT_LENGTH", "SERVER_SOFTWARE"},
 		},
 		{
 			name: "percent-decoded latin-1 path, raw URI kept",
@@ -114,7 +115,8 @@ func TestEnvironUnderValidator(t *testing.T) {
 }
 
 func TestEnvironRootPath(t *testing.T) {
-	app, err := interp.LoadApp(AppSpec{Target: "environ_app:app", RootPath: "/mount", ServerName: "h", ServerPort: 80, URLScheme: "https"})
+	app, err := interp.LoadApp(AppSpec{Target: "environ_app:app", RootPath: "/mount", ServerName: "h", ServerPort: 80, URLScheme: "https",
+		ServerSoftware: "m0serve/9.8.7"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,6 +130,9 @@ func TestEnvironRootPath(t *testing.T) {
 		env := environOf(t, j)
 		if env["SCRIPT_NAME"] != c.script || env["PATH_INFO"] != c.path || env["wsgi.url_scheme"] != "https" {
 			t.Errorf("%s: SCRIPT_NAME %q PATH_INFO %q scheme %q", c.target, env["SCRIPT_NAME"], env["PATH_INFO"], env["wsgi.url_scheme"])
+		}
+		if env["SERVER_SOFTWARE"] != "m0serve/9.8.7" {
+			t.Errorf("%s: SERVER_SOFTWARE %q, want m0serve/9.8.7", c.target, env["SERVER_SOFTWARE"])
 		}
 	}
 }

@@ -141,6 +141,16 @@ func TestLoadErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Traceback") || !strings.Contains(err.Error(), "broken_app.py") {
 		t.Errorf("no traceback naming the file in %v", err)
 	}
+	// The module a ModuleNotFoundError names: the app's own, or one it imports.
+	for target, want := range map[string]string{
+		"broken_app:app": "no_such_module_m0serve", "no_such_app:app": "no_such_app", "bench_app:missing": "",
+	} {
+		_, err := interp.LoadApp(AppSpec{Target: target})
+		var load *LoadError
+		if !errors.As(err, &load) || load.Missing != want {
+			t.Errorf("%s: %#v, want Missing %q", target, err, want)
+		}
+	}
 }
 
 // TestLoadTargetMistakes: a target that imports but names no app is one

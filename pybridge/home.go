@@ -130,3 +130,11 @@ func venvHome(cfgFile string) string {
 	}
 	return "its pyvenv.cfg names no home"
 }
+
+// Embedded names the Python this binary runs: its interpreter program
+// (sys.executable outside a venv) and its prefix, for a user who must
+// make a venv with it; empty where they were not found.
+func Embedded() (executable, prefix string) {
+	h := findHome()
+	return h.executable, h.prefix
+}

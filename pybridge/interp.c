@@ -513,10 +513,30 @@ static PyObject *import_target(const char *target, int factory,
 	return obj;
 }
 
+/* missing_module is the name of the module a raised ModuleNotFoundError
+ * names (malloc'd), or NULL; the exception stays raised. */
+static char *missing_module(void)
+{
+	if (!PyErr_ExceptionMatches(PyExc_ModuleNotFoundError))
+		return NULL;
+	PyObject *exc = m0_fetch_exception();
+	char *name = NULL;
+	PyObject *attr = exc ? PyObject_GetAttrString(exc, "name") : NULL;
+	if (attr != NULL && PyUnicode_Check(attr)) {
+		const char *utf8 = PyUnicode_AsUTF8(attr);
+		if (utf8 != NULL)
+			name = copy_text(utf8);
+	}
+	Py_XDECREF(attr);
+	PyErr_Clear();
+	m0_restore_exception(exc);
+	return name;
+}
+
 m0_app *m0_app_load(const char *target, int factory, const char *root_path,
                     const char *server_name, int server_port,
-                    const char *url_scheme, int multithread, int multiprocess,
-                    m0_load_result *result)
+                    const char *url_scheme, const char *server_software,
+                    int multithread, int multiprocess, m0_load_result *result)
 {
 	PyGILState_STATE g = PyGILState_Ensure();
 	m0_app *app = calloc(1, sizeof *app);
@@ -531,9 +551,12 @@ m0_app *m0_app_load(const char *target, int factory, const char *root_path,
 		app->is_asgi = detect_asgi(app->app);
 	if (app->app != NULL && app->is_asgi >= 0)
 		app->environ = m0_environ_template(root_path, server_name, server_port,
-		                                   url_scheme, multithread, multiprocess);
+		                                   url_scheme, server_software,
+		                                   multithread, multiprocess);
 	if (app->root_path == NULL || app->app == NULL || app->is_asgi < 0 ||
 	    app->environ == NULL) {
+		if (result->mistake == NULL && PyErr_Occurred())
+			result->missing = missing_module();
 		if (result->mistake == NULL)
 			result->error = PyErr_Occurred() ? m0_format_exception()
 			                                 : copy_text("out of memory");

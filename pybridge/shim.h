@@ -116,6 +116,10 @@ typedef struct {
 	char *error;
 	char *mistake;
 	const char *found;
+	/* With error, for a ModuleNotFoundError: the module's name
+	 * (malloc'd), so that the caller can tell the app's own module from
+	 * one it imports. */
+	char *missing;
 } m0_load_result;
 
 typedef struct m0_input m0_input;
@@ -163,8 +167,8 @@ const char *m0_library_path(void);
 int m0_finalize(void);
 m0_app *m0_app_load(const char *target, int factory, const char *root_path,
                     const char *server_name, int server_port,
-                    const char *url_scheme, int multithread, int multiprocess,
-                    m0_load_result *result);
+                    const char *url_scheme, const char *server_software,
+                    int multithread, int multiprocess, m0_load_result *result);
 void m0_app_free(m0_app *app);
 char *m0_format_exception(void);
 /* m0_fetch_exception clears the raised exception and returns it (NULL:
@@ -231,7 +235,8 @@ static inline int m0_set_steal(PyObject *d, PyObject *key, PyObject *value)
 }
 PyObject *m0_environ_template(const char *root_path, const char *server_name,
                               int server_port, const char *url_scheme,
-                              int multithread, int multiprocess);
+                              const char *server_software, int multithread,
+                              int multiprocess);
 PyObject *m0_environ_build(m0_thread *t, m0_app *app, const m0_request *req,
                            const char *head, const m0_field *fields,
                            const char *remote);

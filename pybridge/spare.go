@@ -304,7 +304,7 @@ func (h *Handlers) spare() {
 	t, err := attach()
 	if err != nil {
 		if f := logf.Load(); f != nil {
-			(*f)("m0serve: starting a spare handler thread: %v", err)
+			(*f)("m0serve: error: starting a spare handler thread: %v", err)
 		}
 		s.mu.Lock()
 		s.alive--

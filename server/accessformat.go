@@ -20,6 +20,12 @@ type accessFormat struct {
 	parts []accessPart
 	// timed: some atom wants the request's duration.
 	timed bool
+
+	// json: --log-format json (accessjson.go): one object per line,
+	// with jsonTail (pid, worker) after msg and a key per atom.
+	json      bool
+	jsonTail  string
+	jsonParts []jsonPart
 }
 
 type accessPart struct {
@@ -115,8 +121,17 @@ func compileAccessFormat(format string) (*accessFormat, error) {
 	return f, nil
 }
 
-// append appends e's line, newline included.
+// append appends e's line, newline included: the text, or with
+// --log-format json its object.
 func (f *accessFormat) append(b []byte, e *accessEntry) []byte {
+	if f.json {
+		return f.appendJSON(b, e)
+	}
+	return f.appendText(b, e)
+}
+
+// appendText appends e's line in the format's text, newline included.
+func (f *accessFormat) appendText(b []byte, e *accessEntry) []byte {
 	for i := range f.parts {
 		p := &f.parts[i]
 		switch p.atom {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"os"
 	"regexp"
 	"strconv"
@@ -94,5 +95,66 @@ func BenchmarkAccessLogAppend(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		buf = f.append(buf[:0], e)
+	}
+}
+
+// TestAccessFormatJSON: with --log-format json a line is one JSON object
+// with the log's keys, msg the text line, and a key per atom; what a
+// client sent that is not UTF-8 or would end the string stays inside it.
+func TestAccessFormatJSON(t *testing.T) {
+	f, err := compileAccessFormat(`%(h)s %(l)s %(t)s "%(r)s" %(s)s %(b)s %(B)s %(D)s "%(a)s" %({x-request-id}i)s %({content-type}o)s %(q)s`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.setJSON(2)
+	req := parseHead(t, "User-Agent: caf\xe9 \"x\"\r\n")
+	line := f.append([]byte("kept"), &accessEntry{remote: []byte("192.0.2.1"), req: req, status: 200, sent: 13, duration: 1500 * time.Microsecond})
+	text, ok := strings.CutPrefix(string(line), "kept")
+	if !ok || !strings.HasSuffix(text, "}\n") || strings.Count(text, "\n") != 1 {
+		t.Fatalf("got %q", line)
+	}
+	var entry map[string]any
+	if err := json.Unmarshal([]byte(text), &entry); err != nil {
+		t.Fatalf("%v: %q", err, text)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, entry["time"].(string)); err != nil {
+		t.Errorf("time: %v", err)
+	}
+	want := map[string]any{
+		"level": "INFO", "pid": float64(os.Getpid()), "worker": float64(2),
+		"remote_addr": "192.0.2.1", "request": "GET / HTTP/1.1", "status": float64(200), "bytes": float64(13),
+		"duration_us": float64(1500), "user_agent": "caf\u00e9 \"x\"", "request_x_request_id": nil,
+		"response_content_type": nil, "query": nil,
+	}
+	for k, v := range want {
+		if got, ok := entry[k]; !ok || got != v {
+			t.Errorf("%s: %#v, want %#v", k, got, v)
+		}
+	}
+	if len(entry) != len(want)+2 { // time and msg
+		t.Errorf("keys: %v", entry)
+	}
+	msg, _ := entry["msg"].(string)
+	if !regexp.MustCompile(`^192\.0\.2\.1 - \[.*\] "GET / HTTP/1\.1" 200 13 13 1500 "caf\\xe9 \\x22x\\x22" - - -$`).MatchString(msg) {
+		t.Errorf("msg %q", msg)
+	}
+	// An unparsed head: nulls, and no worker key in a single process.
+	f.setJSON(-1)
+	entry = nil
+	if err := json.Unmarshal(f.append(nil, &accessEntry{status: 400}), &entry); err != nil ||
+		entry["request"] != nil || entry["remote_addr"] != nil || entry["status"] != float64(400) || entry["worker"] != nil {
+		t.Errorf("unparsed head: %v %v", entry, err)
+	}
+}
+
+// TestAccessFormatJSONAllocs: the JSON line costs no allocation either.
+func TestAccessFormatJSONAllocs(t *testing.T) {
+	f, _ := compileAccessFormat(DefaultAccessLogFormat)
+	f.setJSON(0)
+	req := parseHead(t, "User-Agent: ua\r\n")
+	e := &accessEntry{remote: []byte("192.0.2.1"), req: req, status: 200, sent: 13}
+	buf := make([]byte, 0, 512)
+	if n := testing.AllocsPerRun(100, func() { buf = f.append(buf[:0], e) }); n != 0 {
+		t.Errorf("%v allocations per line", n)
 	}
 }

@@ -46,7 +46,7 @@ func newBackend(kind string, logf func(format string, args ...any)) (loop.Backen
 		if !errors.Is(err, uring.ErrUnavailable) {
 			return nil, fmt.Errorf("--backend auto: %w", err)
 		}
-		logf("m0serve: falling back to epoll: %v", err)
+		logf("m0serve: warning: falling back to epoll: %v", err)
 		b, epollErr := newEpollBackend()
 		if epollErr != nil {
 			return nil, fmt.Errorf("--backend auto: %w; and epoll: %w", err, epollErr)

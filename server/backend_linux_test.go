@@ -138,7 +138,7 @@ func TestAutoFallsBackUnderSeccomp(t *testing.T) {
 	text := string(out)
 	if !strings.Contains(text, "backend: epoll") ||
 		strings.Count(text, "log: ") != 1 ||
-		!strings.Contains(text, "log: m0serve: falling back to epoll: io_uring unavailable") ||
+		!strings.Contains(text, "log: m0serve: warning: falling back to epoll: io_uring unavailable") ||
 		!strings.Contains(text, "seccomp") {
 		t.Fatalf("under noiouring, --backend auto said:\n%s\nwant epoll and one log line naming seccomp", text)
 	}

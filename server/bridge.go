@@ -394,7 +394,7 @@ func (p *bridgePool) noteHopByHop(resp *pybridge.Response) {
 	if name == nil || p.warnedHopByHop.Load() || !p.warnedHopByHop.CompareAndSwap(false, true) || p.logf == nil {
 		return
 	}
-	p.logf("m0serve: the app set the hop-by-hop response field %q: dropped, as are others like it "+
+	p.logf("m0serve: warning: the app set the hop-by-hop response field %q: dropped, as are others like it "+
 		"(the server owns the connection; only Connection: close is honoured); said once", name)
 }
 

@@ -70,6 +70,9 @@ type Config struct {
 	AccessLogFormat string
 	accessFormat    *accessFormat // compiled by Validate
 	ErrorLogFile    string        // the server's log (and Python's stderr) instead of stderr
+	// LogFormat is --log-format, text or json: with json the access log's
+	// lines are JSON objects too (accessjson.go).
+	LogFormat string
 
 	// StaticMounts are served by the server itself, StaticExpires their
 	// Cache-Control max-age (0: none).
@@ -87,6 +90,14 @@ type Config struct {
 	// counters for it), else by the process itself.
 	MetricsAddress string
 	appStats       *AppStats // the handlers' counters when metrics are on (Run)
+
+	// Given names the flags the user set (on the command line or in
+	// M0_*): one that does nothing for the app's interface is warned of.
+	Given map[string]bool
+
+	// Version is the release the binary carries (package cli's stamp):
+	// the environ's SERVER_SOFTWARE is m0serve/Version.
+	Version string
 
 	// Worker is set in a worker process a master started (package
 	// supervisor): the listener comes from it, and it hears the master.
@@ -236,6 +247,13 @@ func (c *Config) Validate() error {
 	format, err := compileAccessFormat(c.AccessLogFormat)
 	if err != nil {
 		return err
+	}
+	if c.LogFormat == "json" {
+		slot := -1
+		if c.Worker != nil {
+			slot = c.Worker.Slot
+		}
+		format.setJSON(slot)
 	}
 	c.accessFormat = format
 	if c.ProxyHeaders {

@@ -30,10 +30,11 @@ var logLevels = map[string]slog.Level{
 const logPrefix = "m0serve: "
 
 // NewLogf returns the server's log function: lines in --log-format
-// (text: "2026/12/01 16:02:19 m0serve: ...", as log.LstdFlags in UTC;
-// json: one object per line with time, level, msg, pid and, in a worker,
-// worker) at --log-level and above. worker is the worker's slot, -1 for
-// a master or a single process.
+// (text: "2026/12/01 16:02:19 [INFO] m0serve: ...", as log.LstdFlags in
+// UTC, with the level in brackets as gunicorn writes it; json: one object
+// per line with time, level, msg, pid and, in a worker, worker) at
+// --log-level and above. worker is the worker's slot, -1 for a master or
+// a single process.
 func NewLogf(w io.Writer, format, level string, worker int) (func(string, ...any), error) {
 	threshold, ok := logLevels[level]
 	if !ok {
@@ -48,13 +49,14 @@ func NewLogf(w io.Writer, format, level string, worker int) (func(string, ...any
 		}
 		return func(format string, args ...any) {
 			message := fmt.Sprintf(format, args...)
-			if lineLevel(message) < threshold {
+			level := lineLevel(message)
+			if level < threshold {
 				return
 			}
 			if rest, ok := strings.CutPrefix(message, logPrefix); ok {
 				message = who + trimLevel(rest)
 			}
-			text.Print(message)
+			text.Print(levelTag(level), message)
 		}, nil
 	case "json":
 		// A traceback in the line of the failure it belongs to.
@@ -99,6 +101,27 @@ func trimLevel(rest string) string {
 		return after
 	}
 	return rest
+}
+
+// levelTag is a text line's level as gunicorn writes it, "[INFO] ":
+// after the time stamp, so that lines still sort and read by time, and
+// in brackets, so that grep '\[ERROR\]' finds exactly the errors (uvicorn's
+// "ERROR:" has no time stamp to go after; Python's traceback lines under
+// an error line have no tag at all).
+func levelTag(level slog.Level) string {
+	switch {
+	case level < slog.LevelDebug:
+		return "[TRACE] "
+	case level < slog.LevelInfo:
+		return "[DEBUG] "
+	case level < slog.LevelWarn:
+		return "[INFO] "
+	case level < slog.LevelError:
+		return "[WARNING] "
+	case level < LevelCritical:
+		return "[ERROR] "
+	}
+	return "[CRITICAL] "
 }
 
 // levelNames names the levels slog has no name for, and WARNING as

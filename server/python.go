@@ -95,6 +95,8 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 		RootPath:   cfg.RootPath,
 		ServerName: listener.serverName(),
 		ServerPort: listener.serverPort(),
+		// CGI's name/version, as gunicorn's "gunicorn/23.0.0".
+		ServerSoftware: "m0serve/" + cfg.Version,
 		// --threads 0 calls the app on the loop thread and on the one
 		// handler thread (requests with a body).
 		// Spare threads call it while a handler thread waits on its
@@ -115,6 +117,7 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 	py.pool.inFlight = cfg.Worker.requests()
 	py.pool.stats = cfg.appStats
 	py.pool.proxy, py.pool.logFormat = cfg.proxyTrust, cfg.accessFormat
+	warnIdleFlags(cfg, servesASGI(cfg, app), logf)
 	if servesASGI(cfg, app) {
 		return py, py.startASGI(cfg, app, listener)
 	}
@@ -153,7 +156,7 @@ func (py *python) stop(s *stopper, logf func(string, ...any)) error {
 	go func() {
 		if py.executor != nil {
 			if err := py.executor.Stop(); err != nil {
-				logf("m0serve: %v", err)
+				logf("m0serve: error: %v", err)
 			}
 		} else {
 			py.handlers.Wait()
@@ -171,7 +174,7 @@ func (py *python) stop(s *stopper, logf func(string, ...any)) error {
 	case <-s.forced:
 		s.exitNow()
 	case <-budget.C:
-		logf("m0serve: Python still running at the shutdown deadline (%v after the signal): exiting without finalizing it", s.grace)
+		logf("m0serve: warning: Python still running at the shutdown deadline (%v after the signal): exiting without finalizing it", s.grace)
 	}
 	return nil
 }
@@ -234,4 +237,49 @@ func bodyMinRate(wsgi bool, rate int64) int64 {
 		return 0
 	}
 	return rate
+}
+
+// wsgiFlags and asgiFlags act on one interface's apps only.
+var (
+	wsgiFlags = []string{"threads", "wsgi-inline", "max-client-waits", "body-min-rate"}
+	asgiFlags = []string{"loop", "lifespan", "asgi-thread"}
+)
+
+// idleFlags are the flags given that do nothing for an app of this
+// interface, as "--loop and --lifespan".
+func idleFlags(given map[string]bool, asgi bool) string {
+	other := asgiFlags
+	if asgi {
+		other = wsgiFlags
+	}
+	var idle []string
+	for _, name := range other {
+		if given[name] {
+			idle = append(idle, "--"+name)
+		}
+	}
+	switch len(idle) {
+	case 0:
+		return ""
+	case 1:
+		return idle[0]
+	}
+	return strings.Join(idle[:len(idle)-1], ", ") + " and " + idle[len(idle)-1]
+}
+
+// warnIdleFlags says once, at start, that flags given do nothing for
+// this app: a user who set --threads 8 for a FastAPI app would otherwise
+// believe it took. Under a master, worker 0 says it for all.
+func warnIdleFlags(cfg *Config, asgi bool, logf func(string, ...any)) {
+	if cfg.Worker != nil && cfg.Worker.Slot != 0 {
+		return
+	}
+	idle := idleFlags(cfg.Given, asgi)
+	switch {
+	case idle == "":
+	case asgi:
+		logf("m0serve: warning: %s: nothing to do for an ASGI app (WSGI's handler threads); its requests run on the event loop", idle)
+	default:
+		logf("m0serve: warning: %s: nothing to do for a WSGI app (ASGI's event loop); its requests run on handler threads", idle)
+	}
 }

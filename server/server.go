@@ -56,7 +56,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	defer signal.Stop(hangups)
 	go func() {
 		for range hangups {
-			logf("m0serve: SIGHUP: ignored (reloading needs --workers)")
+			logf("m0serve: warning: SIGHUP: ignored (reloading needs --workers)")
 		}
 	}()
 
@@ -217,7 +217,17 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			if metrics != nil {
 				metrics.backend.Store(&name)
 			}
-			logf("m0serve: %s: serving on %s (%s)", describeApp(&cfg, py), url, name)
+			// A person reads the start line: the backend's features are
+			// an engineer's, at debug.
+			backend := backendLabels(name)
+			if backend[1] != "" {
+				logf("m0serve: debug: %s features: %s", backend[0], backend[1])
+			}
+			quit := " (Press CTRL+C to quit)"
+			if cfg.Worker != nil {
+				quit = "" // the master's line says it
+			}
+			logf("m0serve: %s: serving on %s (%s)%s", describeApp(&cfg, py), url, backend[0], quit)
 			cfg.Worker.started(name)
 		},
 		Heartbeat: cfg.Worker.heartbeatStamp(),
@@ -242,7 +252,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	}
 	cfg.Worker.attach(l, &cfg, logf)
 	if err := cfg.Worker.watchStacks(&cfg, py); err != nil {
-		logf("m0serve: --request-timeout will not show Python's stacks: %v", err)
+		logf("m0serve: warning: --request-timeout will not show Python's stacks: %v", err)
 	}
 
 	stop := newStopper(l, cfg.GracefulTimeout, logf)
@@ -271,7 +281,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		// its CPU, if it spins) for the whole graceful budget, for
 		// nothing: it cannot be stopped, and the process's exit is what
 		// ends it.
-		logf("m0serve: drained; a request is stuck in the app (--request-timeout): exiting without stopping Python")
+		logf("m0serve: warning: drained; a request is stuck in the app (--request-timeout): exiting without stopping Python")
 		py = nil
 	}
 	if py != nil {

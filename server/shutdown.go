@@ -83,14 +83,14 @@ func (s *stopper) run() {
 			}
 			// Status 0, as when the deadline cuts requests off on a
 			// loop that could drain: the shutdown asked for is done.
-			s.logf("m0serve: the I/O thread is still busy %v past the shutdown deadline (an app running on it?): exiting", watchdogSlack)
+			s.logf("m0serve: warning: the I/O thread is still busy %v past the shutdown deadline (an app running on it?): exiting", watchdogSlack)
 			os.Exit(0)
 		})
 	}
 	s.mu.Unlock()
 
 	sig = <-s.signals
-	s.logf("m0serve: %v again: exiting now", sig)
+	s.logf("m0serve: warning: %v again: exiting now", sig)
 	s.forceSig, _ = sig.(syscall.Signal)
 	close(s.forced)
 	s.loop.Shutdown(0)
@@ -119,7 +119,7 @@ func (s *stopper) stopListening() {
 	// ENOTCONN: a BSD kernel, where a listening socket cannot be shut
 	// down; it stays open until exit, as before.
 	if err := unix.Shutdown(s.listenFD, unix.SHUT_RD); err != nil && err != unix.ENOTCONN {
-		s.logf("m0serve: closing the listening socket: %v", err)
+		s.logf("m0serve: warning: closing the listening socket: %v", err)
 	}
 }
 

@@ -197,7 +197,7 @@ func (w *Worker) follow() {
 			}
 		}
 	}
-	w.logf("m0serve: the master is gone: draining")
+	w.logf("m0serve: warning: the master is gone: draining")
 	w.loop.Shutdown(w.grace)
 }
 
@@ -222,15 +222,15 @@ func (w *Worker) watchStacks(cfg *Config, py *python) error {
 // one time out too, without a second dump.
 func (w *Worker) requestTimedOut(j *loop.Job) {
 	req := &j.Request
-	w.logf("m0serve: %q from %v: in the app for more than %v (--request-timeout): 504",
+	w.logf("m0serve: error: %q from %v: in the app for more than %v (--request-timeout): 504",
 		string(req.Bytes(req.Method))+" "+string(req.Bytes(req.Target)), j.RemoteAddr, w.cfg.RequestTimeout)
 	if w.stuck {
 		return
 	}
 	w.stuck = true
-	w.logf("m0serve: Python's threads follow; this worker is to be replaced")
+	w.logf("m0serve: error: Python's threads follow; this worker is to be replaced")
 	if err := dumpStacks(); err != nil {
-		w.logf("m0serve: dumping Python's stacks: %v", err)
+		w.logf("m0serve: error: dumping Python's stacks: %v", err)
 	}
 	w.loop.Drain(w.grace)
 	w.send(WorkerStuck)

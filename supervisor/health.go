@@ -16,7 +16,7 @@ import (
 func (m *master) sweep(now time.Time) {
 	if m.stopping {
 		if now.After(m.stopBy) && len(m.live) > 0 {
-			m.logf("m0serve: %d workers still running after %v: killing them", len(m.live), m.cfg.Server.GracefulTimeout+killGrace)
+			m.logf("m0serve: warning: %s still running after %v: killing them", workers(len(m.live)), m.cfg.Server.GracefulTimeout+killGrace)
 			m.stopBy = now.Add(time.Hour)
 			for w := range m.live {
 				syscall.Kill(w.pid, syscall.SIGKILL)
@@ -52,7 +52,7 @@ func (m *master) sweep(now time.Time) {
 		}
 		if w.draining {
 			if now.After(w.killAt) {
-				m.logf("m0serve: %s: still draining after %v: killing it", w, m.cfg.Server.GracefulTimeout+killGrace)
+				m.logf("m0serve: warning: %s: still draining after %v: killing it", w, m.cfg.Server.GracefulTimeout+killGrace)
 				syscall.Kill(w.pid, syscall.SIGKILL)
 				w.killAt = now.Add(time.Hour)
 			}
@@ -62,7 +62,7 @@ func (m *master) sweep(now time.Time) {
 			// Ready is sent as the loop starts, maybe before its first stamp.
 			beat := time.Unix(0, max(w.heartbeat.Load(), w.readyAt.UnixNano()))
 			if now.Sub(beat) > m.cfg.WorkerTimeout {
-				m.logf("m0serve: %s: its loop has not turned for %v (--worker-timeout %v): killing it",
+				m.logf("m0serve: critical: %s: its loop has not turned for %v (--worker-timeout %v): killing it",
 					w, now.Sub(beat).Round(time.Millisecond), m.cfg.WorkerTimeout)
 				syscall.Kill(w.pid, syscall.SIGKILL)
 				w.draining, w.heartbeatKilled = true, true // no second kill; its exit respawns the slot

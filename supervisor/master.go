@@ -138,7 +138,7 @@ func Run(cfg Config, logf func(string, ...any)) error {
 	if cfg.Listener == "shared" {
 		listener = "one socket shared by the workers"
 	}
-	logf("m0serve: master (pid %d) on %s: %d workers (slots 0-%d), %s", os.Getpid(), m.url, cfg.Workers, cfg.Workers-1, listener)
+	logf("m0serve: master (pid %d) on %s: %s, %s (Press CTRL+C to quit)", os.Getpid(), m.url, workerSlots(cfg.Workers), listener)
 
 	if cfg.Server.MetricsAddress != "" {
 		stop, err := m.serveMetrics(cfg.Server.MetricsAddress)
@@ -186,7 +186,7 @@ func Run(cfg Config, logf func(string, ...any)) error {
 			m.startReload("source change")
 		}
 		if err := m.rebalance(); err != nil {
-			m.logf("m0serve: %v", err)
+			m.logf("m0serve: error: %v", err)
 		}
 	}
 	if m.err == nil {
@@ -235,7 +235,7 @@ func (m *master) closeSockets() {
 func (m *master) start(s *slot, why string) *worker {
 	w, err := m.spawn(s)
 	if err != nil {
-		m.logf("m0serve: worker %d: %v", s.index, err)
+		m.logf("m0serve: error: worker %d: %v", s.index, err)
 		if !m.booted {
 			m.fail(err)
 		}
@@ -268,7 +268,7 @@ func (m *master) handle(e event) {
 		w.killAt = time.Now().Add(m.cfg.Server.GracefulTimeout + killGrace)
 		m.retire(w, "--max-requests")
 	case server.WorkerStuck:
-		m.logf("m0serve: %s: a request outlived --request-timeout; draining", w)
+		m.logf("m0serve: warning: %s: a request outlived --request-timeout; draining", w)
 		w.draining = true
 		w.killAt = time.Now().Add(m.cfg.Server.GracefulTimeout + killGrace)
 		m.retire(w, "--request-timeout")
@@ -308,7 +308,7 @@ func (m *master) ready(w *worker) {
 			}
 		}
 		if m.booted {
-			m.logf("m0serve: %d workers ready", len(m.slots))
+			m.logf("m0serve: %s ready", workers(len(m.slots)))
 		}
 	}
 }
@@ -347,21 +347,21 @@ func (m *master) exited(w *worker, status string) {
 	case w.readyAt.IsZero() && !m.booted && m.cfg.Reload != nil:
 		// As uvicorn --reload does: the traceback is above; the fix is
 		// what the developer does next.
-		logf("m0serve: %s: %s before it was ready; --reload: waiting for a change to the sources", w, status)
+		logf("m0serve: warning: %s: %s before it was ready; --reload: waiting for a change to the sources", w, status)
 		if s.current == w {
 			s.current = nil
 		}
 		m.awaitingFix = true
 	case w.readyAt.IsZero() && !m.booted:
-		logf("m0serve: %s: %s before it was ready; stopping", w, status)
+		logf("m0serve: error: %s: %s before it was ready; stopping", w, status)
 		m.fail(&BootError{Slot: s.index, Pid: w.pid, Status: status})
 	case w == s.replacement:
 		s.replacement = nil
 		if m.reload >= 0 {
-			logf("m0serve: %s: %s before it was ready: reload aborted, the old workers keep serving", w, status)
+			logf("m0serve: error: %s: %s before it was ready: reload aborted, the old workers keep serving", w, status)
 			m.reload = -1
 		} else {
-			logf("m0serve: %s: %s before it was ready", w, status)
+			logf("m0serve: error: %s: %s before it was ready", w, status)
 		}
 	case w == s.current:
 		s.current = nil
@@ -376,7 +376,7 @@ func (m *master) exited(w *worker, status string) {
 		}
 		if w.draining && !w.heartbeatKilled {
 			// Its replacement failed to boot: start another, backing off.
-			logf("m0serve: %s: %s after draining, with no replacement", w, status)
+			logf("m0serve: warning: %s: %s after draining, with no replacement", w, status)
 			m.scheduleRespawn(s)
 			return
 		}
@@ -384,7 +384,7 @@ func (m *master) exited(w *worker, status string) {
 		if w.readyAt.IsZero() {
 			why = "died before it was ready"
 		}
-		logf("m0serve: %s: %s: %s", w, why, status)
+		logf("m0serve: error: %s: %s: %s", w, why, status)
 		if s.replacement == nil {
 			m.scheduleRespawn(s)
 		}
@@ -423,7 +423,7 @@ func (m *master) scheduleRespawn(s *slot) {
 		s.current = m.start(s, "respawn")
 		return
 	}
-	m.logf("m0serve: worker %d: respawning in %v (backoff)", s.index, delay)
+	m.logf("m0serve: warning: worker %d: respawning in %v (backoff)", s.index, delay)
 	s.respawnAt = time.Now().Add(delay)
 }
 

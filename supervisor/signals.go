@@ -12,17 +12,17 @@ func (m *master) signal(sig syscall.Signal) {
 	switch sig {
 	case syscall.SIGTERM, syscall.SIGINT:
 		if m.stopping && sig == syscall.SIGINT {
-			m.logf("m0serve: %v again: killing %d workers", sig, len(m.live))
+			m.logf("m0serve: warning: %v again: killing %s", sig, workers(len(m.live)))
 			m.stop(syscall.SIGKILL)
 			return
 		}
 		if m.stopping {
 			return
 		}
-		m.logf("m0serve: %v: draining %d workers (up to %v)", sig, len(m.live), m.cfg.Server.GracefulTimeout)
+		m.logf("m0serve: %v: draining %s (up to %v)", sig, workers(len(m.live)), m.cfg.Server.GracefulTimeout)
 		m.stop(syscall.SIGTERM)
 	case syscall.SIGQUIT:
-		m.logf("m0serve: %v: killing %d workers", sig, len(m.live))
+		m.logf("m0serve: warning: %v: killing %s", sig, workers(len(m.live)))
 		m.stop(syscall.SIGKILL)
 	case syscall.SIGHUP:
 		if m.awaitingFix && !m.stopping {
@@ -32,11 +32,11 @@ func (m *master) signal(sig syscall.Signal) {
 			return
 		}
 		if m.stopping || !m.booted {
-			m.logf("m0serve: %v: ignored while %s", sig, map[bool]string{true: "stopping", false: "booting"}[m.stopping])
+			m.logf("m0serve: warning: %v: ignored while %s", sig, map[bool]string{true: "stopping", false: "booting"}[m.stopping])
 			return
 		}
 		if m.reload >= 0 {
-			m.logf("m0serve: %v: a reload is already under way (slot %d)", sig, m.reload)
+			m.logf("m0serve: warning: %v: a reload is already under way (slot %d)", sig, m.reload)
 			return
 		}
 		m.startReload(sig.String())
@@ -46,12 +46,12 @@ func (m *master) signal(sig syscall.Signal) {
 		}
 		if m.removing() {
 			// Its socket must leave the group first (steer's order).
-			m.logf("m0serve: %v: ignored while a worker is being removed; send it again", sig)
+			m.logf("m0serve: warning: %v: ignored while a worker is being removed; send it again", sig)
 			return
 		}
 		port := m.port
 		if err := m.addSlot(&port); err != nil {
-			m.logf("m0serve: %v: adding a worker: %v", sig, err)
+			m.logf("m0serve: error: %v: adding a worker: %v", sig, err)
 			return
 		}
 		s := m.slots[len(m.slots)-1]
@@ -60,7 +60,7 @@ func (m *master) signal(sig syscall.Signal) {
 	case syscall.SIGTTOU:
 		active := m.activeSlots()
 		if m.stopping || len(active) <= 1 {
-			m.logf("m0serve: %v: ignored (%d workers)", sig, len(active))
+			m.logf("m0serve: warning: %v: ignored (%s)", sig, workers(len(active)))
 			return
 		}
 		s := active[len(active)-1]
@@ -73,7 +73,7 @@ func (m *master) signal(sig syscall.Signal) {
 				s.emptyBy = time.Now().Add(m.cfg.Server.GracefulTimeout)
 				return
 			} else {
-				m.logf("m0serve: %v: %v; connections queued for worker %d may be reset", sig, err, s.index)
+				m.logf("m0serve: warning: %v: %v; connections queued for worker %d may be reset", sig, err, s.index)
 			}
 		}
 		m.drainRemoved(s)
@@ -90,7 +90,7 @@ func (m *master) signal(sig syscall.Signal) {
 
 // startReload starts a rolling reload, one slot at a time.
 func (m *master) startReload(why string) {
-	m.logf("m0serve: %s: rolling reload of %d workers, one slot at a time", why, len(m.slots))
+	m.logf("m0serve: %s: rolling reload of %s, one slot at a time", why, workers(len(m.slots)))
 	m.reload = -1
 	m.advanceReload()
 }
@@ -105,7 +105,7 @@ func (m *master) advanceReload() {
 		m.reload = next
 		s.replacement = m.start(s, "reload")
 		if s.replacement == nil {
-			m.logf("m0serve: reload aborted at worker %d", next)
+			m.logf("m0serve: error: reload aborted at worker %d", next)
 			m.reload = -1
 		}
 		return

@@ -171,3 +171,19 @@ func (w *worker) release() {
 	unix.Munmap(w.heartMem)
 	w.heartbeat = nil
 }
+
+// workers is "1 worker", "2 workers".
+func workers(n int) string {
+	if n == 1 {
+		return "1 worker"
+	}
+	return fmt.Sprintf("%d workers", n)
+}
+
+// workerSlots is "1 worker (slot 0)", "4 workers (slots 0-3)".
+func workerSlots(n int) string {
+	if n == 1 {
+		return "1 worker (slot 0)"
+	}
+	return fmt.Sprintf("%d workers (slots 0-%d)", n, n-1)
+}

@@ -14,10 +14,11 @@ import (
 // TestLogFormatJSON: with --log-format json every line of the master's
 // and the workers' log is a JSON object with time, level, msg and pid,
 // and a worker's has its slot; the line naming a failed request is an
-// error, with the traceback in it.
+// error, with the traceback in it; the access log's lines are objects
+// too, with its fields as keys.
 func TestLogFormatJSON(t *testing.T) {
 	file, addr := inheritedTCP(t)
-	cmd := m0serveCommand("--fd", "3", "--workers", "2", "--log-format", "json", "--app-dir", appsDir(t), "errors_app:app")
+	cmd := m0serveCommand("--fd", "3", "--workers", "2", "--log-format", "json", "--access-log", "--app-dir", appsDir(t), "errors_app:app")
 	cmd.ExtraFiles = append(cmd.ExtraFiles, file)
 	s := startReady(t, cmd, regexp.MustCompile(`"msg":"WSGI app [^"]*serving on http://`), 2)
 	resp, err := (&http.Client{Timeout: 20 * time.Second}).Get("http://" + addr + "/raise-before")
@@ -29,12 +30,15 @@ func TestLogFormatJSON(t *testing.T) {
 		t.Errorf("status %d", resp.StatusCode)
 	}
 	s.stop()
-	workers, errors := map[int]bool{}, 0
+	workers, errors, accessed := map[int]bool{}, 0, 0
 	for _, line := range strings.Split(s.logs.String(), "\n") {
 		var entry struct {
 			Time, Level, Msg string
 			Pid              int
 			Worker           *int
+			Request          string
+			Status           int
+			RemoteAddr       string `json:"remote_addr"`
 		}
 		if err := json.Unmarshal([]byte(line), &entry); err != nil {
 			t.Errorf("not a JSON line: %q", line)
@@ -50,9 +54,13 @@ func TestLogFormatJSON(t *testing.T) {
 			strings.HasSuffix(entry.Msg, "KeyError: 'm0test raised before start_response'") && *entry.Worker >= 0 {
 			errors++
 		}
+		if entry.Request == "GET /raise-before HTTP/1.1" && entry.Status == 500 && entry.RemoteAddr == "127.0.0.1" &&
+			entry.Level == "INFO" && strings.Contains(entry.Msg, `"GET /raise-before HTTP/1.1" 500 `) && entry.Worker != nil {
+			accessed++
+		}
 	}
-	if !workers[0] || !workers[1] || errors == 0 {
-		t.Errorf("workers %v, error lines with the traceback %d:\n%s", workers, errors, s.logs)
+	if !workers[0] || !workers[1] || errors == 0 || accessed != 1 {
+		t.Errorf("workers %v, error lines with the traceback %d, access lines %d:\n%s", workers, errors, accessed, s.logs)
 	}
 }
 

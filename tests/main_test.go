@@ -50,7 +50,9 @@ func runMain(m *testing.M) int {
 	for target, pkg := range map[string]string{binary: "./cmd/m0serve", noIOURing: "./tests/tools/noiouring"} {
 		ldflags := "-ldflags=-checklinkname=0"
 		if pkg == "./cmd/m0serve" {
-			ldflags += " " + stamp
+			// Stripped of DWARF and the symbol table, as make build
+			// ships it (TestStrippedBinary).
+			ldflags += " -s -w " + stamp
 		}
 		args := []string{"build", ldflags, "-o", target}
 		if os.Getenv("M0_E2E_RACE") != "" && pkg == "./cmd/m0serve" {

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+)
+
+// peerFlags point a uvicorn or gunicorn user from a flag m0serve does
+// not have to what it has (README, Coming from uvicorn or gunicorn).
+// Each is said after "unknown flag --NAME; ".
+var peerFlags = map[string]string{
+	// gunicorn
+	"t":                        "gunicorn's --timeout is --worker-timeout (a worker whose loop stopped) or --request-timeout (a request stuck in the app)",
+	"timeout":                  "gunicorn's --timeout is --worker-timeout (a worker whose loop stopped) or --request-timeout (a request stuck in the app)",
+	"k":                        "no worker class to choose: WSGI or ASGI is detected (--interface), --threads N for gthread's threads",
+	"worker-class":             "no worker class to choose: WSGI or ASGI is detected (--interface), --threads N for gthread's threads",
+	"keep-alive":               "use --keepalive-timeout",
+	"chdir":                    "use --app-dir DIR (first on sys.path)",
+	"pythonpath":               "use --app-dir DIR (first on sys.path)",
+	"access-logfile":           "use --access-log-file FILE",
+	"access-logformat":         "use --access-log-format FORMAT (gunicorn's atoms)",
+	"error-logfile":            "use --error-log-file FILE",
+	"log-file":                 "use --error-log-file FILE",
+	"p":                        "use --pid-file FILE",
+	"pid":                      "use --pid-file FILE",
+	"worker-connections":       "use --limit-concurrency N (503 beyond) or --max-connections N (accepting pauses)",
+	"limit-request-line":       "use --max-head-size BYTES (the whole head)",
+	"limit-request-field_size": "use --max-head-size BYTES (the whole head)",
+	"limit-request-field-size": "use --max-head-size BYTES (the whole head)",
+	"limit-request-fields":     "use --max-fields N",
+	"reuse-port":               "with --workers, --listener reuseport (the default) gives each worker its own socket",
+	"reload-extra-file":        "use --reload-include GLOB",
+	"capture-output":           "Python's stderr goes to the server's log (--error-log-file) already",
+	"preload":                  "not needed: each worker imports the app itself",
+	"statsd-host":              "use --metrics-address HOST:PORT (Prometheus)",
+	"c":                        "no configuration file: flags and M0_* environment variables",
+	"config":                   "no configuration file: flags and M0_* environment variables",
+	"e":                        "no -e: set M0_* environment variables, or the app's own, before m0serve",
+	"env":                      "no -e: set M0_* environment variables, or the app's own, before m0serve",
+	"D":                        "no daemon mode: run it under systemd or in a container",
+	"daemon":                   "no daemon mode: run it under systemd or in a container",
+	"u":                        "no user switch: run it under systemd (User=) or in a container",
+	"user":                     "no user switch: run it under systemd (User=) or in a container",
+	"g":                        "no group switch: run it under systemd (Group=) or in a container",
+	"group":                    "no group switch: run it under systemd (Group=) or in a container",
+	"keyfile":                  "no TLS yet: terminate it in front (nginx, a load balancer)",
+	"certfile":                 "no TLS yet: terminate it in front (nginx, a load balancer)",
+	"proxy-protocol":           "no PROXY protocol yet: --proxy-headers reads Forwarded and X-Forwarded-For",
+	// uvicorn
+	"timeout-keep-alive":            "use --keepalive-timeout",
+	"timeout-graceful-shutdown":     "use --graceful-timeout",
+	"limit-max-requests":            "use --max-requests N (with --workers)",
+	"http":                          "no HTTP implementation to choose: m0serve has its own HTTP/1.1 parser",
+	"h11-max-incomplete-event-size": "use --max-head-size BYTES",
+	"log-config":                    "no logging configuration file: --log-level and --log-format json",
+	"use-colors":                    "no colours: the log is plain text (or --log-format json)",
+	"no-use-colors":                 "no colours: the log is plain text (or --log-format json)",
+	"no-access-log":                 "the access log is off unless --access-log",
+	"env-file":                      "no env file: export its variables before m0serve (M0_* for flags)",
+	"ssl-keyfile":                   "no TLS yet: terminate it in front (nginx, a load balancer)",
+	"ssl-certfile":                  "no TLS yet: terminate it in front (nginx, a load balancer)",
+	"timeout-worker-healthcheck":    "use --worker-timeout DURATION",
+	"no-proxy-headers":              "proxy headers are believed only with --proxy-headers",
+	"reload-delay":                  "--reload waits for changes to settle (200 ms) by itself",
+	"server-header":                 "the Server field is on unless --no-server-header",
+	"date-header":                   "the Date field is on unless --no-date-header",
+}
+
+// checkHost refuses a --host that carries a port, as uvicorn users
+// write it after gunicorn's -b: the port goes in --port.
+func checkHost(host string) error {
+	h, port, err := net.SplitHostPort(host)
+	if err != nil {
+		return nil // a host, or an IPv6 address without brackets
+	}
+	if _, err := strconv.Atoi(port); err != nil {
+		return nil
+	}
+	return fmt.Errorf("--host %s: the port goes in --port: --host %s --port %s (or -b %s)", host, h, port, host)
+}
