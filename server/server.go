@@ -252,6 +252,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		// systemd) outlives this process: then it only stops accepting.
 		stop.listenFD = listener.FD
 	}
+	stop.stoppedAccepting = cfg.Worker.stoppedAccepting
 	signal.Notify(stop.signals, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(stop.signals)
 	defer stop.runReturned()

@@ -34,6 +34,9 @@ type stopper struct {
 	// listenFD is the listening socket when it is this process's alone
 	// (no master holds it for other workers), else -1.
 	listenFD int
+	// stoppedAccepting runs once the loop will not accept again (a
+	// worker tells its master, which ends the shared socket's listening).
+	stoppedAccepting func()
 
 	once     sync.Once
 	deadline time.Time
@@ -73,6 +76,9 @@ func (s *stopper) run() {
 	s.logf("m0serve: %v: draining (up to %v)", sig, s.grace)
 	s.loop.Shutdown(time.Until(s.deadline))
 	s.stopListening()
+	if s.stoppedAccepting != nil {
+		s.stoppedAccepting()
+	}
 	s.mu.Lock()
 	if !s.returned {
 		s.watchdog = time.AfterFunc(time.Until(s.deadline)+watchdogSlack, func() {

@@ -46,6 +46,10 @@ const (
 	// WorkerBackend, then a space and the loop's backend description,
 	// goes before ready: the master's metrics name the backend in use.
 	WorkerBackend = "backend"
+	// WorkerStopping: the worker has begun its shutdown (a signal, or the
+	// master gone) and accepts no more; a stopping master ends the
+	// listening of a socket once every worker holding it has said so.
+	WorkerStopping = "stopping"
 )
 
 // WorkerStats is the loop's Stats in a mapped heartbeat file
@@ -164,6 +168,14 @@ func (w *Worker) started(backend string) {
 	if w != nil {
 		w.send(WorkerBackend + " " + backend)
 		w.send(WorkerReady)
+	}
+}
+
+// stoppedAccepting runs once the loop has been told to shut down: it
+// will not arm accept again.
+func (w *Worker) stoppedAccepting() {
+	if w != nil {
+		w.send(WorkerStopping)
 	}
 }
 

@@ -38,6 +38,7 @@ type slot struct {
 	crashes     int     // k of the backoff
 	respawnAt   time.Time
 	removed     bool // SIGTTOU: gone once its workers are
+	shut        bool // stopping: its socket no longer listens (stopListening)
 	// emptyBy is set while a removed slot's socket gets no new
 	// connections and its worker still accepts what is queued: the worker
 	// drains once the queue is empty, or at emptyBy.
@@ -260,6 +261,9 @@ func (m *master) handle(e event) {
 		return
 	}
 	switch e.line {
+	case server.WorkerStopping:
+		w.stoppedAccepting = true
+		m.stopListening()
 	case server.WorkerReady:
 		m.ready(w)
 	case server.WorkerLimit:
@@ -344,6 +348,7 @@ func (m *master) exited(w *worker, status string) {
 	switch {
 	case m.stopping:
 		logf("m0serve: %s: %s", w, status)
+		m.stopListening()
 	case w.readyAt.IsZero() && !m.booted && m.cfg.Reload != nil:
 		// As uvicorn --reload does: the traceback is above; the fix is
 		// what the developer does next.
@@ -453,4 +458,5 @@ func (m *master) stop(sig syscall.Signal) {
 	for w := range m.live {
 		syscall.Kill(w.pid, sig)
 	}
+	m.stopListening()
 }

@@ -64,3 +64,42 @@ func (m *master) closeSlot(s *slot) {
 	}
 	s.listenFD = -1
 }
+
+// stopListening makes the kernel refuse new connections while the master
+// drains, as a single process does (server's stopper): an open listening
+// socket goes on completing handshakes into its backlog, and those
+// clients would wait for an answer that never comes, then be reset when
+// the last process holding it exits. A socket stops listening once every
+// live worker holding it has stopped accepting (server.WorkerStopping):
+// shut down earlier, a worker's armed accept would fail before its loop
+// knew it was shutting down. shutdown(SHUT_RD) ends the listening of the
+// socket itself, in every process that holds it; the descriptors stay
+// open until Run returns. An inherited socket (--fd, systemd's) outlives
+// the master and is left listening.
+func (m *master) stopListening() {
+	if !m.stopping {
+		return
+	}
+	accepting := map[int]bool{} // by listening socket
+	for w := range m.live {
+		if !w.stoppedAccepting {
+			accepting[w.slot.listenFD] = true
+		}
+	}
+	shut := map[int]bool{}
+	for _, s := range m.slots {
+		fd := s.listenFD
+		if fd < 0 || s.shut || accepting[fd] || shut[fd] || fd == m.shared && m.sharedListener.Inherited {
+			continue
+		}
+		shut[fd] = true
+		// ENOTCONN: a BSD kernel, where a listening socket cannot be shut
+		// down; it stays open until exit.
+		if err := unix.Shutdown(fd, unix.SHUT_RD); err != nil && err != unix.ENOTCONN {
+			m.logf("m0serve: closing the listening socket of worker %d: %v", s.index, err)
+		}
+	}
+	for _, s := range m.slots {
+		s.shut = s.shut || shut[s.listenFD]
+	}
+}

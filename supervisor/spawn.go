@@ -33,6 +33,10 @@ type worker struct {
 	rssHigh         int       // consecutive RSS samples over the limit
 	heartbeatKilled bool
 	exited          bool
+
+	// stoppedAccepting: the worker began its shutdown and will not
+	// accept again (server.WorkerStopping).
+	stoppedAccepting bool
 }
 
 func (w *worker) String() string { return fmt.Sprintf("worker %d (pid %d)", w.slot.index, w.pid) }
