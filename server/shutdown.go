@@ -37,6 +37,9 @@ type stopper struct {
 	// stoppedAccepting runs once the loop will not accept again (a
 	// worker tells its master, which ends the shared socket's listening).
 	stoppedAccepting func()
+	// masterGone is closed when a worker's master is gone: a drain, as a
+	// first signal is, but never the second (nil: never).
+	masterGone <-chan struct{}
 
 	once     sync.Once
 	deadline time.Time
@@ -71,9 +74,15 @@ func (s *stopper) begin() *stopper {
 
 // run handles the signals: the first drains, the second exits.
 func (s *stopper) run() {
-	sig := <-s.signals
+	var why any
+	select {
+	case why = <-s.signals:
+	case <-s.masterGone:
+		// Never the second signal, however many ways it is told.
+		why = "the master is gone"
+	}
 	s.begin()
-	s.logf("m0serve: %v: draining (up to %v)", sig, s.grace)
+	s.logf("m0serve: %v: draining (up to %v)", why, s.grace)
 	s.loop.Shutdown(time.Until(s.deadline))
 	s.stopListening()
 	if s.stoppedAccepting != nil {
@@ -95,7 +104,7 @@ func (s *stopper) run() {
 	}
 	s.mu.Unlock()
 
-	sig = <-s.signals
+	sig := <-s.signals
 	s.logf("m0serve: %v again: exiting now", sig)
 	s.forceSig, _ = sig.(syscall.Signal)
 	close(s.forced)

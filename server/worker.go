@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -73,6 +75,13 @@ type Worker struct {
 	stuck     bool // a request timed out (on the loop thread)
 	cfg       *Config
 	logf      func(string, ...any)
+
+	// gone is closed once the master is gone (its death signal or the
+	// end of the control socket, whichever comes first): the stopper
+	// drains the loop once, however many times it is told.
+	gone     chan struct{}
+	goneOnce sync.Once
+	attached atomic.Bool // attach has run: a stopper will see gone
 }
 
 // WorkerFromEnv returns the Worker this process is, or nil when it was
@@ -97,7 +106,7 @@ func WorkerFromEnv() (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker %d: mapping the heartbeat: %w", slot, err)
 	}
-	return &Worker{
+	w := &Worker{
 		Slot:        slot,
 		MaxRequests: limit,
 		control:     os.NewFile(WorkerControlFD, "control"),
@@ -105,7 +114,41 @@ func WorkerFromEnv() (*Worker, error) {
 		inFlight:    &inFlight{mem: mem},
 		stats:       WorkerStats(mem),
 		appStats:    WorkerAppStats(mem),
-	}, nil
+		gone:        make(chan struct{}),
+	}
+	if MasterGoneSignal != 0 {
+		// From the start, before the app's import: unhandled, Go would
+		// ignore a realtime signal.
+		deaths := make(chan os.Signal, 1)
+		signal.Notify(deaths, MasterGoneSignal)
+		go func() {
+			<-deaths
+			w.masterGone()
+		}()
+	}
+	return w, nil
+}
+
+// masterGone drains the worker once its master is gone, however many
+// signals and which of them say so. A worker still booting has nothing to
+// finish and nobody to serve for: it exits.
+func (w *Worker) masterGone() {
+	w.goneOnce.Do(func() {
+		close(w.gone)
+		if !w.attached.Load() {
+			fmt.Fprintf(os.Stderr, "m0serve: worker %d: the master is gone while booting: exiting\n", w.Slot)
+			os.Exit(1)
+		}
+	})
+}
+
+// masterGoneChan is closed once the master is gone; nil (never) in a
+// single process.
+func (w *Worker) masterGoneChan() <-chan struct{} {
+	if w == nil {
+		return nil
+	}
+	return w.gone
 }
 
 // openListener opens the listening socket, or in a worker takes the one
@@ -186,13 +229,14 @@ func (w *Worker) send(line string) {
 }
 
 // attach hands the worker its loop and follows the master's lines until
-// the control socket closes: a master that is gone (EOF) stops the
-// worker, as its death signal does where there is one.
+// the control socket closes: a master that is gone (EOF) drains the
+// worker, as its death signal does where there is one (masterGone).
 func (w *Worker) attach(l *loop.Loop, cfg *Config, logf func(string, ...any)) {
 	if w == nil {
 		return
 	}
 	w.loop, w.grace, w.cfg, w.logf = l, cfg.GracefulTimeout, cfg, logf
+	w.attached.Store(true)
 	go w.follow()
 }
 
@@ -209,8 +253,7 @@ func (w *Worker) follow() {
 			}
 		}
 	}
-	w.logf("m0serve: the master is gone: draining")
-	w.loop.Shutdown(w.grace)
+	w.masterGone()
 }
 
 // stackDumpSignal makes faulthandler write Python's stacks (--request-

@@ -6,13 +6,17 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"github.com/m0serve/m0serve/server"
 )
 
 // workerProcAttr puts a worker in its own process group (a terminal's
 // Ctrl-C reaches the master only, which drains the workers) and has the
-// kernel send it SIGTERM when the master dies.
+// kernel signal it when the master dies: with a signal of its own, which
+// the worker takes as one drain however often it comes (the kernel sends
+// it again as each of the master's threads exits).
 func workerProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: server.MasterGoneSignal}
 }
 
 // residentBytes reads a process's resident set size from /proc/PID/statm.

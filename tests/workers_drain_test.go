@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -17,17 +18,16 @@ import (
 // test opens it.
 type gate struct{ dir string }
 
-// waitEntered waits until n requests have entered /gate (one file, so
-// one is enough to see with n = 1).
-func (g gate) waitEntered(t *testing.T) {
+// waitEntered waits until n requests have entered /gate.
+func (g gate) waitEntered(t *testing.T, n int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if _, err := os.Stat(filepath.Join(g.dir, "gate_entered")); err == nil {
+		data, _ := os.ReadFile(filepath.Join(g.dir, "gate_entered"))
+		if got := strings.Count(string(data), "\n"); got >= n {
 			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no request entered /gate")
+		} else if time.Now().After(deadline) {
+			t.Fatalf("%d requests entered /gate, want %d", got, n)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -57,7 +57,7 @@ func testWorkersDrainRefusesConnections(t *testing.T, env []string) {
 	s := startWorkers(t, dir, env, "--workers", "2")
 	g := gate{dir}
 	answer := gated(s)
-	g.waitEntered(t)
+	g.waitEntered(t, 1)
 	s.signal(t, syscall.SIGTERM)
 	s.waitLog(t, `draining 2 workers`, 1, 10*time.Second)
 
@@ -86,4 +86,59 @@ func testWorkersDrainRefusesConnections(t *testing.T, env []string) {
 	if err := s.waitExit(20 * time.Second); err != nil {
 		t.Fatalf("master: %v\n%s", err, s.logs)
 	}
+}
+
+// A master killed outright (kill -9, the OOM killer) leaves its workers to
+// finish what they serve: one graceful drain each, however many times and
+// ways the kernel and the control socket say the master is gone, then
+// they exit (issue 26 item 3: every request was cut off).
+func TestWorkersMasterKilledDrains(t *testing.T) {
+	dir := workersAppDir(t, "v1")
+	s := startWorkers(t, dir, nil, "--workers", "2", "--threads", "4")
+	pids := s.readyPids()
+	g := gate{dir}
+	const inFlight = 6
+	var answers []chan string
+	for i := 0; i < inFlight; i++ {
+		answers = append(answers, gated(s))
+	}
+	// Four threads a worker: every request is in the app, whichever
+	// worker its connection went to.
+	g.waitEntered(t, inFlight)
+	s.signal(t, syscall.SIGKILL)
+	s.waitLog(t, `the master is gone: draining`, 2, 10*time.Second)
+	// The kernel sends the death signal again as each of the master's
+	// threads exits, all before the master is a zombie; a worker that
+	// took one as a second SIGTERM was gone a moment later.
+	for deadline := time.Now().Add(10 * time.Second); alive(s.master); {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed master is not a zombie after 10 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	for _, pid := range pids {
+		if !alive(pid) {
+			t.Fatalf("worker %d exited with requests in flight\n%s", pid, s.logs)
+		}
+	}
+	g.open(t)
+	for i, answer := range answers {
+		if got := <-answer; !strings.HasPrefix(got, "200 ") {
+			t.Errorf("request %d in flight got %q", i, got)
+		}
+	}
+	if strings.Contains(s.logs.String(), "exiting now") {
+		t.Errorf("a worker took the master's death as a second signal:\n%s", s.logs)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Fatalf("worker %d still running after draining\n%s", pid, s.logs)
+		}
+	}
+	s.waitExit(10 * time.Second) // the log's pipe closes with the workers
 }

@@ -1,7 +1,7 @@
 """The app of the --workers tests: /pid names the worker, /version what
 version.txt beside this file held at import, /sleep?s= and /spin?s= wait
 and burn CPU, /crash?how=exit|segv ends the worker, /grow?mb= keeps memory
-and /spike?mb= holds it for a moment; /gate creates gate_entered beside
+and /spike?mb= holds it for a moment; /gate adds a line to gate_entered beside
 this file and waits until the test creates gate_open there, then names the
 worker. WORKERS_APP_FAIL=1 fails the import;
 a file slow_import beside this one makes it take 10 s."""
@@ -37,7 +37,8 @@ def app(environ, start_response):
         time.sleep(_number(environ, "s", 1))
         body = "slept"
     elif path == "/gate":
-        open(os.path.join(_here, "gate_entered"), "a").close()
+        with open(os.path.join(_here, "gate_entered"), "a") as f:
+            f.write("entered\n")
         while not os.path.exists(os.path.join(_here, "gate_open")):
             time.sleep(0.02)
         body = str(os.getpid())
