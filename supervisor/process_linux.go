@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/m0serve/m0serve/server"
+	"golang.org/x/sys/unix"
 )
 
 // workerProcAttr puts a worker in its own process group (a terminal's
@@ -34,4 +35,17 @@ func residentBytes(pid int) (int64, error) {
 		return 0, fmt.Errorf("/proc/%d/statm: %w", pid, err)
 	}
 	return pages * int64(os.Getpagesize()), nil
+}
+
+// heartbeatFile makes the file a worker and its master share (server's
+// heartbeat layout) in memory, with no name: a read-only root, a /tmp
+// that is not writable (Kubernetes' readOnlyRootFilesystem) or a slow
+// disk-backed one (gunicorn #1194) are nothing to it. Close-on-exec: the
+// worker gets it through ForkExec's file list, as fd 5.
+func heartbeatFile() (*os.File, error) {
+	fd, err := unix.MemfdCreate("m0serve-heartbeat", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("memfd_create: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "m0serve-heartbeat"), nil
 }

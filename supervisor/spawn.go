@@ -96,13 +96,12 @@ func (m *master) spawn(s *slot) (*worker, error) {
 	}
 	unix.CloseOnExec(pair[0])
 	unix.CloseOnExec(pair[1])
-	heart, err := os.CreateTemp("", "m0serve-heartbeat-")
+	heart, err := heartbeatFile()
 	if err != nil {
 		unix.Close(pair[0])
 		unix.Close(pair[1])
 		return nil, fmt.Errorf("heartbeat file: %w", err)
 	}
-	os.Remove(heart.Name())
 	defer heart.Close()
 	defer unix.Close(pair[1])
 	fail := func(err error) (*worker, error) {
