@@ -218,7 +218,14 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 				metrics.backend.Store(&name)
 			}
 			logf("m0serve: %s: serving on %s (%s)", describeApp(&cfg, py), url, name)
-			cfg.Worker.started(name)
+			// WSGI's handler threads bound what the app serves at once
+			// (--threads 0: the I/O thread, one); ASGI tasks and native
+			// handlers are not counted.
+			capacity := 0
+			if wsgi {
+				capacity = max(1, cfg.Threads)
+			}
+			cfg.Worker.started(name, capacity)
 		},
 		Heartbeat: cfg.Worker.heartbeatStamp(),
 

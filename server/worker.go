@@ -48,6 +48,11 @@ const (
 	// WorkerBackend, then a space and the loop's backend description,
 	// goes before ready: the master's metrics name the backend in use.
 	WorkerBackend = "backend"
+	// WorkerCapacity, then a space and a number, goes before ready from a
+	// worker whose app serves that many requests at once (WSGI's handler
+	// threads): the master steers new connections away from it while
+	// that many have been in the app for a while.
+	WorkerCapacity = "capacity"
 	// WorkerStopping: the worker has begun its shutdown (a signal, or the
 	// master gone) and accepts no more; a stopping master ends the
 	// listening of a socket once every worker holding it has said so.
@@ -206,10 +211,14 @@ func (w *Worker) heartbeatStamp() *atomic.Int64 {
 }
 
 // started runs on the loop thread as accept is armed; backend is the
-// loop's backend description.
-func (w *Worker) started(backend string) {
+// loop's backend description, capacity the requests the app serves at
+// once (0: not bounded by threads).
+func (w *Worker) started(backend string, capacity int) {
 	if w != nil {
 		w.send(WorkerBackend + " " + backend)
+		if capacity > 0 {
+			w.send(WorkerCapacity + " " + strconv.Itoa(capacity))
+		}
 		w.send(WorkerReady)
 	}
 }

@@ -26,6 +26,11 @@ const (
 	// take before the master kills it.
 	killGrace  = 5 * time.Second
 	sweepEvery = 100 * time.Millisecond
+	// busyAfter: a worker whose handler threads have all been in the app
+	// this long gets no new connections while another has room
+	// (rebalance). Requests quicker than this, however many, never make
+	// it busy: steady load keeps the kernel's even spread.
+	busyAfter = 100 * time.Millisecond
 )
 
 // slot is one place for a worker: with reuseport its own socket, which
@@ -63,6 +68,11 @@ type master struct {
 	stopBy   time.Time
 	reload   int    // the slot a rolling reload is at, or -1
 	steered  string // the positions a BPF program sends connections to (steer), or ""
+	// announced: the slots whose workers accept, as last logged ("":
+	// all of them).
+	announced string
+	// busyAside: the steering leaves busy workers out.
+	busyAside bool
 
 	nextRSS time.Time
 	err     error
@@ -258,6 +268,10 @@ func (m *master) handle(e event) {
 	}
 	if backend, ok := strings.CutPrefix(e.line, server.WorkerBackend+" "); ok {
 		w.backend = backend
+		return
+	}
+	if capacity, ok := strings.CutPrefix(e.line, server.WorkerCapacity+" "); ok {
+		w.capacity, _ = strconv.Atoi(capacity)
 		return
 	}
 	switch e.line {

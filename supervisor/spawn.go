@@ -37,6 +37,11 @@ type worker struct {
 	// stoppedAccepting: the worker began its shutdown and will not
 	// accept again (server.WorkerStopping).
 	stoppedAccepting bool
+	// capacity is how many requests its app serves at once (WSGI's
+	// handler threads; 0: not bounded, never busy), and busy says they
+	// have all been in the app for busyAfter or more (sweep).
+	capacity int
+	busy     bool
 }
 
 func (w *worker) String() string { return fmt.Sprintf("worker %d (pid %d)", w.slot.index, w.pid) }
