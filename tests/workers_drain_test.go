@@ -94,16 +94,16 @@ func testWorkersDrainRefusesConnections(t *testing.T, env []string) {
 // they exit (issue 26 item 3: every request was cut off).
 func TestWorkersMasterKilledDrains(t *testing.T) {
 	dir := workersAppDir(t, "v1")
-	s := startWorkers(t, dir, nil, "--workers", "2", "--threads", "4")
+	const inFlight = 6
+	// As many threads a worker as requests: every request is in the app,
+	// whichever worker its connection went to.
+	s := startWorkers(t, dir, nil, "--workers", "2", "--threads", strconv.Itoa(inFlight))
 	pids := s.readyPids()
 	g := gate{dir}
-	const inFlight = 6
 	var answers []chan string
 	for i := 0; i < inFlight; i++ {
 		answers = append(answers, gated(s))
 	}
-	// Four threads a worker: every request is in the app, whichever
-	// worker its connection went to.
 	g.waitEntered(t, inFlight)
 	s.signal(t, syscall.SIGKILL)
 	s.waitLog(t, `the master is gone: draining`, 2, 10*time.Second)
