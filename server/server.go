@@ -260,7 +260,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		stop.listenFD = listener.FD
 	}
 	stop.stoppedAccepting = cfg.Worker.stoppedAccepting
-	stop.masterGone = cfg.Worker.masterGoneChan()
+	stop.masterSays = cfg.Worker.masterSays()
 	signal.Notify(stop.signals, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(stop.signals)
 	defer stop.runReturned()

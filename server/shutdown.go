@@ -37,9 +37,10 @@ type stopper struct {
 	// stoppedAccepting runs once the loop will not accept again (a
 	// worker tells its master, which ends the shared socket's listening).
 	stoppedAccepting func()
-	// masterGone is closed when a worker's master is gone: a drain, as a
-	// first signal is, but never the second (nil: never).
-	masterGone <-chan struct{}
+	// masterSays gives why a worker's master wants it shut down (it
+	// stops, or it is gone): a drain, as a first signal is, but never the
+	// second (nil: never).
+	masterSays <-chan string
 
 	once     sync.Once
 	deadline time.Time
@@ -72,14 +73,16 @@ func (s *stopper) begin() *stopper {
 	return s
 }
 
-// run handles the signals: the first drains, the second exits.
+// run handles the signals: the first drains, the second exits. The
+// master's word (masterSays) drains as a first signal does, but is not
+// one: two signals still exit.
 func (s *stopper) run() {
 	var why any
+	told := false
 	select {
 	case why = <-s.signals:
-	case <-s.masterGone:
-		// Never the second signal, however many ways it is told.
-		why = "the master is gone"
+	case why = <-s.masterSays:
+		told = true
 	}
 	s.begin()
 	s.logf("m0serve: %v: draining (up to %v)", why, s.grace)
@@ -105,6 +108,14 @@ func (s *stopper) run() {
 	s.mu.Unlock()
 
 	sig := <-s.signals
+	if told {
+		// The master's word is not a signal: the operator's first one
+		// (systemd's KillMode=control-group signals every process, the
+		// master's word may come first) finds the drain under way; only a
+		// second exits.
+		s.logf("m0serve: %v: already draining", sig)
+		sig = <-s.signals
+	}
 	s.logf("m0serve: %v again: exiting now", sig)
 	s.forceSig, _ = sig.(syscall.Signal)
 	close(s.forced)

@@ -35,8 +35,12 @@ const (
 // lifespan startup has completed and the loop is about to arm accept;
 // limit once it has served its --max-requests and started draining. The
 // master says drain (stop accepting, finish, exit: a replacement takes
-// over the socket) or reopen (the log files); it stops a worker with
-// SIGTERM, as a single process is stopped.
+// over the socket), stop (shut down as at a first SIGTERM) or reopen (the
+// log files). It stops a ready worker with a line rather than SIGTERM:
+// where the operator signals every process (systemd's default
+// KillMode=control-group), the master's SIGTERM would be the worker's
+// second, "exit now"; a booting worker, which reads no line yet, gets
+// SIGTERM.
 const (
 	WorkerReady = "ready"
 	WorkerLimit = "limit"
@@ -44,6 +48,7 @@ const (
 	// started draining and wants a replacement.
 	WorkerStuck  = "stuck"
 	WorkerDrain  = "drain"
+	WorkerStop   = "stop"
 	WorkerReopen = "reopen"
 	// WorkerBackend, then a space and the loop's backend description,
 	// goes before ready: the master's metrics name the backend in use.
@@ -81,12 +86,13 @@ type Worker struct {
 	cfg       *Config
 	logf      func(string, ...any)
 
-	// gone is closed once the master is gone (its death signal or the
-	// end of the control socket, whichever comes first): the stopper
-	// drains the loop once, however many times it is told.
-	gone     chan struct{}
-	goneOnce sync.Once
-	attached atomic.Bool // attach has run: a stopper will see gone
+	// told gets, once, why the master wants the worker to shut down: it
+	// stops (WorkerStop), or it is gone (its death signal or the end of
+	// the control socket, whichever comes first). The stopper drains the
+	// loop once, however many times and ways it is told.
+	told     chan string
+	toldOnce sync.Once
+	attached atomic.Bool // attach has run: a stopper will read told
 }
 
 // WorkerFromEnv returns the Worker this process is, or nil when it was
@@ -119,7 +125,7 @@ func WorkerFromEnv() (*Worker, error) {
 		inFlight:    &inFlight{mem: mem},
 		stats:       WorkerStats(mem),
 		appStats:    WorkerAppStats(mem),
-		gone:        make(chan struct{}),
+		told:        make(chan string, 1),
 	}
 	if MasterGoneSignal != 0 {
 		// From the start, before the app's import: unhandled, Go would
@@ -134,26 +140,29 @@ func WorkerFromEnv() (*Worker, error) {
 	return w, nil
 }
 
+// tell passes the master's word to the stopper, the first time only.
+func (w *Worker) tell(why string) {
+	w.toldOnce.Do(func() { w.told <- why })
+}
+
 // masterGone drains the worker once its master is gone, however many
 // signals and which of them say so. A worker still booting has nothing to
 // finish and nobody to serve for: it exits.
 func (w *Worker) masterGone() {
-	w.goneOnce.Do(func() {
-		close(w.gone)
-		if !w.attached.Load() {
-			fmt.Fprintf(os.Stderr, "m0serve: worker %d: the master is gone while booting: exiting\n", w.Slot)
-			os.Exit(1)
-		}
-	})
+	if !w.attached.Load() {
+		fmt.Fprintf(os.Stderr, "m0serve: worker %d: the master is gone while booting: exiting\n", w.Slot)
+		os.Exit(1)
+	}
+	w.tell("the master is gone")
 }
 
-// masterGoneChan is closed once the master is gone; nil (never) in a
-// single process.
-func (w *Worker) masterGoneChan() <-chan struct{} {
+// masterSays gets why the master wants the worker shut down; nil (never)
+// in a single process.
+func (w *Worker) masterSays() <-chan string {
 	if w == nil {
 		return nil
 	}
-	return w.gone
+	return w.told
 }
 
 // openListener opens the listening socket, or in a worker takes the one
@@ -256,6 +265,8 @@ func (w *Worker) follow() {
 		case WorkerDrain:
 			w.logf("m0serve: draining: a new worker serves this slot (up to %v)", w.grace)
 			w.loop.Drain(w.grace)
+		case WorkerStop:
+			w.tell("the master stops")
 		case WorkerReopen:
 			if err := ReopenLogFiles(w.cfg); err != nil {
 				w.logf("m0serve: error: reopening log files: %v", err)

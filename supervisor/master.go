@@ -462,7 +462,11 @@ func (m *master) fail(err error) {
 	m.stop(syscall.SIGKILL)
 }
 
-// stop signals every worker; SIGTERM drains them, SIGKILL ends them.
+// stop signals every worker; SIGTERM drains them, SIGKILL ends them. A
+// ready worker is told to drain on its control socket instead of by
+// SIGTERM: one the operator signalled too (systemd's default
+// KillMode=control-group signals every process of the service) would
+// take the master's SIGTERM as its second, "exit now".
 func (m *master) stop(sig syscall.Signal) {
 	if !m.stopping {
 		m.stopping = true
@@ -470,6 +474,10 @@ func (m *master) stop(sig syscall.Signal) {
 	}
 	m.reload = -1
 	for w := range m.live {
+		if sig == syscall.SIGTERM && !w.readyAt.IsZero() {
+			w.send(server.WorkerStop)
+			continue
+		}
 		syscall.Kill(w.pid, sig)
 	}
 	m.stopListening()

@@ -142,3 +142,33 @@ func TestWorkersMasterKilledDrains(t *testing.T) {
 	}
 	s.waitExit(10 * time.Second) // the log's pipe closes with the workers
 }
+
+// SIGTERM to every process of the service at once, as systemd's default
+// KillMode=control-group sends it: each worker hears it from the
+// operator and is then told by its master to stop, and drains once; the
+// request in flight is answered.
+func TestWorkersTermToEveryProcess(t *testing.T) {
+	dir := workersAppDir(t, "v1")
+	s := startWorkers(t, dir, nil, "--workers", "2")
+	pids := s.readyPids()
+	g := gate{dir}
+	answer := gated(s)
+	g.waitEntered(t, 1)
+	for _, pid := range append([]int{s.master}, pids[0], pids[1]) {
+		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.waitLog(t, `worker [01] \(pid [0-9]+\): .*draining`, 2, 10*time.Second)
+	time.Sleep(500 * time.Millisecond) // the master's word reaches the workers
+	g.open(t)
+	if got := <-answer; !strings.HasPrefix(got, "200 ") {
+		t.Fatalf("the request in flight got %q\n%s", got, s.logs)
+	}
+	if err := s.waitExit(20 * time.Second); err != nil {
+		t.Fatalf("master: %v\n%s", err, s.logs)
+	}
+	if strings.Contains(s.logs.String(), "exiting now") {
+		t.Errorf("a worker took its master's stop as a second signal:\n%s", s.logs)
+	}
+}
