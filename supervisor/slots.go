@@ -73,7 +73,11 @@ func (m *master) rebalance() error {
 		m.logf("m0serve: debug: new connections go to workers %s (busy: %s)",
 			strings.Trim(fmt.Sprint(targetSlots), "[]"), strings.Trim(fmt.Sprint(busySlots), "[]"))
 	case m.busyAside:
-		m.logf("m0serve: debug: new connections go to workers %s (none busy)", strings.Trim(fmt.Sprint(targetSlots), "[]"))
+		why := "none busy"
+		if len(busySlots) > 0 {
+			why = "every one busy"
+		}
+		m.logf("m0serve: debug: new connections go to workers %s (%s)", strings.Trim(fmt.Sprint(targetSlots), "[]"), why)
 	}
 	m.busyAside = aside
 	return nil
