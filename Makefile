@@ -32,8 +32,10 @@ RUN_PACKAGES          := pkg-config python3-dev
 TEST_PACKAGES         := $(RUN_PACKAGES) curl chromium gunicorn python3-flask python3-django \
 	python3-uvloop python3-starlette python3-fastapi python3-multipart python3-pyflakes python3-websockets \
 	python3-uvicorn python3-wsproto python3-build python3-setuptools python3-wheel python3-venv python3-pip \
-	prometheus
+	prometheus util-linux iproute2
 BENCH_PACKAGES        := $(RUN_PACKAGES) wrk strace
+# make test-deploy runs the manifest's command in namespaces of its own.
+DEPLOY_PACKAGES       := $(RUN_PACKAGES) util-linux iproute2
 BENCH_PYTHON_PACKAGES := $(BENCH_PACKAGES) gunicorn python3-flask python3-uvloop python3-starlette \
 	python3-fastapi uwsgi uwsgi-plugin-python3 python3-uvicorn python3-httptools
 BENCH_WS_PACKAGES     := $(BENCH_PACKAGES) python3-uvloop python3-uvicorn python3-httptools \
@@ -58,7 +60,7 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 
 .PHONY: all build install uninstall test lint run bench bench-quick bench-parsers fuzz vet fmt-check cross-check clean \
-	packages-run packages-test packages-node packages-bench packages-bench-python
+	packages-run packages-test packages-deploy packages-node packages-bench packages-bench-python
 
 all: build
 
@@ -67,6 +69,9 @@ packages-run:
 
 packages-test:
 	@$(INSTALL_PACKAGES) $(TEST_PACKAGES)
+
+packages-deploy:
+	@$(INSTALL_PACKAGES) $(DEPLOY_PACKAGES)
 
 packages-node:
 	@command -v npm >/dev/null 2>&1 || $(INSTALL_PACKAGES) $(NODE_PACKAGES)
@@ -121,7 +126,7 @@ test: packages-test tests/node_modules/.package-lock.json fmt-check lint cross-c
 	$(GO) test $(LDFLAGS) -count=1 ./...
 	M0_TEST_ASGI_THREAD=loop $(GO) test $(LDFLAGS) -count=1 -run ASGI ./pybridge/
 	cd bench && $(GO) test $(LDFLAGS) -count=1 ./...
-	cd deploy/kubernetes && $(GO) test -count=1 ./...
+	cd deploy/kubernetes && M0_BINARY=$(abspath $(BIN)) $(GO) test -count=1 ./...
 
 # Go-built tools the tests drive, installed into GOPATH/bin when missing.
 .PHONY: test-tools
@@ -290,10 +295,12 @@ wheel: packages-wheel
 
 # The Kubernetes example decoded with the Kubernetes API types (a module
 # of its own, deploy/kubernetes/go.mod, so the server carries no k8s
-# dependency); make test runs it too.
+# dependency), and the image's command run as the manifest runs it, in
+# private mount and network namespaces (as root; no container engine):
+# make test runs it too.
 .PHONY: test-deploy
-test-deploy:
-	cd deploy/kubernetes && $(GO) vet ./... && $(GO) test -count=1 ./...
+test-deploy: packages-deploy build
+	cd deploy/kubernetes && $(GO) vet ./... && M0_BINARY=$(abspath $(BIN)) $(GO) test -count=1 ./...
 
 # The TechEmpower entry (tfb/): their plaintext and json verification
 # rules, every variant (tfb/verify; tfb/README.md cites the toolset files).

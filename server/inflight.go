@@ -122,3 +122,26 @@ func InFlightRequests(mem []byte) []InFlightRequest {
 	}
 	return out
 }
+
+// InAppBefore counts the requests in a worker's heartbeat mapping that
+// entered the app before t (the master's side): as many as the worker has
+// handler threads means every thread is held by a request that has
+// taken a while, and a new connection would wait behind them.
+func InAppBefore(mem []byte, t time.Time) int {
+	if len(mem) < HeartbeatSize {
+		return 0
+	}
+	table := inFlight{mem: mem}
+	before := t.UnixNano()
+	n := 0
+	for i := 0; i < inFlightRecords; i++ {
+		if table.state(i).Load() != recordInUse {
+			continue
+		}
+		r := mem[inFlightOffset+i*inFlightRecordSize:]
+		if int64(binary.LittleEndian.Uint64(r[8:16])) < before {
+			n++
+		}
+	}
+	return n
+}

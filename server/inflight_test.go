@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestInFlightTable(t *testing.T) {
@@ -50,5 +51,27 @@ func TestInFlightAllocs(t *testing.T) {
 		table.release(table.claim(method, target))
 	}); n != 0 {
 		t.Fatalf("%v allocations per request", n)
+	}
+}
+
+// InAppBefore counts the requests in the app since before a time: the
+// master's test of a busy worker.
+func TestInAppBefore(t *testing.T) {
+	table := &inFlight{mem: make([]byte, HeartbeatSize)}
+	before := time.Now()
+	a := table.claim([]byte("GET"), []byte("/a"))
+	table.claim([]byte("GET"), []byte("/b"))
+	if n := InAppBefore(table.mem, before.Add(-time.Second)); n != 0 {
+		t.Errorf("%d requests in the app since before they came", n)
+	}
+	if n := InAppBefore(table.mem, time.Now().Add(time.Second)); n != 2 {
+		t.Errorf("%d requests in the app, want 2", n)
+	}
+	table.release(a)
+	if n := InAppBefore(table.mem, time.Now().Add(time.Second)); n != 1 {
+		t.Errorf("%d requests in the app after a release, want 1", n)
+	}
+	if n := InAppBefore(nil, time.Now()); n != 0 {
+		t.Errorf("no mapping: %d", n)
 	}
 }

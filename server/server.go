@@ -228,7 +228,14 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 				quit = "" // the master's line says it
 			}
 			logf("m0serve: %s: serving on %s (%s)%s", describeApp(&cfg, py), url, backend[0], quit)
-			cfg.Worker.started(name)
+			// WSGI's handler threads bound what the app serves at once
+			// (--threads 0: the I/O thread, one); ASGI tasks and native
+			// handlers are not counted.
+			capacity := 0
+			if wsgi {
+				capacity = max(1, cfg.Threads)
+			}
+			cfg.Worker.started(name, capacity)
 		},
 		Heartbeat: cfg.Worker.heartbeatStamp(),
 
@@ -262,6 +269,8 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		// systemd) outlives this process: then it only stops accepting.
 		stop.listenFD = listener.FD
 	}
+	stop.stoppedAccepting = cfg.Worker.stoppedAccepting
+	stop.masterSays = cfg.Worker.masterSays()
 	signal.Notify(stop.signals, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(stop.signals)
 	defer stop.runReturned()

@@ -34,6 +34,13 @@ type stopper struct {
 	// listenFD is the listening socket when it is this process's alone
 	// (no master holds it for other workers), else -1.
 	listenFD int
+	// stoppedAccepting runs once the loop will not accept again (a
+	// worker tells its master, which ends the shared socket's listening).
+	stoppedAccepting func()
+	// masterSays gives why a worker's master wants it shut down (it
+	// stops, or it is gone): a drain, as a first signal is, but never the
+	// second (nil: never).
+	masterSays <-chan string
 
 	once     sync.Once
 	deadline time.Time
@@ -66,13 +73,24 @@ func (s *stopper) begin() *stopper {
 	return s
 }
 
-// run handles the signals: the first drains, the second exits.
+// run handles the signals: the first drains, the second exits. The
+// master's word (masterSays) drains as a first signal does, but is not
+// one: two signals still exit.
 func (s *stopper) run() {
-	sig := <-s.signals
+	var why any
+	told := false
+	select {
+	case why = <-s.signals:
+	case why = <-s.masterSays:
+		told = true
+	}
 	s.begin()
-	s.logf("m0serve: %v: draining (up to %v)", sig, s.grace)
+	s.logf("m0serve: %v: draining (up to %v)", why, s.grace)
 	s.loop.Shutdown(time.Until(s.deadline))
 	s.stopListening()
+	if s.stoppedAccepting != nil {
+		s.stoppedAccepting()
+	}
 	s.mu.Lock()
 	if !s.returned {
 		s.watchdog = time.AfterFunc(time.Until(s.deadline)+watchdogSlack, func() {
@@ -89,7 +107,15 @@ func (s *stopper) run() {
 	}
 	s.mu.Unlock()
 
-	sig = <-s.signals
+	sig := <-s.signals
+	if told {
+		// The master's word is not a signal: the operator's first one
+		// (systemd's KillMode=control-group signals every process, the
+		// master's word may come first) finds the drain under way; only a
+		// second exits.
+		s.logf("m0serve: %v: already draining", sig)
+		sig = <-s.signals
+	}
 	s.logf("m0serve: warning: %v again: exiting now", sig)
 	s.forceSig, _ = sig.(syscall.Signal)
 	close(s.forced)

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -33,8 +35,12 @@ const (
 // lifespan startup has completed and the loop is about to arm accept;
 // limit once it has served its --max-requests and started draining. The
 // master says drain (stop accepting, finish, exit: a replacement takes
-// over the socket) or reopen (the log files); it stops a worker with
-// SIGTERM, as a single process is stopped.
+// over the socket), stop (shut down as at a first SIGTERM) or reopen (the
+// log files). It stops a ready worker with a line rather than SIGTERM:
+// where the operator signals every process (systemd's default
+// KillMode=control-group), the master's SIGTERM would be the worker's
+// second, "exit now"; a booting worker, which reads no line yet, gets
+// SIGTERM.
 const (
 	WorkerReady = "ready"
 	WorkerLimit = "limit"
@@ -42,10 +48,20 @@ const (
 	// started draining and wants a replacement.
 	WorkerStuck  = "stuck"
 	WorkerDrain  = "drain"
+	WorkerStop   = "stop"
 	WorkerReopen = "reopen"
 	// WorkerBackend, then a space and the loop's backend description,
 	// goes before ready: the master's metrics name the backend in use.
 	WorkerBackend = "backend"
+	// WorkerCapacity, then a space and a number, goes before ready from a
+	// worker whose app serves that many requests at once (WSGI's handler
+	// threads): the master steers new connections away from it while
+	// that many have been in the app for a while.
+	WorkerCapacity = "capacity"
+	// WorkerStopping: the worker has begun its shutdown (a signal, or the
+	// master gone) and accepts no more; a stopping master ends the
+	// listening of a socket once every worker holding it has said so.
+	WorkerStopping = "stopping"
 )
 
 // WorkerStats is the loop's Stats in a mapped heartbeat file
@@ -69,6 +85,14 @@ type Worker struct {
 	stuck     bool // a request timed out (on the loop thread)
 	cfg       *Config
 	logf      func(string, ...any)
+
+	// told gets, once, why the master wants the worker to shut down: it
+	// stops (WorkerStop), or it is gone (its death signal or the end of
+	// the control socket, whichever comes first). The stopper drains the
+	// loop once, however many times and ways it is told.
+	told     chan string
+	toldOnce sync.Once
+	attached atomic.Bool // attach has run: a stopper will read told
 }
 
 // WorkerFromEnv returns the Worker this process is, or nil when it was
@@ -93,7 +117,7 @@ func WorkerFromEnv() (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker %d: mapping the heartbeat: %w", slot, err)
 	}
-	return &Worker{
+	w := &Worker{
 		Slot:        slot,
 		MaxRequests: limit,
 		control:     os.NewFile(WorkerControlFD, "control"),
@@ -101,7 +125,44 @@ func WorkerFromEnv() (*Worker, error) {
 		inFlight:    &inFlight{mem: mem},
 		stats:       WorkerStats(mem),
 		appStats:    WorkerAppStats(mem),
-	}, nil
+		told:        make(chan string, 1),
+	}
+	if MasterGoneSignal != 0 {
+		// From the start, before the app's import: unhandled, Go would
+		// ignore a realtime signal.
+		deaths := make(chan os.Signal, 1)
+		signal.Notify(deaths, MasterGoneSignal)
+		go func() {
+			<-deaths
+			w.masterGone()
+		}()
+	}
+	return w, nil
+}
+
+// tell passes the master's word to the stopper, the first time only.
+func (w *Worker) tell(why string) {
+	w.toldOnce.Do(func() { w.told <- why })
+}
+
+// masterGone drains the worker once its master is gone, however many
+// signals and which of them say so. A worker still booting has nothing to
+// finish and nobody to serve for: it exits.
+func (w *Worker) masterGone() {
+	if !w.attached.Load() {
+		fmt.Fprintf(os.Stderr, "m0serve: worker %d: the master is gone while booting: exiting\n", w.Slot)
+		os.Exit(1)
+	}
+	w.tell("the master is gone")
+}
+
+// masterSays gets why the master wants the worker shut down; nil (never)
+// in a single process.
+func (w *Worker) masterSays() <-chan string {
+	if w == nil {
+		return nil
+	}
+	return w.told
 }
 
 // openListener opens the listening socket, or in a worker takes the one
@@ -159,11 +220,23 @@ func (w *Worker) heartbeatStamp() *atomic.Int64 {
 }
 
 // started runs on the loop thread as accept is armed; backend is the
-// loop's backend description.
-func (w *Worker) started(backend string) {
+// loop's backend description, capacity the requests the app serves at
+// once (0: not bounded by threads).
+func (w *Worker) started(backend string, capacity int) {
 	if w != nil {
 		w.send(WorkerBackend + " " + backend)
+		if capacity > 0 {
+			w.send(WorkerCapacity + " " + strconv.Itoa(capacity))
+		}
 		w.send(WorkerReady)
+	}
+}
+
+// stoppedAccepting runs once the loop has been told to shut down: it
+// will not arm accept again.
+func (w *Worker) stoppedAccepting() {
+	if w != nil {
+		w.send(WorkerStopping)
 	}
 }
 
@@ -174,13 +247,14 @@ func (w *Worker) send(line string) {
 }
 
 // attach hands the worker its loop and follows the master's lines until
-// the control socket closes: a master that is gone (EOF) stops the
-// worker, as its death signal does where there is one.
+// the control socket closes: a master that is gone (EOF) drains the
+// worker, as its death signal does where there is one (masterGone).
 func (w *Worker) attach(l *loop.Loop, cfg *Config, logf func(string, ...any)) {
 	if w == nil {
 		return
 	}
 	w.loop, w.grace, w.cfg, w.logf = l, cfg.GracefulTimeout, cfg, logf
+	w.attached.Store(true)
 	go w.follow()
 }
 
@@ -191,14 +265,15 @@ func (w *Worker) follow() {
 		case WorkerDrain:
 			w.logf("m0serve: draining: a new worker serves this slot (up to %v)", w.grace)
 			w.loop.Drain(w.grace)
+		case WorkerStop:
+			w.tell("the master stops")
 		case WorkerReopen:
 			if err := ReopenLogFiles(w.cfg); err != nil {
 				w.logf("m0serve: error: reopening log files: %v", err)
 			}
 		}
 	}
-	w.logf("m0serve: warning: the master is gone: draining")
-	w.loop.Shutdown(w.grace)
+	w.masterGone()
 }
 
 // stackDumpSignal makes faulthandler write Python's stacks (--request-

@@ -28,7 +28,11 @@ func (m *master) sweep(now time.Time) {
 	if sampleRSS {
 		m.nextRSS = now.Add(m.cfg.RSSCheckInterval)
 	}
+	held := now.Add(-busyAfter)
 	for _, s := range m.slots {
+		if w := s.current; w != nil && !w.exited {
+			w.busy = w.capacity > 0 && !w.readyAt.IsZero() && server.InAppBefore(w.heartMem, held) >= w.capacity
+		}
 		if s.removed {
 			if !s.emptyBy.IsZero() {
 				if n, err := queued(s.listenFD); err != nil || n == 0 || now.After(s.emptyBy) {

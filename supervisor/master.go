@@ -26,6 +26,11 @@ const (
 	// take before the master kills it.
 	killGrace  = 5 * time.Second
 	sweepEvery = 100 * time.Millisecond
+	// busyAfter: a worker whose handler threads have all been in the app
+	// this long gets no new connections while another has room
+	// (rebalance). Requests quicker than this, however many, never make
+	// it busy: steady load keeps the kernel's even spread.
+	busyAfter = 100 * time.Millisecond
 )
 
 // slot is one place for a worker: with reuseport its own socket, which
@@ -38,6 +43,7 @@ type slot struct {
 	crashes     int     // k of the backoff
 	respawnAt   time.Time
 	removed     bool // SIGTTOU: gone once its workers are
+	shut        bool // stopping: its socket no longer listens (stopListening)
 	// emptyBy is set while a removed slot's socket gets no new
 	// connections and its worker still accepts what is queued: the worker
 	// drains once the queue is empty, or at emptyBy.
@@ -62,6 +68,11 @@ type master struct {
 	stopBy   time.Time
 	reload   int    // the slot a rolling reload is at, or -1
 	steered  string // the positions a BPF program sends connections to (steer), or ""
+	// announced: the slots whose workers accept, as last logged ("":
+	// all of them).
+	announced string
+	// busyAside: the steering leaves busy workers out.
+	busyAside bool
 
 	nextRSS time.Time
 	err     error
@@ -259,7 +270,14 @@ func (m *master) handle(e event) {
 		w.backend = backend
 		return
 	}
+	if capacity, ok := strings.CutPrefix(e.line, server.WorkerCapacity+" "); ok {
+		w.capacity, _ = strconv.Atoi(capacity)
+		return
+	}
 	switch e.line {
+	case server.WorkerStopping:
+		w.stoppedAccepting = true
+		m.stopListening()
 	case server.WorkerReady:
 		m.ready(w)
 	case server.WorkerLimit:
@@ -344,6 +362,7 @@ func (m *master) exited(w *worker, status string) {
 	switch {
 	case m.stopping:
 		logf("m0serve: %s: %s", w, status)
+		m.stopListening()
 	case w.readyAt.IsZero() && !m.booted && m.cfg.Reload != nil:
 		// As uvicorn --reload does: the traceback is above; the fix is
 		// what the developer does next.
@@ -443,7 +462,11 @@ func (m *master) fail(err error) {
 	m.stop(syscall.SIGKILL)
 }
 
-// stop signals every worker; SIGTERM drains them, SIGKILL ends them.
+// stop signals every worker; SIGTERM drains them, SIGKILL ends them. A
+// ready worker is told to drain on its control socket instead of by
+// SIGTERM: one the operator signalled too (systemd's default
+// KillMode=control-group signals every process of the service) would
+// take the master's SIGTERM as its second, "exit now".
 func (m *master) stop(sig syscall.Signal) {
 	if !m.stopping {
 		m.stopping = true
@@ -451,6 +474,11 @@ func (m *master) stop(sig syscall.Signal) {
 	}
 	m.reload = -1
 	for w := range m.live {
+		if sig == syscall.SIGTERM && !w.readyAt.IsZero() {
+			w.send(server.WorkerStop)
+			continue
+		}
 		syscall.Kill(w.pid, sig)
 	}
+	m.stopListening()
 }

@@ -6,13 +6,18 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"github.com/m0serve/m0serve/server"
+	"golang.org/x/sys/unix"
 )
 
 // workerProcAttr puts a worker in its own process group (a terminal's
 // Ctrl-C reaches the master only, which drains the workers) and has the
-// kernel send it SIGTERM when the master dies.
+// kernel signal it when the master dies: with a signal of its own, which
+// the worker takes as one drain however often it comes (the kernel sends
+// it again as each of the master's threads exits).
 func workerProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: server.MasterGoneSignal}
 }
 
 // residentBytes reads a process's resident set size from /proc/PID/statm.
@@ -30,4 +35,17 @@ func residentBytes(pid int) (int64, error) {
 		return 0, fmt.Errorf("/proc/%d/statm: %w", pid, err)
 	}
 	return pages * int64(os.Getpagesize()), nil
+}
+
+// heartbeatFile makes the file a worker and its master share (server's
+// heartbeat layout) in memory, with no name: a read-only root, a /tmp
+// that is not writable (Kubernetes' readOnlyRootFilesystem) or a slow
+// disk-backed one (gunicorn #1194) are nothing to it. Close-on-exec: the
+// worker gets it through ForkExec's file list, as fd 5.
+func heartbeatFile() (*os.File, error) {
+	fd, err := unix.MemfdCreate("m0serve-heartbeat", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("memfd_create: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "m0serve-heartbeat"), nil
 }

@@ -4,6 +4,7 @@ package supervisor
 
 import (
 	"errors"
+	"os"
 	"syscall"
 )
 
@@ -21,3 +22,14 @@ func residentBytes(pid int) (int64, error) {
 func steer(fd int, positions []int) error { return errors.New("SO_REUSEPORT steering: Linux only") }
 
 func queued(fd int) (int, error) { return 0, nil }
+
+// heartbeatFile: a temporary file, unlinked at once (no memfd_create
+// here); TMPDIR must be writable.
+func heartbeatFile() (*os.File, error) {
+	f, err := os.CreateTemp("", "m0serve-heartbeat-")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	return f, nil
+}

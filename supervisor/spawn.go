@@ -33,6 +33,15 @@ type worker struct {
 	rssHigh         int       // consecutive RSS samples over the limit
 	heartbeatKilled bool
 	exited          bool
+
+	// stoppedAccepting: the worker began its shutdown and will not
+	// accept again (server.WorkerStopping).
+	stoppedAccepting bool
+	// capacity is how many requests its app serves at once (WSGI's
+	// handler threads; 0: not bounded, never busy), and busy says they
+	// have all been in the app for busyAfter or more (sweep).
+	capacity int
+	busy     bool
 }
 
 func (w *worker) String() string { return fmt.Sprintf("worker %d (pid %d)", w.slot.index, w.pid) }
@@ -92,13 +101,12 @@ func (m *master) spawn(s *slot) (*worker, error) {
 	}
 	unix.CloseOnExec(pair[0])
 	unix.CloseOnExec(pair[1])
-	heart, err := os.CreateTemp("", "m0serve-heartbeat-")
+	heart, err := heartbeatFile()
 	if err != nil {
 		unix.Close(pair[0])
 		unix.Close(pair[1])
 		return nil, fmt.Errorf("heartbeat file: %w", err)
 	}
-	os.Remove(heart.Name())
 	defer heart.Close()
 	defer unix.Close(pair[1])
 	fail := func(err error) (*worker, error) {

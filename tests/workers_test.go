@@ -247,3 +247,13 @@ func TestWorkersCrashBackoff(t *testing.T) {
 		t.Fatalf("backoff delays %v, want 100ms, 200ms, 400ms after an immediate first respawn:\n%s", delays, logs)
 	}
 }
+
+// The master needs no writable directory: its heartbeat files are in
+// memory (issue 25 item 2: "heartbeat file: open /tmp/m0serve-heartbeat-…:
+// read-only file system", exit 1, under Kubernetes' readOnlyRootFilesystem).
+func TestWorkersNoWritableTmp(t *testing.T) {
+	s := startWorkers(t, workersAppDir(t, "v1"), []string{"TMPDIR=/nonexistent/m0serve-test"}, "--workers", "2")
+	if status, body, err := fetch(oneShot(), s.url("/pid")); err != nil || status != 200 {
+		t.Fatalf("GET /pid: %d %q %v\n%s", status, body, err, s.logs)
+	}
+}

@@ -147,6 +147,23 @@ func TestDeployment(t *testing.T) {
 		}
 	}
 
+	// A read-only root leaves the app a writable /tmp (uploads, tempfile).
+	if c.SecurityContext != nil && c.SecurityContext.ReadOnlyRootFilesystem != nil && *c.SecurityContext.ReadOnlyRootFilesystem {
+		emptyDirs := map[string]bool{}
+		for _, v := range pod.Spec.Volumes {
+			if v.EmptyDir != nil {
+				emptyDirs[v.Name] = true
+			}
+		}
+		tmp := false
+		for _, m := range c.VolumeMounts {
+			tmp = tmp || m.MountPath == "/tmp" && emptyDirs[m.Name] && !m.ReadOnly
+		}
+		if !tmp {
+			t.Error("readOnlyRootFilesystem without a writable emptyDir at /tmp")
+		}
+	}
+
 	// Non-root, as the Dockerfile's USER.
 	dockerfile, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
 	if err != nil {

@@ -1,7 +1,9 @@
 """The app of the --workers tests: /pid names the worker, /version what
 version.txt beside this file held at import, /sleep?s= and /spin?s= wait
 and burn CPU, /crash?how=exit|segv ends the worker, /grow?mb= keeps memory
-and /spike?mb= holds it for a moment. WORKERS_APP_FAIL=1 fails the import;
+and /spike?mb= holds it for a moment; /gate adds a line to gate_entered beside
+this file and waits until the test creates gate_open there, then names the
+worker. WORKERS_APP_FAIL=1 fails the import;
 a file slow_import beside this one makes it take 10 s."""
 import ctypes
 import os
@@ -34,6 +36,12 @@ def app(environ, start_response):
     elif path == "/sleep":
         time.sleep(_number(environ, "s", 1))
         body = "slept"
+    elif path == "/gate":
+        with open(os.path.join(_here, "gate_entered"), "a") as f:
+            f.write("entered\n")
+        while not os.path.exists(os.path.join(_here, "gate_open")):
+            time.sleep(0.02)
+        body = str(os.getpid())
     elif path == "/spin":
         end = time.monotonic() + _number(environ, "s", 1)
         n = 0

@@ -1,0 +1,9 @@
+//go:build darwin || dragonfly || freebsd || netbsd || openbsd
+
+package server
+
+import "syscall"
+
+// MasterGoneSignal: these kernels have no death signal; a worker learns
+// that its master is gone from the end of its control socket alone.
+const MasterGoneSignal = syscall.Signal(0)
