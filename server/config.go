@@ -76,9 +76,13 @@ type Config struct {
 	StaticMounts  []StaticMount
 	StaticExpires time.Duration
 
-	// ProxyHeaders believes Forwarded and X-Forwarded-For/-Proto from the
-	// peers ForwardedAllowIPs lists (addresses, CIDR prefixes, "*").
+	// ProxyHeaders believes X-Forwarded-For/-Proto, or Forwarded when
+	// ForwardedHeaders says so, from the peers ForwardedAllowIPs lists
+	// (addresses, CIDR prefixes, "*"). The other family is ignored: a
+	// proxy sets one and passes the client's own copy of the other
+	// through (nginx does).
 	ProxyHeaders      bool
+	ForwardedHeaders  string // "x-forwarded" (default) or "forwarded"
 	ForwardedAllowIPs string
 	proxyTrust        *proxyTrust // parsed by Validate
 
@@ -141,6 +145,7 @@ var Defaults = Config{
 	WSPingTimeout:       loop.DefaultWebSocketPingTimeout,
 	WSPerMessageDeflate: true,
 	ForwardedAllowIPs:   "127.0.0.1",
+	ForwardedHeaders:    "x-forwarded",
 	StaticExpires:       24 * time.Hour,
 	AccessLogFormat:     DefaultAccessLogFormat,
 }
@@ -238,11 +243,15 @@ func (c *Config) Validate() error {
 		return err
 	}
 	c.accessFormat = format
+	if c.ForwardedHeaders != "x-forwarded" && c.ForwardedHeaders != "forwarded" {
+		return &ConfigError{"forwarded-headers", fmt.Sprintf("%q: want x-forwarded or forwarded", c.ForwardedHeaders)}
+	}
 	if c.ProxyHeaders {
 		trust, err := newProxyTrust(c.ForwardedAllowIPs)
 		if err != nil {
 			return err
 		}
+		trust.forwarded = c.ForwardedHeaders == "forwarded"
 		c.proxyTrust = trust
 	}
 	if c.App != "" {
