@@ -36,6 +36,11 @@ type Loop struct {
 	// queueSwept: a gentle drain took what was left in the listener's
 	// queue once its accept had ended (sweepAcceptQueue).
 	queueSwept bool
+	// acceptRetryAt is when accept is tried again after it failed for
+	// lack of descriptors or memory (unix ns; 0: no retry due), and
+	// acceptBackoff the wait before it, doubled per failure.
+	acceptRetryAt int64
+	acceptBackoff time.Duration
 
 	// perIP counts open connections by client address (only with
 	// Config.MaxConnectionsPerIP).
@@ -282,6 +287,9 @@ func (l *Loop) pass() error {
 	if l.stepDue != 0 {
 		timeout = min(timeout, time.Duration(l.stepDue-l.now))
 	}
+	if l.acceptRetryAt != 0 {
+		timeout = min(timeout, time.Duration(l.acceptRetryAt-l.now))
+	}
 	if timeout < 0 {
 		timeout = 0
 	}
@@ -317,6 +325,10 @@ func (l *Loop) pass() error {
 	l.drainNotes()
 	l.drainWebSocketNotes()
 	l.pushHeldJobs()
+	if l.acceptRetryAt != 0 && l.now >= l.acceptRetryAt {
+		l.acceptRetryAt = 0
+		l.resumeAccept()
+	}
 	if l.now >= l.nextTick {
 		l.tick()
 	}
@@ -385,10 +397,7 @@ func (l *Loop) onAccept(c *Completion) {
 	if c.Res < 0 {
 		errno := syscall.Errno(-c.Res)
 		if errno == syscall.EMFILE || errno == syscall.ENFILE || errno == syscall.ENOBUFS || errno == syscall.ENOMEM {
-			// Out of descriptors or memory: retrying at once would spin.
-			// Accept resumes when a connection closes.
-			l.cfg.Logf("m0serve: accept: %v; pausing accept until a connection closes", errno)
-			l.stopAccept()
+			l.pauseAccept(errno)
 			return
 		}
 		if !l.accepting && !l.acceptStopped && !l.draining {
@@ -398,6 +407,10 @@ func (l *Loop) onAccept(c *Completion) {
 		return
 	}
 	fd := int(c.Res)
+	if l.acceptBackoff != 0 {
+		l.acceptBackoff, l.acceptRetryAt = 0, 0
+		l.cfg.Logf("m0serve: accepting connections again")
+	}
 	if l.draining && !l.gentleDrain {
 		unix.Close(fd)
 		return
@@ -447,6 +460,30 @@ func (l *Loop) stopAccept() {
 		l.accepting = false
 	}
 	l.acceptStopped = true
+}
+
+// Accept's retry after running out of descriptors or memory: what
+// net/http's Server.Serve waits, 5 ms doubling up to 1 s.
+const (
+	acceptRetryFirst = 5 * time.Millisecond
+	acceptRetryMax   = time.Second
+)
+
+// pauseAccept stops accepting after errno (EMFILE and its kind): retrying
+// at once would spin. Accept resumes when one of the loop's connections
+// closes or on a timer, whichever comes first: the descriptors may be
+// held elsewhere (the app's threads, a database pool), and a loop that
+// waited only for its own connections could stay deaf for good. One line
+// when it starts failing, one when it accepts again.
+func (l *Loop) pauseAccept(errno syscall.Errno) {
+	if l.acceptBackoff == 0 {
+		l.acceptBackoff = acceptRetryFirst
+		l.cfg.Logf("m0serve: accept: %v; accepting pauses, retried from every %v up to every %v until it succeeds", errno, acceptRetryFirst, acceptRetryMax)
+	} else {
+		l.acceptBackoff = min(2*l.acceptBackoff, acceptRetryMax)
+	}
+	l.acceptRetryAt = l.now + int64(l.acceptBackoff)
+	l.stopAccept()
 }
 
 func (l *Loop) resumeAccept() {

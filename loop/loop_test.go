@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -217,6 +218,36 @@ func TestMaxConnectionsPausesAccept(t *testing.T) {
 		t.Fatalf("third connection:\n%s", got)
 	}
 	_ = b
+}
+
+// TestAcceptResumesAfterEMFILE: accept failing for lack of descriptors
+// held outside the loop (no connection of its own closes) is retried on a
+// timer, and one line says it paused, one that it resumed.
+func TestAcceptResumesAfterEMFILE(t *testing.T) {
+	var logs []string
+	hs := newHarness(t, hello, func(c *Config) {
+		c.Logf = func(format string, args ...any) { logs = append(logs, fmt.Sprintf(format, args...)) }
+	})
+	hs.t = t
+	hs.fb.failAccept(syscall.EMFILE)
+	c := hs.fb.dial()
+	for i := 0; i < 5; i++ {
+		hs.advanceClock(10 * time.Millisecond)
+	}
+	if c.accepted {
+		t.Fatal("accepted while accept fails")
+	}
+	hs.fb.failAccept(0)
+	hs.advanceClock(2 * time.Second)
+	hs.until("accept after the descriptors came back", func() bool { return c.accepted })
+	hs.fb.write(c, "GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
+	if got := hs.responses(c, 1)[0]; !strings.Contains(got, "X-Path: /after") {
+		t.Fatalf("after EMFILE:\n%s", got)
+	}
+	joined := strings.Join(logs, "\n")
+	if strings.Count(joined, "accepting pauses") != 1 || strings.Count(joined, "accepting connections again") != 1 {
+		t.Errorf("want one line for the pause and one for the resumption, got:\n%s", joined)
+	}
 }
 
 func TestClientResetMidResponseFreesSlot(t *testing.T) {

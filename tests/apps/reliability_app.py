@@ -3,6 +3,8 @@ client or a slow app can do to a worker. What a request saw after its
 response goes to files under $E2E_DIR for the test to read."""
 
 import os
+import socket
+import threading
 import time
 
 from asgi_lifespan import lifespan
@@ -43,12 +45,36 @@ def wsgi(environ, start_response):
             time.sleep(0.01)
         start_response("200 OK", [("Content-Type", "text/plain")])
         return [b"released"]
+    if path == "/hog":
+        # Opens sockets until the process is out of descriptors, and a
+        # thread of the app holds them <query> ms before closing them: a
+        # database pool's or a leak's doing, outside the server's sight.
+        held = _hog()
+        threading.Thread(target=_release, args=(held, int(query or "0") / 1000), daemon=True).start()
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [b"%d" % len(held)]
     if path == "/sleep":
         time.sleep(int(query or "0") / 1000)
         start_response("200 OK", [("Content-Type", "text/plain")])
         return [b"slept"]
     start_response("200 OK", [("Content-Type", "text/plain")])
     return [b"ok"]
+
+
+def _hog():
+    held = []
+    try:
+        while len(held) < 100000:
+            held.append(socket.socket())
+    except OSError:
+        pass
+    return held
+
+
+def _release(held, after):
+    time.sleep(after)
+    for s in held:
+        s.close()
 
 
 def _stream(name):
