@@ -140,7 +140,7 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.IntVar(&cfg.FD, "fd", cfg.FD, "accept on this inherited listening socket instead of --host/--port (-1: none; systemd's LISTEN_FDS is used by itself)")
 	fs.IntVar(&cfg.Backlog, "backlog", cfg.Backlog, "listen backlog")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", cfg.MaxConnections, "open connections at most; at the limit accepting pauses")
-	fs.IntVar(&cfg.LimitConcurrency, "limit-concurrency", cfg.LimitConcurrency, "answer 503 beyond this many open connections or requests in flight, without calling the app (0: no limit)")
+	fs.IntVar(&cfg.LimitConcurrency, "limit-concurrency", cfg.LimitConcurrency, "answer 503 beyond this many non-idle connections or requests in flight, without calling the app (0: no limit)")
 	fs.Var((*duration)(&cfg.HeaderTimeout), "header-timeout", "time to receive a request head (408 after)")
 	fs.Var((*duration)(&cfg.KeepAliveTimeout), "keepalive-timeout", "idle time between requests before closing")
 	fs.Var((*duration)(&cfg.BodyTimeout), "body-timeout", "longest stall while receiving a request body")

@@ -27,8 +27,9 @@ type Config struct {
 
 	MaxConnections int
 	// LimitConcurrency, when positive, answers 503 (and closes) a request
-	// that arrives while more connections than this are open or this many
-	// deferred requests are in flight, without calling the handler.
+	// that arrives while more connections than this have a request under
+	// way (idle ones are not counted) or this many deferred requests are
+	// in flight, without calling the handler.
 	LimitConcurrency int
 	HeaderTimeout    time.Duration // a request head must complete within this (408)
 	KeepAliveTimeout time.Duration // idle time between requests before a silent close

@@ -26,6 +26,10 @@ type Loop struct {
 	slots     []*slot // index 0 is unused: backends report accept and wake as slot 0
 	freeSlots []uint32
 	active    int
+	// busy counts open connections with a request under way (received in
+	// part or whole, in flight, or its response being written): active
+	// less the idle ones, what LimitConcurrency weighs.
+	busy int
 
 	accepting     bool // accept is armed (or being re-armed)
 	acceptStopped bool // stopped at --max-connections or on accept errors
@@ -46,7 +50,7 @@ type Loop struct {
 	// Config.MaxConnectionsPerIP).
 	perIP map[netip.Addr]int32
 	// atLimit and perIPRefused throttle the log lines of both limits.
-	atLimit, perIPRefused, sendTimeouts, slowBodies throttledLog
+	atLimit, perIPRefused, sendTimeouts, slowBodies, overload throttledLog
 
 	// completions is the batch Wait fills.
 	completions [256]Completion
@@ -527,6 +531,7 @@ func (l *Loop) maybeFree(s *slot) {
 	if s.countedPerIP {
 		l.releasePerIP(s.remote.Addr())
 	}
+	l.setIdle(s)
 	gen := s.gen + 1
 	index := s.index
 	limits := s.parser.Limits
@@ -662,6 +667,7 @@ func (l *Loop) onRecv(s *slot, c *Completion) {
 		} else {
 			s.recvEnd += n
 		}
+		l.setBusy(s)
 		if s.deadlineKind == deadlineIdle {
 			s.deadline, s.deadlineKind = l.now+int64(l.cfg.HeaderTimeout), deadlineHeader
 		} else if s.deadlineKind == deadlineBody {

@@ -250,6 +250,43 @@ func TestAcceptResumesAfterEMFILE(t *testing.T) {
 	}
 }
 
+// TestLimitConcurrencyIgnoresIdle: connections that never send a request,
+// or wait for their next one, are not counted against LimitConcurrency;
+// one with part of a request is.
+func TestLimitConcurrencyIgnoresIdle(t *testing.T) {
+	var logs []string
+	hs := newHarness(t, hello, func(c *Config) {
+		c.LimitConcurrency = 2
+		c.Logf = func(format string, args ...any) { logs = append(logs, fmt.Sprintf(format, args...)) }
+	})
+	hs.t = t
+	for i := 0; i < 10; i++ {
+		hs.connect()
+	}
+	kept := hs.connect()
+	hs.fb.write(kept, "GET /kept HTTP/1.1\r\nHost: x\r\n\r\n")
+	hs.responses(kept, 1)
+	c := hs.connect()
+	hs.fb.write(c, "GET /real HTTP/1.1\r\nHost: x\r\n\r\n")
+	if got := hs.responses(c, 1)[0]; !strings.Contains(got, "X-Path: /real") {
+		t.Fatalf("beside 11 idle connections:\n%s", got)
+	}
+	// Two with half a head each, and a third request: one too many.
+	for i := 0; i < 2; i++ {
+		partial := hs.connect()
+		hs.fb.write(partial, "GET /partial HTTP/1.1\r\n")
+	}
+	hs.passes(3)
+	d := hs.connect()
+	hs.fb.write(d, "GET /over HTTP/1.1\r\nHost: x\r\n\r\n")
+	if got := hs.responses(d, 1)[0]; !strings.HasPrefix(got, "HTTP/1.1 503 ") {
+		t.Fatalf("beyond the limit:\n%s", got)
+	}
+	if joined := strings.Join(logs, "\n"); !strings.Contains(joined, "beyond --limit-concurrency 2") {
+		t.Errorf("no log line for the refusal: %q", joined)
+	}
+}
+
 func TestClientResetMidResponseFreesSlot(t *testing.T) {
 	eachMode(t, hello, nil, func(t *testing.T, hs *harness) {
 		c := hs.connect()

@@ -24,7 +24,7 @@ type Config struct {
 	FD               int         // an inherited listening socket instead of Host/Port; -1: none
 	Backlog          int
 	MaxConnections   int
-	LimitConcurrency int // 503 from the loop beyond this many connections or requests in flight; 0: off
+	LimitConcurrency int // 503 from the loop beyond this many busy connections or requests in flight; 0: off
 	HeaderTimeout    time.Duration
 	KeepAliveTimeout time.Duration
 	BodyTimeout      time.Duration
