@@ -55,9 +55,11 @@ func TestHostValidation(t *testing.T) {
 	}
 }
 
-// TestRefusedTargets: an encoded NUL in the path is a 400 before the app
-// runs (as nginx answers), and CONNECT, which no handler tunnels, is a 405
-// that closes the connection instead of reaching the app.
+// TestRefusedTargets: an encoded NUL in the path and an absolute-form
+// target of another scheme than http(s) are a 400 before the app runs (as
+// nginx answers), and CONNECT, which no handler tunnels, is a 405 that
+// closes the connection instead of reaching the app. OPTIONS * reaches
+// the app with the path "*" (uvicorn's, gunicorn's).
 func TestRefusedTargets(t *testing.T) {
 	for _, attr := range []string{"wsgi", "asgi"} {
 		t.Run(attr, func(t *testing.T) {
@@ -65,6 +67,14 @@ func TestRefusedTargets(t *testing.T) {
 			out, _ := rawExchange(t, s.addr, "GET /host%00.txt HTTP/1.1\r\nHost: h\r\n\r\n", 10*time.Second)
 			if !strings.HasPrefix(out, "HTTP/1.1 400 ") {
 				t.Errorf("%%00 in the path: got %q, want 400", out)
+			}
+			out, _ = rawExchange(t, s.addr, "GET ftp://h/host HTTP/1.1\r\nHost: h\r\n\r\n", 10*time.Second)
+			if !strings.HasPrefix(out, "HTTP/1.1 400 ") {
+				t.Errorf("ftp:// absolute-form target: got %q, want 400", out)
+			}
+			out, _ = rawExchange(t, s.addr, "OPTIONS * HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n", 10*time.Second)
+			if !strings.HasPrefix(out, "HTTP/1.1 200 ") || !strings.HasSuffix(out, "\r\n\r\n*|*") {
+				t.Errorf("OPTIONS *: got %q, want the path and raw path *", out)
 			}
 			out, _ = rawExchange(t, s.addr, "GET /host?q=%00 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n", 10*time.Second)
 			if !strings.HasPrefix(out, "HTTP/1.1 200 ") {

@@ -21,6 +21,10 @@ def record(name, text):
 def wsgi(environ, start_response):
     path = environ["PATH_INFO"]
     query = environ.get("QUERY_STRING", "")
+    if environ["REQUEST_METHOD"] == "OPTIONS":
+        body = "%s|%s" % (path, environ.get("RAW_URI", "-"))
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [body.encode()]
     if path == "/host":
         body = "%s|%s" % (environ.get("HTTP_HOST", "-"), environ["PATH_INFO"])
         start_response("200 OK", [("Content-Type", "text/plain")])
@@ -96,7 +100,10 @@ async def asgi(scope, receive, send):
     name = scope["query_string"].decode()
     start = {"type": "http.response.start", "status": 200,
              "headers": [(b"content-type", b"text/plain")]}
-    if path == "/host":
+    if scope["method"] == "OPTIONS":
+        await send(start)
+        await send({"type": "http.response.body", "body": ("%s|%s" % (path, scope["raw_path"].decode())).encode()})
+    elif path == "/host":
         hosts = [v.decode("latin-1") for k, v in scope["headers"] if k == b"host"]
         await send(start)
         await send({"type": "http.response.body", "body": ("%s|%s" % (",".join(hosts), path)).encode()})
