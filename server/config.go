@@ -75,6 +75,9 @@ type Config struct {
 	// Cache-Control max-age (0: none).
 	StaticMounts  []StaticMount
 	StaticExpires time.Duration
+	// StaticDotfiles serves names with a segment starting with a dot
+	// (.env); off, they are 404.
+	StaticDotfiles bool
 
 	// ProxyHeaders believes X-Forwarded-For/-Proto, or Forwarded when
 	// ForwardedHeaders says so, from the peers ForwardedAllowIPs lists
