@@ -374,7 +374,9 @@ func notModified(req *http1.Request, etag string, modified time.Time) bool {
 		}
 		return false
 	}
-	if since, err := http.ParseTime(string(req.Header.Get("if-modified-since"))); err == nil {
+	// A date later than the server's clock is not a valid one (RFC 9110
+	// §13.1.3, which leaves the check to the recipient); nginx answers 200.
+	if since, err := http.ParseTime(string(req.Header.Get("if-modified-since"))); err == nil && !since.After(time.Now()) {
 		return !modified.After(since)
 	}
 	return false

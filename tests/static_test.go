@@ -75,6 +75,11 @@ func TestStaticFiles(t *testing.T) {
 	if resp, _ := staticGet(t, s, "GET", "/assets/css/site.css", "If-Modified-Since", modified); resp.StatusCode != 304 {
 		t.Errorf("If-Modified-Since: %d", resp.StatusCode)
 	}
+	// A date in the future is not a valid one: the file, as nginx sends.
+	future := time.Now().Add(48 * time.Hour).UTC().Format(http.TimeFormat)
+	if resp, body := staticGet(t, s, "GET", "/assets/css/site.css", "If-Modified-Since", future); resp.StatusCode != 200 || body == "" {
+		t.Errorf("If-Modified-Since in the future: %d", resp.StatusCode)
+	}
 	if resp, body := staticGet(t, s, "GET", "/assets/css/site.css", "If-None-Match", `"other"`); resp.StatusCode != 200 || body == "" {
 		t.Errorf("If-None-Match another: %d", resp.StatusCode)
 	}
