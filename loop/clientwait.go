@@ -1,5 +1,10 @@
 package loop
 
+import (
+	"cmp"
+	"slices"
+)
+
 // ClientWaiter hears when a handler thread is about to block on its
 // client and when the wait ends: Job.Read waiting for body bytes that
 // have not arrived, Job.Write waiting for room in a full outbox. A pool
@@ -27,8 +32,51 @@ func (j *Job) waitClient() {
 		return
 	}
 	w.BeginClientWait()
+	j.clientWaiting.Store(true)
+	j.loop.clientWaits.Add(1)
 	j.cond.Wait()
+	j.loop.clientWaits.Add(-1)
+	j.clientWaiting.Store(false)
 	j.mu.Unlock()
 	w.EndClientWait()
 	j.mu.Lock()
+}
+
+// shedClientWaits runs on the tick when Config.ClientWaitLimit handler
+// threads wait on their clients at once: every thread that may run the
+// app is held by a client that does not read its response or send its
+// body, and the requests behind them wait for one. It closes the
+// connections of the older half of those requests (at least one), as
+// nginx's reset_timedout_connection cuts a client that stopped reading;
+// a body still awaited is answered 408. Their threads' reads and writes
+// fail and go on to the next request. Below the limit a waiting client
+// keeps its thread until --send-timeout or --body-min-rate.
+func (l *Loop) shedClientWaits() {
+	waiting := l.shedScratch[:0]
+	for _, s := range l.slots[1:] {
+		if s != nil && s.open && !s.closing && s.job != nil && s.job.clientWaiting.Load() {
+			waiting = append(waiting, s)
+		}
+	}
+	l.shedScratch = waiting[:0]
+	if len(waiting) == 0 {
+		return
+	}
+	slices.SortFunc(waiting, func(a, b *slot) int { return cmp.Compare(a.job.Arrived, b.job.Arrived) })
+	shed := waiting[:max(1, len(waiting)/2)]
+	if n, ok := l.clientWaitsShed.allow(l.now); ok {
+		l.cfg.Logf("m0serve: %d handler threads wait on slow clients (all that may run the app): the %d oldest connections closed (%d times since the last report)",
+			len(waiting), len(shed), n)
+	}
+	for _, s := range shed {
+		j := s.job
+		l.touch(s)
+		if l.waitingOnBody(s) {
+			j.mu.Lock()
+			l.refuseBody(s, j, 408, "request body too slow", ErrBodyTooSlow)
+			continue
+		}
+		l.closeSlot(s)
+	}
+	clear(waiting)
 }

@@ -60,6 +60,11 @@ type Config struct {
 	// keep up, measured over bodyRateWindow while the loop waits for it;
 	// below it the request gets 408 and the connection closes. 0: none.
 	BodyMinRate int64
+	// ClientWaitLimit is how many handlers may be blocked on their
+	// clients at once (Job.SetClientWaiter's waits: handler threads and
+	// their spares) before the loop sheds the older half of them, once a
+	// second (shedClientWaits). 0: never.
+	ClientWaitLimit int
 
 	// Logf reports conditions worth an operator's attention; nil discards.
 	Logf func(format string, args ...any)

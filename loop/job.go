@@ -64,6 +64,9 @@ type Job struct {
 	queue *JobQueue // the one the job was pushed to
 	// taken: a handler took the job off its queue (Taken).
 	taken atomic.Bool
+	// clientWaiting: the handler is blocked on the client, its thread
+	// lent to a spare (waitClient).
+	clientWaiting atomic.Bool
 
 	mu   sync.Mutex
 	cond sync.Cond

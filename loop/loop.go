@@ -50,7 +50,11 @@ type Loop struct {
 	// Config.MaxConnectionsPerIP).
 	perIP map[netip.Addr]int32
 	// atLimit and perIPRefused throttle the log lines of both limits.
-	atLimit, perIPRefused, sendTimeouts, slowBodies, overload throttledLog
+	atLimit, perIPRefused, sendTimeouts, slowBodies, overload, clientWaitsShed throttledLog
+	// clientWaits counts handlers blocked on their clients (waitClient);
+	// shedScratch is shedClientWaits' list, kept between ticks.
+	clientWaits atomic.Int32
+	shedScratch []*slot
 
 	// completions is the batch Wait fills.
 	completions [256]Completion
@@ -783,6 +787,9 @@ func (l *Loop) tick() {
 	l.stampHeartbeat()
 	if l.cfg.RequestTimeout > 0 {
 		l.timeOutJobs()
+	}
+	if limit := l.cfg.ClientWaitLimit; limit > 0 && int(l.clientWaits.Load()) >= limit {
+		l.shedClientWaits()
 	}
 	if l.buffers.trim() {
 		// Off the loop thread: it collects garbage and returns the

@@ -226,6 +226,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		SendTimeout:         cfg.SendTimeout,
 		BufferBodies:        wsgi,
 		BodyMinRate:         bodyMinRate(wsgi, cfg.BodyMinRate),
+		ClientWaitLimit:     clientWaitLimit(&cfg, py),
 		RequestTimeout:      requestTimeout,
 		OnRequestTimeout:    onRequestTimeout,
 		Stats:               stats,
