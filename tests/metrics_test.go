@@ -329,7 +329,13 @@ func openFDs(t *testing.T, pid int) int {
 // way for a new one); a scrape still gets through beside them; a method
 // other than GET or HEAD is a 405.
 func TestMetricsListenerBounds(t *testing.T) {
-	s := start(t, variants[0], "--native", "hello", "--metrics-address", "127.0.0.1:0")
+	t.Run("single", func(t *testing.T) { testMetricsListenerBounds(t) })
+	// The master's descriptors: a worker it respawns needs some.
+	t.Run("master", func(t *testing.T) { testMetricsListenerBounds(t, "--workers", "1") })
+}
+
+func testMetricsListenerBounds(t *testing.T, args ...string) {
+	s := start(t, variants[0], append([]string{"--native", "hello", "--metrics-address", "127.0.0.1:0"}, args...)...)
 	m := metricsLine.FindStringSubmatch(s.logs.String())
 	if m == nil {
 		t.Fatalf("no metrics line:\n%s", s.logs)
