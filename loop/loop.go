@@ -26,9 +26,10 @@ type Loop struct {
 	slots     []*slot // index 0 is unused: backends report accept and wake as slot 0
 	freeSlots []uint32
 	active    int
-	// busy counts open connections with a request under way (received in
-	// part or whole, in flight, or its response being written): active
-	// less the idle ones, what LimitConcurrency weighs.
+	// busy counts open connections with a request under way, from its
+	// first byte until the connection waits for the next one with
+	// nothing received (slot.busy): active less the idle ones, what
+	// LimitConcurrency weighs.
 	busy int
 
 	accepting     bool // accept is armed (or being re-armed)
