@@ -62,8 +62,8 @@ type Config struct {
 	BodyMinRate int64
 	// ClientWaitLimit is how many handlers may be blocked on their
 	// clients at once (Job.SetClientWaiter's waits: handler threads and
-	// their spares) before the loop sheds the older half of them, once a
-	// second (shedClientWaits). 0: never.
+	// their spares) before the loop closes their connections, on its
+	// once-a-second tick (shedClientWaits). 0: never.
 	ClientWaitLimit int
 
 	// Logf reports conditions worth an operator's attention; nil discards.

@@ -6,8 +6,8 @@ package server
 // bridge job, which tells the handler threads which job waits.
 
 // clientWaitLimit is how many WSGI handler threads may wait on their
-// clients before the loop sheds the oldest: every handler thread and
-// spare (--threads, --max-client-waits). 0 without spares, where a
+// clients before the loop closes their connections: every handler thread
+// and spare (--threads, --max-client-waits). 0 without spares, where a
 // waiting thread keeps its permit and --send-timeout alone bounds it.
 func clientWaitLimit(cfg *Config, py *python) int {
 	if py == nil || py.pool == nil || py.pool.handlers == nil {

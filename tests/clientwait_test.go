@@ -260,7 +260,7 @@ func TestClientWaitsKeepThreadBound(t *testing.T) {
 // TestSlowClientsShed: more clients that never read their response than
 // there are handler threads and spares (--threads 1, --max-client-waits
 // 4: five) leave the others served: once every one waits on its client,
-// the loop closes the oldest half of them each second, and logs it.
+// the loop closes their connections at its next second, and logs it.
 func TestSlowClientsShed(t *testing.T) {
 	s := startASGI(t, wsgiVariant(), "clientwait_app:app", "--threads", "1", "--max-client-waits", "4")
 	for i := 0; i < 5; i++ {
@@ -282,7 +282,7 @@ func TestSlowClientsShed(t *testing.T) {
 }
 
 // TestSlowBodiesShed: the same with clients trickling their bodies (no
-// --body-min-rate): the oldest get 408 once every thread waits on one.
+// --body-min-rate): they get 408 once every thread waits on one.
 func TestSlowBodiesShed(t *testing.T) {
 	s := startASGI(t, wsgiVariant(), "clientwait_app:app", "--threads", "1", "--max-client-waits", "4", "--body-min-rate", "0", "--body-timeout", "300")
 	stop := make(chan struct{})
