@@ -117,6 +117,7 @@ func TestRunExitStatus(t *testing.T) {
 		{"metrics address, one process", []string{"--native", "hello", "--port", "0", "--metrics-address", "bad"}, nil, 2, "--metrics-address: bad"},
 		{"metrics address from env", []string{"--native", "hello", "--port", "0"}, map[string]string{"M0_METRICS_ADDRESS": "127.0.0.1:99999"}, 2, "--metrics-address: 127.0.0.1:99999"},
 		{"help: metrics without --workers", []string{"--help"}, nil, 0, "--metrics-address HOST:PORT (env M0_METRICS_ADDRESS)\n      serve Prometheus metrics at http://HOST:PORT/metrics (the master's with --workers"},
+		{"forwarded-headers from env", []string{"--native", "hello", "--proxy-headers"}, map[string]string{"M0_FORWARDED_HEADERS": "both"}, 2, `--forwarded-headers: "both": want x-forwarded or forwarded`},
 		{"bool env typo", []string{"app:application"}, map[string]string{"M0_ACCESS_LOG": "t"}, 2, `M0_ACCESS_LOG="t" (for --access-log): want true or false`},
 	}
 	for _, tc := range cases {

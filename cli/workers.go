@@ -52,6 +52,7 @@ func addWorkerFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.Var(&staticMountDirs, "static-path-mount", "a directory whose files the server serves itself, without the app (repeatable)")
 	fs.Var(&staticRoutes, "static-path-route", "the path each --static-path-mount is served under, in order (default /static for one)")
 	fs.Var((*duration)(&cfg.StaticExpires), "static-path-expires", "Cache-Control max-age of static files (0: none)")
+	fs.BoolVar(&cfg.StaticDotfiles, "static-path-dotfiles", cfg.StaticDotfiles, "serve static files and directories whose names start with a dot (.env, .well-known; else 404)")
 	fs.StringVar(&cfg.MetricsAddress, "metrics-address", cfg.MetricsAddress, "serve Prometheus metrics at http://HOST:PORT/metrics (the master's with --workers; off when empty)")
 	fs.StringVar(&master.PidFile, "pid-file", "", "with --workers: write the master's pid to this file (removed at exit)")
 	fs.StringVar(&cfg.AccessLogFile, "access-log-file", cfg.AccessLogFile, "write the access log to this file (implies --access-log); reopened on SIGUSR1")

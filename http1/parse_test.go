@@ -87,6 +87,9 @@ func TestRules(t *testing.T) {
 		{"target: DEL", "GET /\x7f HTTP/1.1\r\n" + host + "\r\n", 400},
 		{"target: fragment", "GET /a#b HTTP/1.1\r\n" + host + "\r\n", 400},
 		{"target: absolute-form", "GET http://h/x?y HTTP/1.1\r\n" + host + "\r\n", 0},
+		{"target: absolute-form ftp", "GET ftp://h/x HTTP/1.1\r\n" + host + "\r\n", 400},
+		{"target: absolute-form mailto-like", "GET httpx://h/x HTTP/1.1\r\n" + host + "\r\n", 400},
+		{"target: absolute-form HTTPS upper case", "GET HTTPS://h/x HTTP/1.1\r\n" + host + "\r\n", 0},
 		{"target: absolute-form without authority", "GET http:///x HTTP/1.1\r\n" + host + "\r\n", 400},
 		{"target: relative", "GET a/b HTTP/1.1\r\n" + host + "\r\n", 400},
 		{"target: asterisk with OPTIONS", "OPTIONS * HTTP/1.1\r\n" + host + "\r\n", 0},
@@ -236,7 +239,7 @@ func TestTargetForms(t *testing.T) {
 		{"GET HTTPS://h HTTP/1.1", FormAbsolute, "", ""},
 		{"GET http://h?x HTTP/1.1", FormAbsolute, "", "x"},
 		{"CONNECT h:443 HTTP/1.1", FormAuthority, "", ""},
-		{"OPTIONS * HTTP/1.1", FormAsterisk, "", ""},
+		{"OPTIONS * HTTP/1.1", FormAsterisk, "*", ""},
 	}
 	for _, c := range cases {
 		r := parseAll(t, c.line+"\r\nHost: h\r\n\r\n")

@@ -31,7 +31,7 @@ const (
 type Request struct {
 	Method Span
 	Target Span // the request-target as sent
-	Path   Span // the path part of Target, still percent-encoded; empty for authority and asterisk forms
+	Path   Span // the path part of Target, still percent-encoded; "*" for asterisk form, empty for authority form
 	Query  Span // after '?', without it; empty if there is none
 	Form   TargetForm
 	// Authority is the target's host [":" port] in absolute and authority

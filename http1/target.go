@@ -31,6 +31,10 @@ func (r *Request) splitTarget(buf []byte) error {
 			return errAsterisk
 		}
 		r.Form = FormAsterisk
+		// The path is "*", as uvicorn's scope and gunicorn's PATH_INFO
+		// have it: an empty one reads as the root's.
+		r.Path = r.Target
+		r.Query = Span{r.Target.End, r.Target.End}
 	case connect:
 		// §3.2.3: CONNECT takes authority-form, host ":" port.
 		if !isAuthority(target, true) {
@@ -43,6 +47,11 @@ func (r *Request) splitTarget(buf []byte) error {
 		n := schemeLength(target)
 		if n == 0 || len(target) < n+3 || string(target[n:n+3]) != "://" {
 			return errTarget
+		}
+		if !isHTTPScheme(target[:n]) {
+			// An origin server answers http and https URIs only (RFC
+			// 9110 §4.2); nginx refuses ftp:// and the like with 400.
+			return errScheme
 		}
 		pathStart := start + n + 3
 		for pathStart < start+len(target) && buf[pathStart] != '/' && buf[pathStart] != '?' {
@@ -78,6 +87,21 @@ func (r *Request) splitPathQuery(start, end int, buf []byte) error {
 }
 
 var nulEscape = []byte("%00")
+
+var errScheme = &Error{400, "absolute-form target with a scheme other than http or https"}
+
+// isHTTPScheme reports whether scheme is http or https, in any case.
+func isHTTPScheme(scheme []byte) bool {
+	if len(scheme) != 4 && len(scheme) != 5 {
+		return false
+	}
+	for i, c := range scheme[:4] {
+		if lowerTable[c] != "http"[i] {
+			return false
+		}
+	}
+	return len(scheme) == 4 || lowerTable[scheme[4]] == 's'
+}
 
 // schemeLength returns the length of a leading URI scheme,
 // ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986 §3.1), or 0.

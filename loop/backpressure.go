@@ -30,14 +30,37 @@ func (l *Loop) pauseRecvIfFull(s *slot) {
 }
 
 // overloaded reports whether a request arriving now is beyond
-// LimitConcurrency: more connections open, or as many deferred requests
-// in flight (uvicorn's --limit-concurrency). The caller refuses it, so a
-// yes is counted in Stats.
+// LimitConcurrency: more connections with a request under way, or as
+// many deferred requests in flight (uvicorn's --limit-concurrency, less
+// its flaw: uvicorn counts idle connections, so ten that never send a
+// request refuse every real one). The caller refuses it, so a yes is
+// counted in Stats and logged at most once per logInterval.
 func (l *Loop) overloaded() bool {
 	limit := l.cfg.LimitConcurrency
-	if limit > 0 && (l.active > limit || l.jobsOut >= limit) {
+	if limit > 0 && (l.busy > limit || l.jobsOut >= limit) {
 		l.cfg.Stats.overloaded()
+		if n, ok := l.overload.allow(l.now); ok {
+			l.cfg.Logf("m0serve: %d connections with a request under way, %d requests in flight: beyond --limit-concurrency %d, answered 503 (%d times since the last report)",
+				l.busy, l.jobsOut, limit, n)
+		}
 		return true
 	}
 	return false
+}
+
+// setBusy counts s among the connections with a request under way.
+func (l *Loop) setBusy(s *slot) {
+	if !s.busy {
+		s.busy = true
+		l.busy++
+	}
+}
+
+// setIdle takes s out of that count: it waits for a request with nothing
+// of one received, or is gone.
+func (l *Loop) setIdle(s *slot) {
+	if s.busy {
+		s.busy = false
+		l.busy--
+	}
 }

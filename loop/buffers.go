@@ -48,7 +48,11 @@ func (p *bufferPool) getRecv() []byte {
 }
 
 func (p *bufferPool) putRecv(b []byte) {
-	if b == nil || len(b) != p.recvSize || len(p.recv) >= maxFreeBuffers {
+	if b != nil && len(b) != p.recvSize {
+		p.released += cap(b) // grown for a large body or message: trim returns it
+		return
+	}
+	if b == nil || len(p.recv) >= maxFreeBuffers {
 		return
 	}
 	p.recv = append(p.recv, b)

@@ -27,8 +27,9 @@ type Config struct {
 
 	MaxConnections int
 	// LimitConcurrency, when positive, answers 503 (and closes) a request
-	// that arrives while more connections than this are open or this many
-	// deferred requests are in flight, without calling the handler.
+	// that arrives while more connections than this have a request under
+	// way (idle ones are not counted) or this many deferred requests are
+	// in flight, without calling the handler.
 	LimitConcurrency int
 	HeaderTimeout    time.Duration // a request head must complete within this (408)
 	KeepAliveTimeout time.Duration // idle time between requests before a silent close
@@ -59,6 +60,11 @@ type Config struct {
 	// keep up, measured over bodyRateWindow while the loop waits for it;
 	// below it the request gets 408 and the connection closes. 0: none.
 	BodyMinRate int64
+	// ClientWaitLimit is how many handlers may be blocked on their
+	// clients at once (Job.SetClientWaiter's waits: handler threads and
+	// their spares) before the loop closes their connections, on its
+	// once-a-second tick (shedClientWaits). 0: never.
+	ClientWaitLimit int
 
 	// Logf reports conditions worth an operator's attention; nil discards.
 	Logf func(format string, args ...any)

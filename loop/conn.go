@@ -39,6 +39,7 @@ func (l *Loop) advance(s *slot) {
 func (l *Loop) readHead(s *slot) bool {
 	in := s.input()
 	if len(in) == 0 {
+		l.setIdle(s)
 		if s.peerEOF || !s.keepAlive || l.draining && !l.gentleDrain {
 			s.closeAfter = true
 			return false

@@ -24,6 +24,9 @@ type fakeBackend struct {
 	backlog      []*fakeConn
 	conns        []*fakeConn
 	nextFD       int
+	// acceptErr, when set, fails the armed accept with it, as accept(2)
+	// fails with EMFILE while a connection waits in the backlog.
+	acceptErr syscall.Errno
 
 	ready    []Completion
 	spare    []Completion
@@ -165,6 +168,10 @@ func (b *fakeBackend) Close() error {
 
 // collect moves whatever is completable now into b.ready.
 func (b *fakeBackend) collect() {
+	if b.accepting && len(b.backlog) > 0 && b.acceptErr != 0 {
+		b.accepting = false
+		b.ready = append(b.ready, Completion{Op: OpAccept, Res: -int32(b.acceptErr)})
+	}
 	for b.accepting && len(b.backlog) > 0 {
 		c := b.backlog[0]
 		b.backlog = b.backlog[1:]
@@ -234,6 +241,13 @@ func (b *fakeBackend) Wait(out []Completion, timeout time.Duration) (int, error)
 	b.spare = append(b.spare[:0], b.ready[n:]...)
 	b.ready, b.spare = b.spare, b.ready
 	return n, nil
+}
+
+// failAccept makes accepts fail with errno (0: succeed again).
+func (b *fakeBackend) failAccept(errno syscall.Errno) {
+	b.mu.Lock()
+	b.acceptErr = errno
+	b.mu.Unlock()
 }
 
 // dial adds a client connection to the accept backlog.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 
 	"github.com/m0serve/m0serve/http1"
 )
@@ -61,6 +62,11 @@ type Job struct {
 
 	loop  *Loop
 	queue *JobQueue // the one the job was pushed to
+	// taken: a handler took the job off its queue (Taken).
+	taken atomic.Bool
+	// clientWaiting: the handler is blocked on the client, its thread
+	// lent to a spare (waitClient).
+	clientWaiting atomic.Bool
 
 	mu   sync.Mutex
 	cond sync.Cond
@@ -138,7 +144,14 @@ func (j *Job) reset() {
 	j.Carried = nil
 	j.clientWaiter = nil
 	j.webSocket, j.wsHandler, j.wsRemote = false, nil, nil
+	j.taken.Store(false)
 }
+
+// Taken reports whether a handler has taken the job off its queue; a job
+// not taken is queued, behind busy handlers (a stuck request's, for
+// --request-timeout's log line). A handler that takes a batch takes jobs
+// it runs later in it.
+func (j *Job) Taken() bool { return j.taken.Load() }
 
 // notify tells the loop this job has news (body wanted or drained, output
 // ready, finished): the job enters the loop's ring, at most once until the

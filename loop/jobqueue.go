@@ -86,6 +86,7 @@ func (q *JobQueue) Arm() bool {
 func (q *JobQueue) Take() *Job {
 	for {
 		if j, ok := q.jobs.pop(); ok {
+			j.taken.Store(true)
 			return j
 		}
 		if q.closed.Load() {
@@ -96,6 +97,7 @@ func (q *JobQueue) Take() *Job {
 		seen := q.parking.prepare()
 		if j, ok := q.jobs.pop(); ok {
 			q.parking.cancel()
+			j.taken.Store(true)
 			return j
 		}
 		if q.closed.Load() {
@@ -139,6 +141,7 @@ func (q *JobQueue) Wait() bool {
 // sixteen).
 func (q *JobQueue) TryTake() *Job {
 	if j, ok := q.jobs.pop(); ok {
+		j.taken.Store(true)
 		return j
 	}
 	return nil

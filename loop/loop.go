@@ -26,6 +26,11 @@ type Loop struct {
 	slots     []*slot // index 0 is unused: backends report accept and wake as slot 0
 	freeSlots []uint32
 	active    int
+	// busy counts open connections with a request under way, from its
+	// first byte until the connection waits for the next one with
+	// nothing received (slot.busy): active less the idle ones, what
+	// LimitConcurrency weighs.
+	busy int
 
 	accepting     bool // accept is armed (or being re-armed)
 	acceptStopped bool // stopped at --max-connections or on accept errors
@@ -36,12 +41,21 @@ type Loop struct {
 	// queueSwept: a gentle drain took what was left in the listener's
 	// queue once its accept had ended (sweepAcceptQueue).
 	queueSwept bool
+	// acceptRetryAt is when accept is tried again after it failed for
+	// lack of descriptors or memory (unix ns; 0: no retry due), and
+	// acceptBackoff the wait before it, doubled per failure.
+	acceptRetryAt int64
+	acceptBackoff time.Duration
 
 	// perIP counts open connections by client address (only with
 	// Config.MaxConnectionsPerIP).
 	perIP map[netip.Addr]int32
 	// atLimit and perIPRefused throttle the log lines of both limits.
-	atLimit, perIPRefused, sendTimeouts, slowBodies throttledLog
+	atLimit, perIPRefused, sendTimeouts, slowBodies, overload, clientWaitsShed throttledLog
+	// clientWaits counts handlers blocked on their clients (waitClient);
+	// shedScratch is shedClientWaits' list, kept between ticks.
+	clientWaits atomic.Int32
+	shedScratch []*slot
 
 	// completions is the batch Wait fills.
 	completions [256]Completion
@@ -282,6 +296,9 @@ func (l *Loop) pass() error {
 	if l.stepDue != 0 {
 		timeout = min(timeout, time.Duration(l.stepDue-l.now))
 	}
+	if l.acceptRetryAt != 0 {
+		timeout = min(timeout, time.Duration(l.acceptRetryAt-l.now))
+	}
 	if timeout < 0 {
 		timeout = 0
 	}
@@ -317,6 +334,10 @@ func (l *Loop) pass() error {
 	l.drainNotes()
 	l.drainWebSocketNotes()
 	l.pushHeldJobs()
+	if l.acceptRetryAt != 0 && l.now >= l.acceptRetryAt {
+		l.acceptRetryAt = 0
+		l.resumeAccept()
+	}
 	if l.now >= l.nextTick {
 		l.tick()
 	}
@@ -385,10 +406,7 @@ func (l *Loop) onAccept(c *Completion) {
 	if c.Res < 0 {
 		errno := syscall.Errno(-c.Res)
 		if errno == syscall.EMFILE || errno == syscall.ENFILE || errno == syscall.ENOBUFS || errno == syscall.ENOMEM {
-			// Out of descriptors or memory: retrying at once would spin.
-			// Accept resumes when a connection closes.
-			l.cfg.Logf("m0serve: accept: %v; pausing accept until a connection closes", errno)
-			l.stopAccept()
+			l.pauseAccept(errno)
 			return
 		}
 		if !l.accepting && !l.acceptStopped && !l.draining {
@@ -398,6 +416,10 @@ func (l *Loop) onAccept(c *Completion) {
 		return
 	}
 	fd := int(c.Res)
+	if l.acceptBackoff != 0 {
+		l.acceptBackoff, l.acceptRetryAt = 0, 0
+		l.cfg.Logf("m0serve: accepting connections again")
+	}
 	if l.draining && !l.gentleDrain {
 		unix.Close(fd)
 		return
@@ -449,6 +471,30 @@ func (l *Loop) stopAccept() {
 	l.acceptStopped = true
 }
 
+// Accept's retry after running out of descriptors or memory: what
+// net/http's Server.Serve waits, 5 ms doubling up to 1 s.
+const (
+	acceptRetryFirst = 5 * time.Millisecond
+	acceptRetryMax   = time.Second
+)
+
+// pauseAccept stops accepting after errno (EMFILE and its kind): retrying
+// at once would spin. Accept resumes when one of the loop's connections
+// closes or on a timer, whichever comes first: the descriptors may be
+// held elsewhere (the app's threads, a database pool), and a loop that
+// waited only for its own connections could stay deaf for good. One line
+// when it starts failing, one when it accepts again.
+func (l *Loop) pauseAccept(errno syscall.Errno) {
+	if l.acceptBackoff == 0 {
+		l.acceptBackoff = acceptRetryFirst
+		l.cfg.Logf("m0serve: accept: %v; accepting pauses, retried from every %v up to every %v until it succeeds", errno, acceptRetryFirst, acceptRetryMax)
+	} else {
+		l.acceptBackoff = min(2*l.acceptBackoff, acceptRetryMax)
+	}
+	l.acceptRetryAt = l.now + int64(l.acceptBackoff)
+	l.stopAccept()
+}
+
 func (l *Loop) resumeAccept() {
 	if l.acceptStopped && !l.draining && l.active < l.cfg.MaxConnections {
 		l.acceptStopped = false
@@ -490,6 +536,7 @@ func (l *Loop) maybeFree(s *slot) {
 	if s.countedPerIP {
 		l.releasePerIP(s.remote.Addr())
 	}
+	l.setIdle(s)
 	gen := s.gen + 1
 	index := s.index
 	limits := s.parser.Limits
@@ -625,6 +672,7 @@ func (l *Loop) onRecv(s *slot, c *Completion) {
 		} else {
 			s.recvEnd += n
 		}
+		l.setBusy(s)
 		if s.deadlineKind == deadlineIdle {
 			s.deadline, s.deadlineKind = l.now+int64(l.cfg.HeaderTimeout), deadlineHeader
 		} else if s.deadlineKind == deadlineBody {
@@ -740,6 +788,9 @@ func (l *Loop) tick() {
 	l.stampHeartbeat()
 	if l.cfg.RequestTimeout > 0 {
 		l.timeOutJobs()
+	}
+	if limit := l.cfg.ClientWaitLimit; limit > 0 && int(l.clientWaits.Load()) >= limit {
+		l.shedClientWaits()
 	}
 	if l.buffers.trim() {
 		// Off the loop thread: it collects garbage and returns the

@@ -91,6 +91,9 @@ type slot struct {
 	deadlineKind deadlineKind
 
 	touched bool // on the loop's list of slots to flush this pass
+	// busy: counted in Loop.busy, from a request's first byte until the
+	// connection waits for the next one with nothing received.
+	busy bool
 
 	remote       netip.AddrPort
 	remoteKnown  bool

@@ -22,6 +22,12 @@ type WebSocketConfig struct {
 	// (WebSocketHandler.OnMessage returning true) before the loop stops
 	// reading the connection.
 	MaxQueue int
+	// MaxQueueBytes bounds the same queue by the messages' payload bytes,
+	// as delivered (inflated): past it the loop stops reading too. One
+	// message is always let through, whatever its size (up to
+	// MaxMessage). A count alone let 32 messages of 16 MiB that arrived
+	// as 20 KB each under permessage-deflate hold 512 MiB per connection.
+	MaxQueueBytes int
 	// PingInterval is the time between the loop's pings; <0: no pings.
 	PingInterval time.Duration
 	// PingTimeout is how long a ping may go unanswered before the
@@ -38,6 +44,7 @@ type WebSocketConfig struct {
 const (
 	DefaultWebSocketMaxMessage   = 16 << 20
 	DefaultWebSocketMaxQueue     = 32
+	DefaultWebSocketMaxQueueSize = 1 << 20
 	DefaultWebSocketPingInterval = 20 * time.Second
 	DefaultWebSocketPingTimeout  = 20 * time.Second
 	DefaultWebSocketCloseTimeout = 5 * time.Second
@@ -49,6 +56,9 @@ func (c *WebSocketConfig) applyDefaults() {
 	}
 	if c.MaxQueue <= 0 {
 		c.MaxQueue = DefaultWebSocketMaxQueue
+	}
+	if c.MaxQueueBytes <= 0 {
+		c.MaxQueueBytes = DefaultWebSocketMaxQueueSize
 	}
 	if c.PingInterval == 0 {
 		c.PingInterval = DefaultWebSocketPingInterval
@@ -96,6 +106,10 @@ const (
 	wsClosed          // the close handshake is done (or failed): closing the socket
 )
 
+// largeMessage: a message past this is counted in the buffer pool's
+// released bytes once its copies are garbage (bufferPool.trim).
+const largeMessage = 64 << 10
+
 // outboxHighWater is how much a connection's unsent output may hold before
 // the loop stops reading it: a client that does not read its echoes is not
 // given more to echo. Handlers check WebSocket.Writable.
@@ -114,9 +128,14 @@ type WebSocket struct {
 	// backend; it becomes the next send.
 	outbox []byte
 
-	queued     int  // messages the handler holds untaken
-	delivering bool // inside a handler call: Taken must not re-enter the reader
-	notified   bool // OnClose was called
+	queued int // messages the handler holds untaken
+	// queuedBytes is their payloads' bytes; queuedSizes[queuedHead:]
+	// each one's, in order (they are taken in the order delivered).
+	queuedBytes int
+	queuedSizes []int
+	queuedHead  int
+	delivering  bool // inside a handler call: Taken must not re-enter the reader
+	notified    bool // OnClose was called
 
 	nextPing int64 // unix ns: when to send the next ping
 	pingSent int64 // unix ns: the unanswered ping's time; 0: none
@@ -163,12 +182,31 @@ func (c *WebSocket) Taken() {
 	if c.queued == 0 {
 		return
 	}
-	c.queued--
+	c.took(1)
 	if c.delivering || c.slot.ws != c || !c.slot.open {
 		return
 	}
 	c.loop.advance(c.slot)
 	c.loop.touch(c.slot)
+}
+
+// took forgets the n oldest queued messages.
+func (c *WebSocket) took(n int) {
+	n = min(n, c.queued)
+	c.queued -= n
+	for ; n > 0 && c.queuedHead < len(c.queuedSizes); n-- {
+		c.queuedBytes -= c.queuedSizes[c.queuedHead]
+		c.queuedHead++
+	}
+	if c.queuedHead == len(c.queuedSizes) {
+		c.queuedSizes, c.queuedHead = c.queuedSizes[:0], 0
+	}
+}
+
+// queueFull: the handler holds as many messages, or as many bytes of
+// them, as it may.
+func (c *WebSocket) queueFull(cfg *WebSocketConfig) bool {
+	return c.queued >= cfg.MaxQueue || c.queuedBytes >= cfg.MaxQueueBytes
 }
 
 // IsWebSocket reports whether the request asks to upgrade to WebSocket
@@ -312,7 +350,7 @@ func (l *Loop) wsSent(s *slot) {
 func (l *Loop) serveWebSocket(s *slot) bool {
 	c := s.ws
 	for s.open && !s.closing && !s.closeAfter && c.state != wsClosed {
-		if c.state == wsOpen && (c.queued >= l.cfg.WebSocket.MaxQueue || !c.Writable()) {
+		if c.state == wsOpen && (c.queueFull(&l.cfg.WebSocket) || !c.Writable()) {
 			// Back-pressure: Taken or the send's completion resumes.
 			return false
 		}
@@ -349,15 +387,24 @@ func (l *Loop) wsMessage(s *slot, m *ws.Message) {
 	switch m.Opcode {
 	case ws.OpText, ws.OpBinary:
 		if c.state != wsOpen {
-			return // after our Close, data is dropped (§7.1.2)
+			// After our Close, data is dropped (§7.1.2).
+			l.buffers.released += c.reader.Shrink()
+			return
 		}
 		c.delivering = true
 		queued := c.handler.OnMessage(c, m.Opcode, m.Payload)
 		c.delivering = false
 		if queued {
 			c.queued++
+			c.queuedBytes += len(m.Payload)
+			c.queuedSizes = append(c.queuedSizes, len(m.Payload))
+			if len(m.Payload) > largeMessage {
+				// The handler's copy is garbage once taken: counted
+				// like a dropped buffer, so the tick returns it.
+				l.buffers.released += len(m.Payload)
+			}
 		}
-		c.reader.Shrink()
+		l.buffers.released += c.reader.Shrink()
 	case ws.OpPing:
 		if c.state == wsOpen {
 			out := l.wsOutput(s)

@@ -203,7 +203,7 @@ func (l *Loop) drainWebSocketNotes() {
 		if closeAsked {
 			c.Close(code, reason)
 		}
-		c.queued = max(c.queued-taken, 0)
+		c.took(taken)
 		l.advance(s)
 		l.touch(s)
 		l.wsBuffered(c)

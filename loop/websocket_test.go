@@ -293,6 +293,32 @@ func TestWebSocketMaxQueue(t *testing.T) {
 	}
 }
 
+// TestWebSocketMaxQueueBytes: the queue is bounded by its messages'
+// bytes as well: the loop stops reading once the handler holds
+// MaxQueueBytes, whatever the count, and resumes as it takes them.
+func TestWebSocketMaxQueueBytes(t *testing.T) {
+	rec := &wsRecorder{queue: true}
+	h := newHarness(t, rec, func(c *Config) { c.WebSocket.MaxQueueBytes = 1000 })
+	c := h.wsOpen("")
+	var all strings.Builder
+	for i := range 10 {
+		all.WriteString(clientFrame(ws.OpText, true, strings.Repeat(string(rune('a'+i)), 400)))
+	}
+	h.fb.write(c, all.String())
+	// 400, 800, then 1 200: past the bound after the third.
+	h.until("queue full", func() bool { return len(rec.messages) == 3 })
+	h.passes(5)
+	if len(rec.messages) != 3 {
+		t.Fatalf("%d messages delivered with 1 200 bytes queued, want 3", len(rec.messages))
+	}
+	rec.conn.Taken()
+	h.until("resumed", func() bool { return len(rec.messages) == 4 })
+	h.passes(5)
+	if len(rec.messages) != 4 {
+		t.Fatalf("%d messages after one was taken, want 4", len(rec.messages))
+	}
+}
+
 func TestWebSocketDeflate(t *testing.T) {
 	rec := &wsRecorder{}
 	h := newHarness(t, rec, nil)

@@ -24,7 +24,7 @@ type Config struct {
 	FD               int         // an inherited listening socket instead of Host/Port; -1: none
 	Backlog          int
 	MaxConnections   int
-	LimitConcurrency int // 503 from the loop beyond this many connections or requests in flight; 0: off
+	LimitConcurrency int // 503 from the loop beyond this many busy connections or requests in flight; 0: off
 	HeaderTimeout    time.Duration
 	KeepAliveTimeout time.Duration
 	BodyTimeout      time.Duration
@@ -78,10 +78,17 @@ type Config struct {
 	// Cache-Control max-age (0: none).
 	StaticMounts  []StaticMount
 	StaticExpires time.Duration
+	// StaticDotfiles serves names with a segment starting with a dot
+	// (.env); off, they are 404.
+	StaticDotfiles bool
 
-	// ProxyHeaders believes Forwarded and X-Forwarded-For/-Proto from the
-	// peers ForwardedAllowIPs lists (addresses, CIDR prefixes, "*").
+	// ProxyHeaders believes X-Forwarded-For/-Proto, or Forwarded when
+	// ForwardedHeaders says so, from the peers ForwardedAllowIPs lists
+	// (addresses, CIDR prefixes, "*"). The other family is ignored: a
+	// proxy sets one and passes the client's own copy of the other
+	// through (nginx does).
 	ProxyHeaders      bool
+	ForwardedHeaders  string // "x-forwarded" (default) or "forwarded"
 	ForwardedAllowIPs string
 	proxyTrust        *proxyTrust // parsed by Validate
 
@@ -152,6 +159,7 @@ var Defaults = Config{
 	WSPingTimeout:       loop.DefaultWebSocketPingTimeout,
 	WSPerMessageDeflate: true,
 	ForwardedAllowIPs:   "127.0.0.1",
+	ForwardedHeaders:    "x-forwarded",
 	StaticExpires:       24 * time.Hour,
 	AccessLogFormat:     DefaultAccessLogFormat,
 }
@@ -256,11 +264,15 @@ func (c *Config) Validate() error {
 		format.setJSON(slot)
 	}
 	c.accessFormat = format
+	if c.ForwardedHeaders != "x-forwarded" && c.ForwardedHeaders != "forwarded" {
+		return &ConfigError{"forwarded-headers", fmt.Sprintf("%q: want x-forwarded or forwarded", c.ForwardedHeaders)}
+	}
 	if c.ProxyHeaders {
 		trust, err := newProxyTrust(c.ForwardedAllowIPs)
 		if err != nil {
 			return err
 		}
+		trust.forwarded = c.ForwardedHeaders == "forwarded"
 		c.proxyTrust = trust
 	}
 	if c.App != "" {

@@ -189,16 +189,28 @@ func (p *processMetrics) Collect(ch chan<- prometheus.Metric) {
 
 // ServeMetrics serves registry's metrics at http://addr/metrics from a
 // goroutine of its own (never the loop's thread); stop ends it. It logs
-// where, with the port a :0 got.
+// where, with the port a :0 got. GET and HEAD only (405 otherwise), at
+// most metricsMaxConns connections (metrics_listen.go: the idlest
+// makes way), each with read, write and idle timeouts.
 func ServeMetrics(addr string, registry *prometheus.Registry, logf func(string, ...any)) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, &ConfigError{Flag: "metrics-address", Reason: fmt.Sprintf("%s: %v", addr, err)}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
+	// "GET" matches HEAD too; another method gets 405 with Allow.
+	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: metricsReadHeaderTimeout,
+		ReadTimeout:       metricsReadTimeout,
+		WriteTimeout:      metricsWriteTimeout,
+		IdleTimeout:       metricsIdleTimeout,
+		MaxHeaderBytes:    16 << 10,
+	}
+	capped := newCappedListener(ln, metricsMaxConns)
+	srv.ConnState = capped.connState
+	go srv.Serve(capped)
 	logf("m0serve: metrics on http://%s/metrics", ln.Addr())
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)

@@ -11,11 +11,18 @@ import (
 )
 
 // proxyTrust is --proxy-headers with --forwarded-allow-ips: the peers
-// whose Forwarded or X-Forwarded-For/-Proto fields are believed. A nil
-// proxyTrust believes none (the fields reach the app as any other).
+// whose X-Forwarded-For/-Proto (or, with --forwarded-headers forwarded,
+// Forwarded) fields are believed. A nil proxyTrust believes none (the
+// fields reach the app as any other).
 type proxyTrust struct {
 	all      bool // "*"
 	prefixes []netip.Prefix
+	// forwarded reads Forwarded instead of X-Forwarded-*. Only one family
+	// is read: a proxy sets one and passes a client's own copy of the
+	// other through untouched (nginx with $proxy_add_x_forwarded_for
+	// forwards the client's Forwarded), so reading both lets the client
+	// choose its address.
+	forwarded bool
 }
 
 // newProxyTrust parses --forwarded-allow-ips: a comma list of addresses
@@ -74,8 +81,8 @@ func (t *proxyTrust) client(addr []byte, peer netip.AddrPort, h *http1.Header) (
 	if t == nil || peer.IsValid() && !t.trusts(peer.Addr()) {
 		return addr, int(peer.Port()), pybridge.SchemeDefault
 	}
-	if h.Get("forwarded") != nil {
-		return t.forwarded(addr, peer, h)
+	if t.forwarded {
+		return t.forwardedField(addr, peer, h)
 	}
 	return t.xForwarded(addr, peer, h)
 }
@@ -92,8 +99,10 @@ func appendPeer(b []byte, peer netip.AddrPort) []byte {
 // xForwarded reads X-Forwarded-For from the right: each hop a trusted
 // proxy names is passed, and the first untrusted one (or the leftmost) is
 // the client; a client can prepend anything, but not past the proxy
-// nearest it. X-Forwarded-Proto's element at the client's position from
-// the right gives the scheme (the leftmost when the list is shorter: one
+// nearest it. A hop that is not an address ("unknown", "<script>") ends
+// the walk and is never the client: the last address before it is.
+// X-Forwarded-Proto's element at the position the walk ended at from the
+// right gives the scheme (the leftmost when the list is shorter: one
 // value set by the edge proxy).
 func (t *proxyTrust) xForwarded(addr []byte, peer netip.AddrPort, h *http1.Header) ([]byte, int, pybridge.Scheme) {
 	port := int(peer.Port())
@@ -108,8 +117,12 @@ func (t *proxyTrust) xForwarded(addr []byte, peer netip.AddrPort, h *http1.Heade
 		if text == nil {
 			break
 		}
-		addr, port, position = appendHop(addr[:0], text, hopAddr, isAddr), hopPort, i
-		if !isAddr || !t.trusts(hopAddr) {
+		position = i
+		if !isAddr {
+			break
+		}
+		addr, port = hopAddr.AppendTo(addr[:0]), hopPort
+		if !t.trusts(hopAddr) {
 			break
 		}
 	}
@@ -129,9 +142,12 @@ func (t *proxyTrust) xForwarded(addr []byte, peer netip.AddrPort, h *http1.Heade
 	return addr, port, scheme
 }
 
-// forwarded reads RFC 7239's Forwarded the same way: elements from the
-// right, for= naming the hop, proto= the scheme it was reached by.
-func (t *proxyTrust) forwarded(addr []byte, peer netip.AddrPort, h *http1.Header) ([]byte, int, pybridge.Scheme) {
+// forwardedField reads RFC 7239's Forwarded the same way: elements from
+// the right, for= naming the hop, proto= the scheme it was reached by. An
+// obfuscated or malformed for= (§6.3) ends the walk, its proto= taken
+// (the trusted proxy that wrote the element knows the scheme) but not its
+// name.
+func (t *proxyTrust) forwardedField(addr []byte, peer netip.AddrPort, h *http1.Header) ([]byte, int, pybridge.Scheme) {
 	port := int(peer.Port())
 	scheme := pybridge.SchemeDefault
 	elements := fieldList{header: h, name: "forwarded"}
@@ -147,8 +163,12 @@ func (t *proxyTrust) forwarded(addr []byte, peer netip.AddrPort, h *http1.Header
 			// believed.
 			break
 		}
-		addr, port, scheme = appendHop(addr[:0], text, hopAddr, isAddr), hopPort, parseScheme(proto)
-		if !isAddr || !t.trusts(hopAddr) {
+		scheme = parseScheme(proto)
+		if !isAddr {
+			break
+		}
+		addr, port = hopAddr.AppendTo(addr[:0]), hopPort
+		if !t.trusts(hopAddr) {
 			break
 		}
 	}
@@ -213,25 +233,6 @@ func parseHop(hop []byte) (text []byte, port int, addr netip.Addr, isAddr bool) 
 
 func isHexDigit(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-// maxHopName bounds an obfuscated hop name kept as the client's address.
-const maxHopName = 64
-
-// appendHop appends the client's address text: an address in its usual
-// form, else the name as sent, printable ASCII only (it goes to the
-// access log and REMOTE_ADDR).
-func appendHop(b, text []byte, addr netip.Addr, isAddr bool) []byte {
-	if isAddr {
-		return addr.AppendTo(b)
-	}
-	for _, c := range text[:min(len(text), maxHopName)] {
-		if c <= ' ' || c > '~' || c == '"' || c == '\\' {
-			c = '_'
-		}
-		b = append(b, c)
-	}
-	return b
 }
 
 func parseScheme(proto []byte) pybridge.Scheme {

@@ -45,18 +45,44 @@ func TestProxyClient(t *testing.T) {
 		{"proto unknown", proxy, "X-Forwarded-Proto: gopher\r\n", "127.0.0.1", 5000, pybridge.SchemeDefault},
 		{"hop with port", proxy, "X-Forwarded-For: 203.0.113.7:4711\r\n", "203.0.113.7", 4711, pybridge.SchemeDefault},
 		{"mapped v4", proxy, "X-Forwarded-For: ::ffff:203.0.113.7\r\n", "203.0.113.7", 0, pybridge.SchemeDefault},
-		{"obfuscated", proxy, "X-Forwarded-For: unknown\r\n", "unknown", 0, pybridge.SchemeDefault},
-		{"junk escaped", proxy, "X-Forwarded-For: a\"b\\c\r\n", "a_b_c", 0, pybridge.SchemeDefault},
-		{"forwarded", proxy, "Forwarded: for=192.0.2.60;proto=https;by=203.0.113.43\r\n", "192.0.2.60", 0, pybridge.SchemeHTTPS},
-		{"forwarded v6 quoted", proxy, "Forwarded: For=\"[2001:db8:cafe::17]:4711\";Proto=http\r\n", "2001:db8:cafe::17", 4711, pybridge.SchemeHTTP},
-		{"forwarded chain", proxy, "Forwarded: for=198.51.100.1, for=203.0.113.7;proto=https, for=10.1.2.3;proto=http\r\n", "203.0.113.7", 0, pybridge.SchemeHTTPS},
-		{"forwarded over x-forwarded", proxy, "X-Forwarded-For: 198.51.100.1\r\nForwarded: for=203.0.113.7\r\n", "203.0.113.7", 0, pybridge.SchemeDefault},
-		{"forwarded without for", proxy, "Forwarded: proto=https\r\n", "127.0.0.1", 5000, pybridge.SchemeDefault},
-		{"forwarded quoted comma", proxy, "Forwarded: for=203.0.113.7;ext=\"a,b\", for=10.1.2.3\r\n", "203.0.113.7", 0, pybridge.SchemeDefault},
+		// A hop that is not an address is never the client: the nearest
+		// address before it is.
+		{"obfuscated", proxy, "X-Forwarded-For: unknown\r\n", "127.0.0.1", 5000, pybridge.SchemeDefault},
+		{"junk", proxy, "X-Forwarded-For: a\"b\\c\r\n", "127.0.0.1", 5000, pybridge.SchemeDefault},
+		{"script past a trusted hop", proxy, "X-Forwarded-For: <script>, 10.1.2.3\r\n", "10.1.2.3", 0, pybridge.SchemeDefault},
+		// nginx's $proxy_add_x_forwarded_for passes a client's Forwarded
+		// through: under x-forwarded it is not read.
+		{"forwarded ignored", proxy, "X-Forwarded-For: 203.0.113.7\r\nForwarded: for=1.2.3.4;proto=https\r\n", "203.0.113.7", 0, pybridge.SchemeDefault},
+		{"forwarded alone ignored", proxy, "Forwarded: for=1.2.3.4;proto=https\r\n", "127.0.0.1", 5000, pybridge.SchemeDefault},
+	}
+	forwardedCases := []struct {
+		name   string
+		fields string
+		addr   string
+		port   int
+		scheme pybridge.Scheme
+	}{
+		{"forwarded", "Forwarded: for=192.0.2.60;proto=https;by=203.0.113.43\r\n", "192.0.2.60", 0, pybridge.SchemeHTTPS},
+		{"forwarded v6 quoted", "Forwarded: For=\"[2001:db8:cafe::17]:4711\";Proto=http\r\n", "2001:db8:cafe::17", 4711, pybridge.SchemeHTTP},
+		{"forwarded chain", "Forwarded: for=198.51.100.1, for=203.0.113.7;proto=https, for=10.1.2.3;proto=http\r\n", "203.0.113.7", 0, pybridge.SchemeHTTPS},
+		{"x-forwarded ignored", "X-Forwarded-For: 198.51.100.1\r\nX-Forwarded-Proto: https\r\nForwarded: for=203.0.113.7\r\n", "203.0.113.7", 0, pybridge.SchemeDefault},
+		{"x-forwarded alone ignored", "X-Forwarded-For: 198.51.100.1\r\nX-Forwarded-Proto: https\r\n", "127.0.0.1", 5000, pybridge.SchemeDefault},
+		{"forwarded without for", "Forwarded: proto=https\r\n", "127.0.0.1", 5000, pybridge.SchemeDefault},
+		{"forwarded quoted comma", "Forwarded: for=203.0.113.7;ext=\"a,b\", for=10.1.2.3\r\n", "203.0.113.7", 0, pybridge.SchemeDefault},
+		{"forwarded script", "Forwarded: for=\"<script>\";proto=https\r\n", "127.0.0.1", 5000, pybridge.SchemeHTTPS},
+		{"forwarded hidden past a trusted hop", "Forwarded: for=_hidden, for=10.1.2.3\r\n", "10.1.2.3", 0, pybridge.SchemeDefault},
 	}
 	for _, c := range cases {
 		req := parseHead(t, c.fields)
 		addr, port, scheme := trust.client(nil, c.peer, &req.Header)
+		if string(addr) != c.addr || port != c.port || scheme != c.scheme {
+			t.Errorf("%s: got %s port %d scheme %d, want %s port %d scheme %d", c.name, addr, port, scheme, c.addr, c.port, c.scheme)
+		}
+	}
+	trust.forwarded = true
+	for _, c := range forwardedCases {
+		req := parseHead(t, c.fields)
+		addr, port, scheme := trust.client(nil, proxy, &req.Header)
 		if string(addr) != c.addr || port != c.port || scheme != c.scheme {
 			t.Errorf("%s: got %s port %d scheme %d, want %s port %d scheme %d", c.name, addr, port, scheme, c.addr, c.port, c.scheme)
 		}
@@ -86,7 +112,10 @@ func TestProxyClientAllocs(t *testing.T) {
 	req := parseHead(t, "X-Forwarded-For: 198.51.100.1, 203.0.113.7, 10.1.2.3\r\nX-Forwarded-Proto: https\r\nForwarded: for=\"[2001:db8::1]:80\";proto=https, for=10.0.0.1\r\n")
 	peer := netip.MustParseAddrPort("127.0.0.1:5000")
 	buf := make([]byte, 0, 64)
-	if n := testing.AllocsPerRun(100, func() { buf, _, _ = trust.client(buf, peer, &req.Header) }); n != 0 {
-		t.Errorf("%v allocations per request, want 0", n)
+	for _, forwarded := range []bool{false, true} {
+		trust.forwarded = forwarded
+		if n := testing.AllocsPerRun(100, func() { buf, _, _ = trust.client(buf, peer, &req.Header) }); n != 0 {
+			t.Errorf("forwarded %v: %v allocations per request, want 0", forwarded, n)
+		}
 	}
 }

@@ -87,7 +87,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	lines := &loopLines{}
 	var static *staticFiles
 	if len(cfg.StaticMounts) > 0 {
-		if static, err = newStaticFiles(cfg.StaticMounts, cfg.StaticExpires); err != nil {
+		if static, err = newStaticFiles(cfg.StaticMounts, cfg.StaticExpires, cfg.StaticDotfiles); err != nil {
 			return err
 		}
 		defer static.close()
@@ -243,6 +243,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		SendTimeout:         cfg.SendTimeout,
 		BufferBodies:        wsgi,
 		BodyMinRate:         bodyMinRate(wsgi, cfg.BodyMinRate),
+		ClientWaitLimit:     clientWaitLimit(&cfg, py),
 		RequestTimeout:      requestTimeout,
 		OnRequestTimeout:    onRequestTimeout,
 		Stats:               stats,

@@ -33,8 +33,11 @@ const staticWorkers = 16
 type staticFiles struct {
 	mounts  []staticMount
 	expires time.Duration // Cache-Control max-age; 0: none
-	queue   *loop.JobQueue
-	next    loop.Handler
+	// dotfiles serves names with a segment starting with a dot (.env,
+	// .git/config); off, they are 404 (--static-path-dotfiles).
+	dotfiles bool
+	queue    *loop.JobQueue
+	next     loop.Handler
 
 	// The access log (set before the loop starts): nil format, none.
 	logFormat *accessFormat
@@ -70,8 +73,8 @@ type staticMount struct {
 
 // newStaticFiles opens the mounts and starts the goroutines; next (the
 // app's handler) is set before the loop starts.
-func newStaticFiles(mounts []StaticMount, expires time.Duration) (*staticFiles, error) {
-	s := &staticFiles{expires: expires, queue: loop.NewJobQueue(jobQueueSize)}
+func newStaticFiles(mounts []StaticMount, expires time.Duration, dotfiles bool) (*staticFiles, error) {
+	s := &staticFiles{expires: expires, dotfiles: dotfiles, queue: loop.NewJobQueue(jobQueueSize)}
 	for _, m := range mounts {
 		root, err := os.OpenRoot(m.Dir)
 		if err != nil {
@@ -141,7 +144,7 @@ func (s *staticFiles) serve(j *loop.Job, lg *staticLog) {
 		return
 	}
 	name, directory, ok := staticName(rest)
-	if !ok {
+	if !ok || !s.dotfiles && hasDotSegment(name) {
 		s.text(j, lg, 404, "not found")
 		return
 	}
@@ -203,6 +206,13 @@ func staticName(rest string) (name string, directory, ok bool) {
 		}
 	}
 	return name, directory, true
+}
+
+// hasDotSegment: a segment of name starts with a dot. Such files are
+// rarely meant for the public (.env, .git, .htpasswd): a mount that is a
+// project's directory would hand them out.
+func hasDotSegment(name string) bool {
+	return strings.HasPrefix(name, ".") || strings.Contains(name, "/.")
 }
 
 func percentDecode(s string) (string, bool) {
@@ -364,7 +374,9 @@ func notModified(req *http1.Request, etag string, modified time.Time) bool {
 		}
 		return false
 	}
-	if since, err := http.ParseTime(string(req.Header.Get("if-modified-since"))); err == nil {
+	// A date later than the server's clock is not a valid one (RFC 9110
+	// §13.1.3, which leaves the check to the recipient); nginx answers 200.
+	if since, err := http.ParseTime(string(req.Header.Get("if-modified-since"))); err == nil && !since.After(time.Now()) {
 		return !modified.After(since)
 	}
 	return false

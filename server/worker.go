@@ -297,8 +297,12 @@ func (w *Worker) watchStacks(cfg *Config, py *python) error {
 // one time out too, without a second dump.
 func (w *Worker) requestTimedOut(j *loop.Job) {
 	req := &j.Request
-	w.logf("m0serve: error: %q from %v: in the app for more than %v (--request-timeout): 504",
-		string(req.Bytes(req.Method))+" "+string(req.Bytes(req.Target)), j.RemoteAddr, w.cfg.RequestTimeout)
+	where := "in the app"
+	if !j.Taken() {
+		where = "queued"
+	}
+	w.logf("m0serve: error: %q from %v: %s for more than %v (--request-timeout): 504",
+		string(req.Bytes(req.Method))+" "+string(req.Bytes(req.Target)), j.RemoteAddr, where, w.cfg.RequestTimeout)
 	if w.stuck {
 		return
 	}

@@ -256,3 +256,43 @@ func TestClientWaitsKeepThreadBound(t *testing.T) {
 	close(stop)
 	<-sent
 }
+
+// TestSlowClientsShed: more clients that never read their response than
+// there are handler threads and spares (--threads 1, --max-client-waits
+// 4: five) leave the others served: once every one waits on its client,
+// the loop closes their connections at its next second, and logs it.
+func TestSlowClientsShed(t *testing.T) {
+	s := startASGI(t, wsgiVariant(), "clientwait_app:app", "--threads", "1", "--max-client-waits", "4")
+	for i := 0; i < 5; i++ {
+		stallStream(t, s, fmt.Sprintf("stalled%d", i))
+	}
+	// Fifteen more, queued ahead of the normal requests.
+	for i := 0; i < 15; i++ {
+		c, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprintf(c, "GET /stream?%d&late%d HTTP/1.1\r\nHost: h\r\n\r\n", streamBlocks, i)
+	}
+	getCounts(t, s, 10, 5)
+	if !strings.Contains(s.logs.String(), "wait on slow clients (all that may run the app)") {
+		t.Errorf("no log line for the shed clients:\n%s", s.logs)
+	}
+}
+
+// TestSlowBodiesShed: the same with clients trickling their bodies (no
+// --body-min-rate): they get 408 once every thread waits on one.
+func TestSlowBodiesShed(t *testing.T) {
+	s := startASGI(t, wsgiVariant(), "clientwait_app:app", "--threads", "1", "--max-client-waits", "4", "--body-min-rate", "0", "--body-timeout", "300")
+	stop := make(chan struct{})
+	defer close(stop)
+	sent := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		trickleBody(t, s, stop, sent)
+	}
+	getCounts(t, s, 10, 5)
+	if !strings.Contains(s.logs.String(), "wait on slow clients (all that may run the app)") {
+		t.Errorf("no log line for the shed clients:\n%s", s.logs)
+	}
+}

@@ -5,6 +5,7 @@ package tests
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -90,5 +91,33 @@ func TestLimitConcurrency(t *testing.T) {
 	s.stop()
 	if !strings.Contains(s.logs.String(), `"GET /hold?c HTTP/1.1" 503 `) {
 		t.Errorf("no access-log line for the 503:\n%s", s.logs)
+	}
+	if !strings.Contains(s.logs.String(), "beyond --limit-concurrency 2, answered 503") {
+		t.Errorf("no log line for the refusal:\n%s", s.logs)
+	}
+}
+
+// TestLimitConcurrencyIdle: ten TCP connections that never send a
+// request do not count against --limit-concurrency 5; real requests
+// beside them are served (uvicorn answers them 503).
+func TestLimitConcurrencyIdle(t *testing.T) {
+	for _, v := range variants[:2] {
+		t.Run(v.name, func(t *testing.T) {
+			s := start(t, v, "--app-dir", appsDir(t), "--limit-concurrency", "5", "reliability_app:wsgi")
+			for i := 0; i < 10; i++ {
+				c, err := net.DialTimeout("tcp", s.addr, 10*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+			}
+			client := &http.Client{Timeout: 20 * time.Second}
+			for i := 0; i < 5; i++ {
+				status, body, err := fetch(client, s.url("/host"))
+				if err != nil || status != 200 {
+					t.Fatalf("request %d beside 10 idle connections: %d %q %v\n%s", i, status, body, err, s.logs)
+				}
+			}
+		})
 	}
 }

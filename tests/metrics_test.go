@@ -3,9 +3,11 @@
 package tests
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -308,5 +310,76 @@ func TestMetricsBusyOneThread(t *testing.T) {
 	}
 	if status, body, _ := fetch(oneShot(), s.url("/max")); status != 200 || !strings.HasPrefix(body, "1 ") {
 		t.Errorf("/max: %d %q: more than one request in the app at once", status, body)
+	}
+}
+
+// openFDs counts the descriptors process pid has open.
+func openFDs(t *testing.T, pid int) int {
+	t.Helper()
+	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(entries)
+}
+
+// TestMetricsListenerBounds: 1 100 keep-alive connections to
+// --metrics-address, each left idle after a scrape, pin at most a few
+// descriptors of the server (the listener keeps 16 and the idlest makes
+// way for a new one); a scrape still gets through beside them; a method
+// other than GET or HEAD is a 405.
+func TestMetricsListenerBounds(t *testing.T) {
+	t.Run("single", func(t *testing.T) { testMetricsListenerBounds(t) })
+	// The master's descriptors: a worker it respawns needs some.
+	t.Run("master", func(t *testing.T) { testMetricsListenerBounds(t, "--workers", "1") })
+}
+
+func testMetricsListenerBounds(t *testing.T, args ...string) {
+	s := start(t, variants[0], append([]string{"--native", "hello", "--metrics-address", "127.0.0.1:0"}, args...)...)
+	m := metricsLine.FindStringSubmatch(s.logs.String())
+	if m == nil {
+		t.Fatalf("no metrics line:\n%s", s.logs)
+	}
+	host := strings.TrimSuffix(strings.TrimPrefix(m[1], "http://"), "/metrics")
+	pid := s.cmd.Process.Pid
+	before := openFDs(t, pid)
+	const clients = 1100
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := 0; i < clients; i++ {
+		c, err := net.DialTimeout("tcp", host, 10*time.Second)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		conns = append(conns, c)
+		// A HEAD scrape leaves the connection idle, kept alive; one the
+		// server closed at once reads EOF here, also fine.
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		if _, err := c.Write([]byte("HEAD /metrics HTTP/1.1\r\nHost: m\r\n\r\n")); err != nil {
+			continue
+		}
+		if resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: "HEAD"}); err == nil {
+			resp.Body.Close()
+		}
+	}
+	n := openFDs(t, pid)
+	t.Logf("%d idle metrics connections: the server holds %d descriptors, %d before", clients, n, before)
+	if n > before+16+4 {
+		t.Errorf("%d idle metrics connections: the server holds %d descriptors, %d before", clients, n, before)
+	}
+	if got := metricValue(scrape(t, m[1]), "m0serve_open_connections", "", ""); got != 0 {
+		t.Errorf("m0serve_open_connections: %v", got)
+	}
+	resp, err := (&http.Client{Timeout: 20 * time.Second}).Post(m[1], "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("POST /metrics: %d, Allow %q; want 405 with GET, HEAD", resp.StatusCode, resp.Header.Get("Allow"))
 	}
 }

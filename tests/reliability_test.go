@@ -55,9 +55,11 @@ func TestHostValidation(t *testing.T) {
 	}
 }
 
-// TestRefusedTargets: an encoded NUL in the path is a 400 before the app
-// runs (as nginx answers), and CONNECT, which no handler tunnels, is a 405
-// that closes the connection instead of reaching the app.
+// TestRefusedTargets: an encoded NUL in the path and an absolute-form
+// target of another scheme than http(s) are a 400 before the app runs (as
+// nginx answers), and CONNECT, which no handler tunnels, is a 405 that
+// closes the connection instead of reaching the app. OPTIONS * reaches
+// the app with the path "*" (uvicorn's, gunicorn's).
 func TestRefusedTargets(t *testing.T) {
 	for _, attr := range []string{"wsgi", "asgi"} {
 		t.Run(attr, func(t *testing.T) {
@@ -65,6 +67,14 @@ func TestRefusedTargets(t *testing.T) {
 			out, _ := rawExchange(t, s.addr, "GET /host%00.txt HTTP/1.1\r\nHost: h\r\n\r\n", 10*time.Second)
 			if !strings.HasPrefix(out, "HTTP/1.1 400 ") {
 				t.Errorf("%%00 in the path: got %q, want 400", out)
+			}
+			out, _ = rawExchange(t, s.addr, "GET ftp://h/host HTTP/1.1\r\nHost: h\r\n\r\n", 10*time.Second)
+			if !strings.HasPrefix(out, "HTTP/1.1 400 ") {
+				t.Errorf("ftp:// absolute-form target: got %q, want 400", out)
+			}
+			out, _ = rawExchange(t, s.addr, "OPTIONS * HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n", 10*time.Second)
+			if !strings.HasPrefix(out, "HTTP/1.1 200 ") || !strings.HasSuffix(out, "\r\n\r\n*|*") {
+				t.Errorf("OPTIONS *: got %q, want the path and raw path *", out)
 			}
 			out, _ = rawExchange(t, s.addr, "GET /host?q=%00 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n", 10*time.Second)
 			if !strings.HasPrefix(out, "HTTP/1.1 200 ") {
@@ -406,5 +416,54 @@ func TestNoHeadOfLineBlocking(t *testing.T) {
 	conns[0].SetDeadline(time.Now().Add(30 * time.Second))
 	if resp, body := readResponseTo(t, bufio.NewReader(conns[0]), "GET"); resp.StatusCode != 200 || body != "released" {
 		t.Fatalf("the blocked request: %d %q", resp.StatusCode, body)
+	}
+}
+
+// TestAcceptAfterEMFILE: an app thread that holds every descriptor the
+// process may open for a while (the server's accept fails with EMFILE
+// meanwhile) leaves the server accepting once it lets them go, on each
+// backend, although none of the server's own connections closed. Before,
+// accept waited for one of them to close and stayed deaf for good.
+func TestAcceptAfterEMFILE(t *testing.T) {
+	requireCommand(t, "prlimit")
+	for _, v := range variants[:2] {
+		t.Run(v.name, func(t *testing.T) {
+			s := startCommand(t, v, []string{"prlimit", "--nofile=256"}, "--app-dir", appsDir(t),
+				"--keepalive-timeout", "300", "reliability_app:wsgi")
+			// The connection that asks stays open: its close would have
+			// resumed accept the old way too.
+			hog, err := net.DialTimeout("tcp", s.addr, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer hog.Close()
+			hog.SetDeadline(time.Now().Add(60 * time.Second))
+			br := bufio.NewReader(hog)
+			if _, err := hog.Write([]byte("GET /hog?1500 HTTP/1.1\r\nHost: h\r\n\r\n")); err != nil {
+				t.Fatal(err)
+			}
+			resp, body := readResponseTo(t, br, "GET")
+			if resp.StatusCode != 200 || body == "0" {
+				t.Fatalf("/hog: %d %q\n%s", resp.StatusCode, body, s.logs)
+			}
+			// Queued in the backlog while accept fails; served once the
+			// descriptors come back.
+			client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+			for i := 0; i < 3; i++ {
+				resp, err := client.Get(s.url("/host"))
+				if err != nil {
+					t.Fatalf("request %d after the descriptors came back: %v\n%s", i, err, s.logs)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Fatalf("request %d: %d", i, resp.StatusCode)
+				}
+			}
+			s.stop()
+			logs := s.logs.String()
+			if !strings.Contains(logs, "too many open files; accepting pauses") || !strings.Contains(logs, "accepting connections again") {
+				t.Errorf("want a line for the pause and one for the resumption:\n%s", logs)
+			}
+		})
 	}
 }

@@ -17,7 +17,7 @@ func staticTree(t *testing.T) (mount string) {
 	t.Helper()
 	dir := t.TempDir()
 	mount = filepath.Join(dir, "static")
-	for _, d := range []string{mount, filepath.Join(mount, "css")} {
+	for _, d := range []string{mount, filepath.Join(mount, "css"), filepath.Join(mount, ".git")} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -27,6 +27,8 @@ func staticTree(t *testing.T) (mount string) {
 	writeFile(t, filepath.Join(mount, "app.js"), "plain js")
 	writeFile(t, filepath.Join(mount, "app.js.gz"), "gzip bytes")
 	writeFile(t, filepath.Join(mount, "app.js.br"), "brotli bytes")
+	writeFile(t, filepath.Join(mount, ".env"), "SECRET_KEY=secret")
+	writeFile(t, filepath.Join(mount, ".git", "config"), "[secret]")
 	for link, target := range map[string]string{"inside.css": "css/site.css", "outside.txt": "../secret.txt"} {
 		if err := os.Symlink(target, filepath.Join(mount, link)); err != nil {
 			t.Fatal(err)
@@ -73,6 +75,11 @@ func TestStaticFiles(t *testing.T) {
 	if resp, _ := staticGet(t, s, "GET", "/assets/css/site.css", "If-Modified-Since", modified); resp.StatusCode != 304 {
 		t.Errorf("If-Modified-Since: %d", resp.StatusCode)
 	}
+	// A date in the future is not a valid one: the file, as nginx sends.
+	future := time.Now().Add(48 * time.Hour).UTC().Format(http.TimeFormat)
+	if resp, body := staticGet(t, s, "GET", "/assets/css/site.css", "If-Modified-Since", future); resp.StatusCode != 200 || body == "" {
+		t.Errorf("If-Modified-Since in the future: %d", resp.StatusCode)
+	}
 	if resp, body := staticGet(t, s, "GET", "/assets/css/site.css", "If-None-Match", `"other"`); resp.StatusCode != 200 || body == "" {
 		t.Errorf("If-None-Match another: %d", resp.StatusCode)
 	}
@@ -109,7 +116,7 @@ func TestStaticFiles(t *testing.T) {
 	for _, path := range []string{
 		"/assets/outside.txt", "/assets/../secret.txt", "/assets/css/../../secret.txt", "/assets/%2e%2e/secret.txt",
 		"/assets/css%2f..%2f..%2fsecret.txt", "/assets/css/site.css%00", "/assets/css/", "/assets/", "/assets/missing",
-		"/assets//", "/assets/css//",
+		"/assets//", "/assets/css//", "/assets/.env", "/assets/.git/config", "/assets/%2eenv", "/assets/css/../.env",
 	} {
 		out, err := rawExchange(t, s.addr, "GET "+path+" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 10*time.Second)
 		if err != nil {
@@ -129,5 +136,18 @@ func TestStaticFiles(t *testing.T) {
 		if !strings.Contains(s.logs.String(), line) {
 			t.Errorf("no access-log line with %s:\n%s", line, s.logs)
 		}
+	}
+}
+
+// TestStaticDotfiles: --static-path-dotfiles serves names starting with a
+// dot, which are 404 without it (TestStaticFiles).
+func TestStaticDotfiles(t *testing.T) {
+	mount := staticTree(t)
+	s := startWSGI(t, "proxy_app:app", "--static-path-mount", mount, "--static-path-dotfiles")
+	if resp, body := staticGet(t, s, "GET", "/static/.env"); resp.StatusCode != 200 || body != "SECRET_KEY=secret" {
+		t.Errorf(".env: %d %q", resp.StatusCode, body)
+	}
+	if resp, body := staticGet(t, s, "GET", "/static/.git/config"); resp.StatusCode != 200 || body != "[secret]" {
+		t.Errorf(".git/config: %d %q", resp.StatusCode, body)
 	}
 }

@@ -3,6 +3,8 @@
 package tests
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,4 +82,37 @@ func TestWorkersRequestTimeoutASGI(t *testing.T) {
 	}
 	// The ASGI executor's requests are in the heartbeat's table too.
 	s.waitLog(t, `after draining; in flight: "GET /sleep\?s=60"`, 1, 20*time.Second)
+}
+
+// TestRequestTimeoutQueued: a request queued behind a stuck one times out
+// too, and its log line says it was queued, not in the app.
+func TestRequestTimeoutQueued(t *testing.T) {
+	dir := t.TempDir()
+	s := startWorkersApp(t, appsDir(t), "reliability_app:wsgi", []string{"E2E_DIR=" + dir}, "--workers", "1",
+		"--threads", "1", "--request-timeout", "1s", "--graceful-timeout", "5s")
+	defer os.WriteFile(filepath.Join(dir, "stuck.release"), nil, 0o644)
+	stuck := make(chan int, 1)
+	go func() {
+		status, _, _ := fetch(oneShot(), s.url("/block?stuck"))
+		stuck <- status
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "stuck.entered")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the app never began /block\n%s", s.logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	status, _, err := fetch(oneShot(), s.url("/host"))
+	if err != nil || status != 504 {
+		t.Fatalf("/host behind the stuck request: %d %v, want 504", status, err)
+	}
+	if status := <-stuck; status != 504 {
+		t.Errorf("/block: %d, want 504", status)
+	}
+	s.waitLog(t, `"GET /block\?stuck" from 127\.0\.0\.1:[0-9]+: in the app for more than 1s \(--request-timeout\): 504`, 1, time.Second)
+	s.waitLog(t, `"GET /host" from 127\.0\.0\.1:[0-9]+: queued for more than 1s \(--request-timeout\): 504`, 1, time.Second)
 }

@@ -269,8 +269,14 @@ func TestReaderShrinks(t *testing.T) {
 	if len(got) != 1 || cap(r.message) < 100000 {
 		t.Fatalf("got %d messages, buffer of %d", len(got), cap(r.message))
 	}
-	r.Shrink()
+	grown := cap(r.message)
+	if dropped := r.Shrink(); dropped != grown {
+		t.Fatalf("Shrink says it dropped %d bytes, want %d", dropped, grown)
+	}
 	if cap(r.message) > keepBuffer {
 		t.Fatalf("Shrink kept a %d-byte buffer", cap(r.message))
+	}
+	if dropped := r.Shrink(); dropped != 0 {
+		t.Fatalf("a second Shrink dropped %d bytes", dropped)
 	}
 }

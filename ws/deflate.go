@@ -51,7 +51,10 @@ func (f *Inflater) Inflate(dst, src []byte, limit int64) ([]byte, error) {
 	start := len(dst)
 	for {
 		if cap(dst)-len(dst) < 512 {
-			grow := max(len(src)*2, 4096)
+			// Double what is inflated so far: growing by a step of the
+			// compressed size copied and dropped 80 MiB to inflate one
+			// 16 MiB message from 16 KB of zeros.
+			grow := max(len(src)*2, 4096, len(dst)-start)
 			if limit > 0 {
 				// No more room than the limit can use.
 				grow = int(min(int64(grow), max(limit-int64(len(dst)-start)+1, 512)))

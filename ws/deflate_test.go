@@ -5,6 +5,7 @@ import (
 	stdflate "compress/flate"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -56,6 +57,25 @@ func TestInflate(t *testing.T) {
 	}
 	if _, err := f.Inflate(nil, []byte{0xff, 0xff, 0xff}, 0); err != ErrInflate {
 		t.Fatalf("garbage: got %v", err)
+	}
+}
+
+// TestInflateGrowsGeometrically: 16 MiB inflated from 16 KB of zeros
+// allocates a small multiple of the output, not a step of the input's
+// size at a time (80 MiB copied and dropped before).
+func TestInflateGrowsGeometrically(t *testing.T) {
+	f := NewInflater()
+	msg := make([]byte, 16<<20)
+	src := stdDeflate(t, msg)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := f.Inflate(nil, src, 0)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(got) != len(msg) {
+		t.Fatalf("err %v, %d bytes", err, len(got))
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 3*uint64(len(msg)) {
+		t.Errorf("inflating %d bytes allocated %d", len(msg), allocated)
 	}
 }
 

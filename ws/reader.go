@@ -154,12 +154,23 @@ func (r *Reader) dataChunk(c *Chunk) (m Message, ok bool, err error) {
 
 // Shrink drops the message buffers if an earlier big message grew them
 // past 64 KiB, so that an idle connection does not hold a big message's
-// memory. Call it once done with the last message Feed returned; the next
-// message starts with such buffers dropped in any case.
-func (r *Reader) Shrink() {
+// memory, and returns the bytes dropped (for a caller that returns memory
+// to the OS after enough). Call it once done with the last message Feed
+// returned; the next message starts with such buffers dropped in any case.
+func (r *Reader) Shrink() (dropped int) {
 	if !r.inMessage {
+		dropped = dropSize(r.message) + dropSize(r.joined)
 		r.message, r.joined = reuse(r.message), reuse(r.joined)
 	}
+	return dropped
+}
+
+// dropSize is what reuse drops of b.
+func dropSize(b []byte) int {
+	if cap(b) > keepBuffer {
+		return cap(b)
+	}
+	return 0
 }
 
 // startMessage empties the buffers for a new data message, dropping any

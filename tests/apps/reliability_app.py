@@ -3,6 +3,8 @@ client or a slow app can do to a worker. What a request saw after its
 response goes to files under $E2E_DIR for the test to read."""
 
 import os
+import socket
+import threading
 import time
 
 from asgi_lifespan import lifespan
@@ -19,6 +21,10 @@ def record(name, text):
 def wsgi(environ, start_response):
     path = environ["PATH_INFO"]
     query = environ.get("QUERY_STRING", "")
+    if environ["REQUEST_METHOD"] == "OPTIONS":
+        body = "%s|%s" % (path, environ.get("RAW_URI", "-"))
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [body.encode()]
     if path == "/host":
         body = "%s|%s" % (environ.get("HTTP_HOST", "-"), environ["PATH_INFO"])
         start_response("200 OK", [("Content-Type", "text/plain")])
@@ -43,12 +49,36 @@ def wsgi(environ, start_response):
             time.sleep(0.01)
         start_response("200 OK", [("Content-Type", "text/plain")])
         return [b"released"]
+    if path == "/hog":
+        # Opens sockets until the process is out of descriptors, and a
+        # thread of the app holds them <query> ms before closing them: a
+        # database pool's or a leak's doing, outside the server's sight.
+        held = _hog()
+        threading.Thread(target=_release, args=(held, int(query or "0") / 1000), daemon=True).start()
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [b"%d" % len(held)]
     if path == "/sleep":
         time.sleep(int(query or "0") / 1000)
         start_response("200 OK", [("Content-Type", "text/plain")])
         return [b"slept"]
     start_response("200 OK", [("Content-Type", "text/plain")])
     return [b"ok"]
+
+
+def _hog():
+    held = []
+    try:
+        while len(held) < 100000:
+            held.append(socket.socket())
+    except OSError:
+        pass
+    return held
+
+
+def _release(held, after):
+    time.sleep(after)
+    for s in held:
+        s.close()
 
 
 def _stream(name):
@@ -70,7 +100,10 @@ async def asgi(scope, receive, send):
     name = scope["query_string"].decode()
     start = {"type": "http.response.start", "status": 200,
              "headers": [(b"content-type", b"text/plain")]}
-    if path == "/host":
+    if scope["method"] == "OPTIONS":
+        await send(start)
+        await send({"type": "http.response.body", "body": ("%s|%s" % (path, scope["raw_path"].decode())).encode()})
+    elif path == "/host":
         hosts = [v.decode("latin-1") for k, v in scope["headers"] if k == b"host"]
         await send(start)
         await send({"type": "http.response.body", "body": ("%s|%s" % (",".join(hosts), path)).encode()})
