@@ -258,7 +258,8 @@ func TestExampleSystemd(t *testing.T) {
 			if out, err := exec.Command(systemPython, "-m", "venv", "--without-pip", "--system-site-packages", venv).CombinedOutput(); err != nil {
 				t.Fatalf("venv: %v\n%s", err, out)
 			}
-			address, client := listen, &http.Client{Timeout: time.Minute}
+			var address string
+			client := &http.Client{Timeout: time.Minute}
 			if kind == "unix" {
 				if !strings.HasPrefix(listen, "/") {
 					t.Fatalf("ListenStream=%s: want the Unix socket's path", listen)
