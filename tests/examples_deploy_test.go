@@ -228,6 +228,14 @@ func TestExampleSystemd(t *testing.T) {
 			}
 		}
 	}
+	// nginx's upstream (examples/nginx) is the socket unit's socket.
+	site, err := os.ReadFile(filepath.Join(exampleDir(t, "nginx"), "m0serve.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(site), "server unix:"+listen+";") {
+		t.Errorf("examples/nginx/m0serve.conf's upstream is not m0serve.socket's ListenStream=%s", listen)
+	}
 	main, err := os.ReadFile(filepath.Join(exampleDir(t, "fastapi"), "main.py"))
 	if err != nil {
 		t.Fatal(err)
