@@ -149,8 +149,13 @@ step "ok: SIGTERM drained the request in flight and exited 0"
 # (pinned with hashes, from PyPI) on the m0serve image; the runtime
 # stage, that image again, gets the venv and the app, and m0serve
 # imports Flask from it (VIRTUAL_ENV).
+# pip fetches from PyPI with this machine's CA bundle too, as a local
+# certificate that update-ca-certificates adds to the image's bundle
+# when the builder stage installs ca-certificates (python3-venv needs
+# it): mounted over the bundle itself, it would make that file
+# read-only to dpkg.
 step "build $app_image from examples/docker/Dockerfile (FROM $image)"
-pm build --quiet $ulimits -v "$ca:/etc/ssl/certs/ca-certificates.crt:ro" --network host --build-arg M0SERVE_IMAGE="$image" \
+pm build --quiet $ulimits -v "$ca:/usr/local/share/ca-certificates/m0serve-test-host.crt:ro" --network host --build-arg M0SERVE_IMAGE="$image" \
 	-t "$app_image" "$root/examples/docker" >/dev/null
 if pm run --rm --entrypoint dpkg "$app_image" -s python3-venv >/dev/null 2>&1; then
 	fail "the example's runtime image has python3-venv: the builder stage's packages leaked into it"
