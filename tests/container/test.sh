@@ -143,6 +143,7 @@ wait "$curl_pid" || fail "the request in flight at the stop failed"
 code=$(pm inspect --format '{{.State.ExitCode}}' "$name")
 [ "$code" = 0 ] || fail "exit status $code after stop with a request in flight, want 0"
 pm logs "$name" 2>&1 | grep -q "draining" || fail "no draining line after SIGTERM"
+pm rm "$name" >/dev/null
 step "ok: SIGTERM drained the request in flight and exited 0"
 
 # 3. examples/docker: a builder stage makes /venv from requirements.txt
