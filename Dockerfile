@@ -9,6 +9,10 @@
 #   docker run --rm -p 8000:8000 m0serve                      # examples/hello_wsgi.py
 #   docker run --rm -p 8000:8000 -v $PWD:/app m0serve main:app  # your app in /app
 #
+# The image has no pip: an app with dependencies builds an image FROM
+# this one, with a venv made from its requirements.txt in a builder
+# stage (examples/docker/Dockerfile and its README).
+#
 # Docker's default seccomp profile refuses io_uring_setup; m0serve then
 # falls back to epoll on its own and says so on its start line. `docker
 # stop` sends SIGTERM: m0serve stops accepting, finishes the requests in

@@ -6,4 +6,8 @@ FROM ${M0SERVE_IMAGE}
 COPY app_wsgi.py /app/
 ENV M0_PORT=8080
 EXPOSE 8080
+# One worker per core: nproc counts the CPUs the container may run on
+# (its cpuset; TechEmpower gives it the whole machine). The shell execs
+# m0serve, which stays the container's process 1 and gets its signals.
+ENTRYPOINT ["/bin/sh", "-c", "exec /usr/local/bin/m0serve --workers \"$(nproc)\" \"$@\"", "m0serve"]
 CMD ["app_wsgi:app"]

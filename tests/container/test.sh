@@ -6,7 +6,10 @@
 # runtime's default seccomp profile refuses io_uring_setup (as Docker's
 # does), and on SIGTERM finishes a request in flight and exits 0. `make
 # test-container` runs it; it takes minutes the first time (debootstrap,
-# two image builds), so make test does not.
+# two image builds), so make test does not. Then it builds the recipe
+# for an app with dependencies (examples/docker: a venv made from a
+# requirements.txt in a builder stage) and a TechEmpower variant (tfb/)
+# FROM that image, and checks that each serves as its README says.
 #
 # No image registry is reachable here, so the base images are made
 # locally: debian:bookworm-slim from debootstrap (Debian's packages,
@@ -22,6 +25,8 @@ cache=${M0_ROOTFS_CACHE:-$root/build/debootstrap}
 base=localhost/m0serve-test/debian:bookworm-slim
 golang=localhost/m0serve-test/golang:1.26-bookworm
 image=localhost/m0serve-test/m0serve:$(cat "$root/VERSION")
+app_image=localhost/m0serve-test/example-app:latest
+tfb_image=localhost/m0serve-test/tfb-native:latest
 
 # A cgroup v1 machine with a cgroup2 hierarchy that holds controllers
 # ("hybrid") is refused by crun; run in a mount namespace of our own
@@ -138,4 +143,59 @@ wait "$curl_pid" || fail "the request in flight at the stop failed"
 code=$(pm inspect --format '{{.State.ExitCode}}' "$name")
 [ "$code" = 0 ] || fail "exit status $code after stop with a request in flight, want 0"
 pm logs "$name" 2>&1 | grep -q "draining" || fail "no draining line after SIGTERM"
+pm rm "$name" >/dev/null
 step "ok: SIGTERM drained the request in flight and exited 0"
+
+# 3. examples/docker: a builder stage makes /venv from requirements.txt
+# (pinned with hashes, from PyPI) on the m0serve image; the runtime
+# stage, that image again, gets the venv and the app, and m0serve
+# imports Flask from it (VIRTUAL_ENV).
+# pip fetches from PyPI with this machine's CA bundle too, as a local
+# certificate that update-ca-certificates adds to the image's bundle
+# when the builder stage installs ca-certificates (python3-venv needs
+# it): mounted over the bundle itself, it would make that file
+# read-only to dpkg.
+step "build $app_image from examples/docker/Dockerfile (FROM $image)"
+pm build --quiet $ulimits -v "$ca:/usr/local/share/ca-certificates/m0serve-test-host.crt:ro" --network host --build-arg M0SERVE_IMAGE="$image" \
+	-t "$app_image" "$root/examples/docker" >/dev/null
+if pm run --rm --entrypoint dpkg "$app_image" -s python3-venv >/dev/null 2>&1; then
+	fail "the example's runtime image has python3-venv: the builder stage's packages leaked into it"
+fi
+port=$(free_port)
+pm run --detach --name "$name" --network host -e M0_PORT="$port" "$app_image" >/dev/null
+wait_log "serving on http://0.0.0.0:$port"
+pm logs "$name" 2>&1 | grep -q "venv /venv" || fail "the start line does not name the venv /venv"
+body=$(curl -sS --max-time 10 "http://127.0.0.1:$port/")
+[ "$body" = "Hello from Flask in a container!" ] || fail "the example app's GET / answered '$body'"
+env_json=$(curl -sS --max-time 10 "http://127.0.0.1:$port/env")
+python3 -c 'import json, sys
+env = json.loads(sys.argv[1])
+assert env["prefix"] == "/venv" and env["flask"] == "3.1.2" and env["flask_file"].startswith("/venv/lib/"), env' "$env_json" ||
+	fail "GET /env answered $env_json: want Flask 3.1.2 from /venv"
+pid=$(pm inspect --format '{{.State.Pid}}' "$name")
+uid=$(awk '/^Uid:/ {print $2}' "/proc/$pid/status")
+[ "$uid" = 10001 ] || fail "the example app runs as uid $uid, want 10001"
+pm stop --time 10 "$name" >/dev/null
+code=$(pm inspect --format '{{.State.ExitCode}}' "$name")
+[ "$code" = 0 ] || fail "the example app's exit status $code after stop, want 0"
+pm rm "$name" >/dev/null
+step "ok: examples/docker serves Flask 3.1.2 from its venv ($env_json)"
+
+# 4. A TechEmpower variant (tfb/m0serve-native.dockerfile): its entry
+# point starts one worker per CPU the container may use.
+step "build $tfb_image from tfb/m0serve-native.dockerfile (FROM $image)"
+pm build --quiet $ulimits --build-arg M0SERVE_IMAGE="$image" -f "$root/tfb/m0serve-native.dockerfile" \
+	-t "$tfb_image" "$root/tfb" >/dev/null
+cpus=$(pm run --rm --entrypoint nproc "$tfb_image")
+port=$(free_port)
+pm run --detach --name "$name" --network host -e M0_PORT="$port" "$tfb_image" >/dev/null
+wait_log "$cpus workers ready"
+body=$(curl -sS --max-time 10 "http://127.0.0.1:$port/plaintext")
+[ "$body" = "Hello, World!" ] || fail "the tfb image's GET /plaintext answered '$body'"
+pid=$(pm inspect --format '{{.State.Pid}}' "$name")
+[ "$(cat "/proc/$pid/comm")" = m0serve ] || fail "the tfb container's process 1 is $(cat "/proc/$pid/comm"), want m0serve (the shell execs it)"
+pm stop --time 10 "$name" >/dev/null
+code=$(pm inspect --format '{{.State.ExitCode}}' "$name")
+[ "$code" = 0 ] || fail "the tfb image's exit status $code after stop, want 0"
+pm rm "$name" >/dev/null
+step "ok: the tfb native image serves with $cpus workers (one per CPU) and stops with 0"

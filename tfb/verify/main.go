@@ -24,18 +24,18 @@ import (
 	"time"
 )
 
-// variant is how a benchmark_config.json test is served: the m0serve
-// arguments of its Dockerfile's CMD, and the Python app if any.
+// variant is what verify knows of a benchmark_config.json test beside
+// its Dockerfile (which says how m0serve is started): the Python app, if
+// any.
 type variant struct {
-	args         []string
 	module       string // app module in tfb/, "" for the native handler
 	appInterface string
 }
 
 var variants = map[string]variant{
-	"default": {args: []string{"app_wsgi:app"}, module: "app_wsgi", appInterface: "wsgi"},
-	"asgi":    {args: []string{"app_asgi:app"}, module: "app_asgi", appInterface: "asgi"},
-	"native":  {args: []string{"--native", "tfb"}},
+	"default": {module: "app_wsgi", appInterface: "wsgi"},
+	"asgi":    {module: "app_asgi", appInterface: "asgi"},
+	"native":  {},
 }
 
 func main() {
@@ -54,11 +54,20 @@ func main() {
 			fmt.Printf("tfb-verify: %s: FAIL: %s\n", name, p)
 		}
 	}
-	names, problems := configTests(filepath.Join(*dir, "benchmark_config.json"))
+	framework, names, problems := configTests(filepath.Join(*dir, "benchmark_config.json"))
 	report("benchmark_config.json", problems)
 	for _, name := range names {
 		v := variants[name]
-		addr, stop, err := startServer(*binary, *dir, v.args)
+		entrypoint, cmd, err := dockerCommand(dockerfileName(*dir, framework, name))
+		if err != nil {
+			report(name, []string{err.Error()})
+			continue
+		}
+		argv, workers := serverCommand(entrypoint, cmd, *binary, []string{"--host", "127.0.0.1", "--port", "0", "--app-dir", *dir})
+		if !workers {
+			report(name+": Dockerfile", []string{"m0serve starts without --workers: one core of TechEmpower's machine"})
+		}
+		addr, stop, err := startServer(argv)
 		if err != nil {
 			report(name, []string{err.Error()})
 			continue
@@ -76,26 +85,36 @@ func main() {
 	}
 }
 
-// configTests reads the test names of benchmark_config.json and checks
-// that each has a variant here and the routes verify uses.
-func configTests(path string) ([]string, []string) {
+// configTests reads the framework and test names of
+// benchmark_config.json and checks that each test has a variant here,
+// the routes verify uses, and the language its variant is written in
+// (Python for an app, Go for the native handler).
+func configTests(path string) (string, []string, []string) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, []string{err.Error()}
+		return "", nil, []string{err.Error()}
 	}
 	var config struct {
 		Framework string                      `json:"framework"`
 		Tests     []map[string]map[string]any `json:"tests"`
 	}
 	if err := json.Unmarshal(data, &config); err != nil {
-		return nil, []string{err.Error()}
+		return "", nil, []string{err.Error()}
 	}
 	var names, problems []string
 	for _, group := range config.Tests {
 		for name, test := range group {
 			names = append(names, name)
-			if _, ok := variants[name]; !ok {
+			v, ok := variants[name]
+			if !ok {
 				problems = append(problems, "test "+name+" has no variant in tfb/verify")
+			}
+			language := "Python"
+			if v.module == "" {
+				language = "Go"
+			}
+			if ok && test["language"] != language {
+				problems = append(problems, fmt.Sprintf("test %s: language %v, want %s", name, test["language"], language))
 			}
 			for kind, path := range urlPaths {
 				if test[kind+"_url"] != path {
@@ -108,15 +127,17 @@ func configTests(path string) ([]string, []string) {
 	if len(names) == 0 {
 		problems = append(problems, "no tests")
 	}
-	return names, problems
+	return config.Framework, names, problems
 }
 
 var servingLine = regexp.MustCompile(`serving on http://([0-9.]+:[0-9]+)`)
 
-// startServer runs the binary on a free loopback port with the app folder
-// on sys.path and waits for its start line.
-func startServer(binary, dir string, args []string) (string, func() error, error) {
-	cmd := exec.Command(binary, append([]string{"--host", "127.0.0.1", "--port", "0", "--app-dir", dir}, args...)...)
+// startServer runs a variant's command line (serverCommand: on a free
+// loopback port with the app folder on sys.path) and waits for its
+// start line.
+func startServer(argv []string) (string, func() error, error) {
+	args := argv[1:]
+	cmd := exec.Command(argv[0], args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return "", nil, err
