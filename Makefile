@@ -23,12 +23,15 @@ endif
 # Debian packages, by what needs them; scripts/install-packages.sh installs
 # the missing ones and is quick when none are. Running needs only the
 # headers and pkg-config entry of the CPython m0serve embeds (gcc and Go
-# are assumed); the tests need the frameworks and clients they drive, the
-# benchmarks their load generator and peers.
+# are assumed); the tests need the clients they drive, the benchmarks
+# their load generator and peers. The end-to-end tests' frameworks come
+# from PyPI (tests/.venv, below); Debian's Flask, Starlette, FastAPI and
+# uvloop stay for what runs on the system interpreter: pybridge's own
+# tests, the interpreter and wheel tests, --loop uvloop.
 RUN_PACKAGES          := pkg-config python3-dev
-TEST_PACKAGES         := $(RUN_PACKAGES) curl chromium gunicorn python3-flask python3-django \
-	python3-uvloop python3-starlette python3-fastapi python3-multipart python3-pyflakes python3-websockets \
-	python3-uvicorn python3-wsproto python3-build python3-setuptools python3-wheel python3-venv python3-pip \
+TEST_PACKAGES         := $(RUN_PACKAGES) curl chromium python3-flask \
+	python3-uvloop python3-starlette python3-fastapi python3-pyflakes \
+	python3-build python3-setuptools python3-wheel python3-venv python3-pip \
 	prometheus
 BENCH_PACKAGES        := $(RUN_PACKAGES) wrk strace
 BENCH_PYTHON_PACKAGES := $(BENCH_PACKAGES) gunicorn python3-flask python3-uvloop python3-starlette \
@@ -74,6 +77,22 @@ tests/node_modules/.package-lock.json: tests/package.json tests/package-lock.jso
 	cd tests && npm ci --no-audit --no-fund
 	@touch $@
 
+# The Python frameworks the tests serve (Flask, Django, Starlette, FastAPI,
+# Litestar, Quart, Falcon, Channels, python-socketio) and the reference
+# servers they compare against (gunicorn, uvicorn), from PyPI as pinned
+# with hashes in tests/requirements.txt, in a venv of the CPython m0serve
+# embeds; made again only when that file changes. The tests serve their
+# apps with --venv tests/.venv.
+TEST_VENV := tests/.venv
+$(TEST_VENV)/.installed: tests/requirements.txt | packages-test
+	rm -rf $(TEST_VENV)
+	/usr/bin/python3 -m venv $(TEST_VENV)
+	$(TEST_VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r tests/requirements.txt
+	@touch $@
+
+.PHONY: test-venv
+test-venv: $(TEST_VENV)/.installed
+
 packages-bench:
 	@$(INSTALL_PACKAGES) $(BENCH_PACKAGES)
 
@@ -114,7 +133,7 @@ cross-check:
 		GOOS=$${target%/*} GOARCH=$${target#*/} CGO_ENABLED=0 $(GO) build $(LDFLAGS) ./http1/ ./ws/ ./loop/... ./kq/ || exit 1; \
 	done
 
-test: packages-test tests/node_modules/.package-lock.json fmt-check lint cross-check build
+test: packages-test $(TEST_VENV)/.installed tests/node_modules/.package-lock.json fmt-check lint cross-check build
 	$(GO) test $(LDFLAGS) -count=1 ./...
 	M0_TEST_ASGI_THREAD=loop $(GO) test $(LDFLAGS) -count=1 -run ASGI ./pybridge/
 	cd bench && $(GO) test $(LDFLAGS) -count=1 ./...
@@ -190,7 +209,7 @@ test-pythons: packages-wheel
 # The end-to-end tests again with every WSGI request handed to a handler
 # thread (--wsgi-inline off, the default before auto), so that both ways
 # stay covered: `make test` runs the default.
-test-wsgi-handoff: packages-test
+test-wsgi-handoff: packages-test $(TEST_VENV)/.installed
 	M0_TEST_WSGI_INLINE=off $(GO) test $(LDFLAGS) -count=1 ./tests/
 
 # The bridge's tests once under AddressSanitizer: Go's -asan builds the C
