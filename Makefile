@@ -36,8 +36,8 @@ TEST_PACKAGES         := $(RUN_PACKAGES) curl chromium python3-flask \
 BENCH_PACKAGES        := $(RUN_PACKAGES) wrk strace
 BENCH_PYTHON_PACKAGES := $(BENCH_PACKAGES) gunicorn python3-flask python3-uvloop python3-starlette \
 	python3-fastapi uwsgi uwsgi-plugin-python3 python3-uvicorn python3-httptools
-BENCH_WS_PACKAGES     := $(BENCH_PACKAGES) python3-uvloop python3-uvicorn python3-httptools \
-	python3-websockets python3-wsproto
+# make bench-ws's Python servers come from bench/.venv (PyPI) now.
+BENCH_WS_PACKAGES     := $(BENCH_PACKAGES)
 # make wheel's build frontend and backend; the tests install a wheel into
 # a venv, so they need them too.
 WHEEL_PACKAGES        := $(RUN_PACKAGES) python3-build python3-setuptools python3-wheel python3-venv python3-pip
@@ -92,6 +92,23 @@ $(TEST_VENV)/.installed: tests/requirements.txt | packages-test
 
 .PHONY: test-venv
 test-venv: $(TEST_VENV)/.installed
+
+# The Python servers and frameworks the benchmarks measure (Granian,
+# uvicorn, gunicorn, Hypercorn, uWSGI as pyuwsgi, Flask, Starlette,
+# FastAPI, Django), pinned with hashes in bench/requirements.txt, in a venv
+# of the same CPython m0serve embeds: every arm runs that interpreter and
+# that app code (m0serve's with --venv bench/.venv).
+BENCH_VENV := bench/.venv
+$(BENCH_VENV)/.installed: bench/requirements.txt | packages-bench
+	rm -rf $(BENCH_VENV)
+	/usr/bin/python3 -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r bench/requirements.txt
+	mkdir -p $(BENCH_VENV)/static
+	head -c 102400 /dev/zero | tr '\0' x > $(BENCH_VENV)/static/100k.txt
+	@touch $@
+
+.PHONY: bench-venv
+bench-venv: $(BENCH_VENV)/.installed
 
 packages-bench:
 	@$(INSTALL_PACKAGES) $(BENCH_PACKAGES)
@@ -153,14 +170,26 @@ bench: packages-bench build
 bench-quick: packages-bench build
 	cd bench && $(GO) run $(LDFLAGS) ./harness -quick
 
-# The Python rows: m0serve serving WSGI apps beside uWSGI, gunicorn and
-# uvicorn, one worker each, alternated in one run (bench/README.md, Python
-# section); about 6 minutes, QUICK=1 for a smoke check under 2. The peers
-# come from Debian.
+# The Python rows (bench/README.md, Python section): m0serve beside
+# Granian, uvicorn, gunicorn, Hypercorn and uWSGI from PyPI, all on the
+# interpreter m0serve embeds, from bench/.venv (bench/requirements.txt),
+# one worker each on core 0, wrk on core 1, arms alternated: the bare
+# WSGI and ASGI apps, Flask, Starlette, FastAPI with a pydantic body, a
+# Django view, a 1 MiB upload, a streamed response and a 100 KB static
+# file at c1, c16, c64 and c256; then WebSocket echo at 16 and 256
+# connections and Granian's broadcast; then --workers 2 against Granian's
+# and uvicorn's on both cores, wrk on the same two (rps only). About 35
+# minutes; QUICK=1 for a smoke check of every arm (about 10).
 .PHONY: bench-python test-pythons test-asan test-wsgi-handoff
-bench-python: packages-bench-python build
+BENCH_ROUNDS := $(if $(QUICK),-quick,-rounds 3 -duration 3s -warmup 1s)
+bench-python: packages-bench build $(BENCH_VENV)/.installed
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms python-arms.json \
-		-scenarios c1,c4,c16,c64 $(if $(QUICK),-quick)
+		-scenarios c1,c16,c64,c256 $(BENCH_ROUNDS)
+	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms websocket-arms.json -port-base 18680 \
+		-arms m0serve-asgi-loop,m0serve-asgi,granian,granian-fast,uvicorn-websockets \
+		-scenarios ws-c16,ws-c256,ws-broadcast16,ws-broadcast256 $(BENCH_ROUNDS)
+	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms workers-python-arms.json -port-base 18780 \
+		-server-cpu 0,1 -load-cpu 0,1 -scenarios c64 $(BENCH_ROUNDS)
 
 # Issue 15's attack campaign (bench/reliability; bench/README.md,
 # Reliability section): slowloris, idle connections per backend, slow
@@ -249,7 +278,8 @@ clean:
 	rm -rf bin build dist
 
 # The WebSocket rows: echo ping-pong at 1, 16 and 256 connections
-# (m0serve ASGI beside uvicorn's websockets and wsproto implementations;
+# (m0serve ASGI beside Granian and uvicorn's websockets and wsproto
+# implementations, all from bench/.venv;
 # --native ws-echo beside --native hello's HTTP request) and Granian's
 # broadcast at 16 and 256 clients, alternated in one run (bench/README.md,
 # WebSocket section); about 8 minutes, QUICK=1 for a smoke check (3).
@@ -257,7 +287,7 @@ clean:
 packages-bench-ws:
 	@$(INSTALL_PACKAGES) $(BENCH_WS_PACKAGES)
 
-bench-ws: packages-bench-ws build
+bench-ws: packages-bench-ws build $(BENCH_VENV)/.installed
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms websocket-arms.json -port-base 18680 \
 		-scenarios ws-c1,ws-c16,ws-c256,ws-broadcast16,ws-broadcast256 $(if $(QUICK),-quick)
 
