@@ -178,10 +178,10 @@ bench-quick: packages-bench build
 # Django view, a 1 MiB upload, a streamed response and a 100 KB static
 # file at c1, c16, c64 and c256; then WebSocket echo at 16 and 256
 # connections and Granian's broadcast; then --workers 2 against Granian's
-# and uvicorn's on both cores, wrk on the same two (rps only). About 35
+# and uvicorn's on both cores, wrk on the same two (rps only). About 20
 # minutes; QUICK=1 for a smoke check of every arm (about 10).
 .PHONY: bench-python test-pythons test-asan test-wsgi-handoff
-BENCH_ROUNDS := $(if $(QUICK),-quick,-rounds 3 -duration 3s -warmup 1s)
+BENCH_ROUNDS := $(if $(QUICK),-quick,-rounds 3 -duration 2s -warmup 1s)
 bench-python: packages-bench build $(BENCH_VENV)/.installed
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms python-arms.json \
 		-scenarios c1,c16,c64,c256 $(BENCH_ROUNDS)
