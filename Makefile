@@ -201,6 +201,11 @@ bench-python: packages-bench build $(BENCH_VENV)/.installed
 bench-reliability: packages-bench-python build
 	cd bench && $(GO) run $(LDFLAGS) ./reliability $(if $(QUICK),-quick)
 
+# The framework end-to-end tests, which test-pythons runs again on each
+# pyenv CPython 3.12 and newer, in tests/.venv-<version> from
+# tests/requirements-py312.txt (Django 6.1).
+FRAMEWORK_TESTS := ^(TestFlask|TestDjango|TestDjangoASGI|TestDjangoCollectstatic|TestDjangoChannels|TestStarlette|TestFastAPI|TestLitestar|TestQuart|TestFalcon|TestSocketIO|TestWSGIEnvironMatchesGunicorn|TestASGIWebSocket|TestHTTPHeadOfStream|TestASGILifespanOwnsItsTasks)$$
+
 # The pybridge tests against every other embeddable CPython on the machine
 # (pyenv builds, 3.10 and newer, other than the default's minor version):
 # pybridge/pkg-config.sh points cgo at that Python's shared library (its
@@ -230,6 +235,20 @@ test-pythons: packages-wheel
 	done; \
 	if [ $$tested = 0 ]; then echo "test-pythons: no other embeddable Python 3.10+ found"; exit 1; fi; \
 	if [ -n "$$failed" ]; then echo "test-pythons: failed:$$failed"; exit 1; fi
+	@for pc in $${PYENV_ROOT:-/root/.pyenv}/versions/3.1[2-9]*/lib/pkgconfig/python3-embed.pc; do \
+		[ -f "$$pc" ] || continue; \
+		prefix=$$(pkg-config --variable=prefix "$$pc"); name=$${prefix##*/}; venv=tests/.venv-$$name; \
+		if [ ! -f $$venv/.installed ] || [ tests/requirements-py312.txt -nt $$venv/.installed ]; then \
+			rm -rf $$venv && $$prefix/bin/python3 -m venv $$venv && \
+			$$venv/bin/pip install --quiet --disable-pip-version-check --require-hashes --no-deps \
+				-r tests/requirements-py312.txt && touch $$venv/.installed || exit 1; \
+		fi; \
+		echo "test-pythons: the framework suite on Python $$name ($$venv: Django 6.1)"; \
+		PKG_CONFIG=$(CURDIR)/pybridge/pkg-config.sh M0_PYTHON_PC=$$pc M0_PYTHON_LINK=shared \
+			CGO_CFLAGS="-O2 -g $$(pkg-config --cflags-only-I $$pc)" \
+			LD_LIBRARY_PATH=$$(pkg-config --variable=libdir "$$pc")$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} \
+			M0_TEST_VENV=$(CURDIR)/$$venv $(GO) test $(LDFLAGS) -count=1 -run '$(FRAMEWORK_TESTS)' ./tests/ || exit 1; \
+	done
 	@for python in $$(sh scripts/other-pythons.sh); do \
 		echo "test-pythons: the wheel for $$python (TestWheel)"; \
 		M0_WHEEL_PYTHON=$$python $(GO) test $(LDFLAGS) -count=1 -run '^TestWheel$$' ./tests/ || exit 1; \
