@@ -26,8 +26,11 @@ endif
 # Debian packages, by what needs them; scripts/install-packages.sh installs
 # the missing ones and is quick when none are. Running needs only the
 # headers and pkg-config entry of the CPython m0serve embeds (gcc and Go
-# are assumed); the tests need the frameworks and clients they drive, the
-# benchmarks their load generator and peers.
+# are assumed); the tests need the clients they drive, the benchmarks
+# their load generator and peers. The end-to-end tests' frameworks come
+# from PyPI (tests/.venv, below); Debian's Flask, Starlette, FastAPI and
+# uvloop stay for what runs on the system interpreter: pybridge's own
+# tests, the interpreter and wheel tests, --loop uvloop.
 RUN_PACKAGES          := pkg-config python3-dev
 TEST_PACKAGES         := $(RUN_PACKAGES) curl chromium gunicorn python3-flask python3-django python3-whitenoise \
 	python3-uvloop python3-starlette python3-fastapi python3-multipart python3-pyflakes python3-websockets \
@@ -38,8 +41,8 @@ BENCH_PACKAGES        := $(RUN_PACKAGES) wrk strace
 DEPLOY_PACKAGES       := $(RUN_PACKAGES) util-linux iproute2
 BENCH_PYTHON_PACKAGES := $(BENCH_PACKAGES) gunicorn python3-flask python3-uvloop python3-starlette \
 	python3-fastapi uwsgi uwsgi-plugin-python3 python3-uvicorn python3-httptools
-BENCH_WS_PACKAGES     := $(BENCH_PACKAGES) python3-uvloop python3-uvicorn python3-httptools \
-	python3-websockets python3-wsproto
+# make bench-ws's Python servers come from bench/.venv (PyPI) now.
+BENCH_WS_PACKAGES     := $(BENCH_PACKAGES)
 # make wheel's build frontend and backend; the tests install a wheel into
 # a venv, so they need them too.
 WHEEL_PACKAGES        := $(RUN_PACKAGES) python3-build python3-setuptools python3-wheel python3-venv python3-pip
@@ -82,6 +85,39 @@ tests/node_modules/.package-lock.json: tests/package.json tests/package-lock.jso
 	cd tests && npm ci --no-audit --no-fund
 	@touch $@
 
+# The Python frameworks the tests serve (Flask, Django, Starlette, FastAPI,
+# Litestar, Quart, Falcon, Channels, python-socketio) and the reference
+# servers they compare against (gunicorn, uvicorn), from PyPI as pinned
+# with hashes in tests/requirements.txt, in a venv of the CPython m0serve
+# embeds; made again only when that file changes. The tests serve their
+# apps with --venv tests/.venv.
+TEST_VENV := tests/.venv
+$(TEST_VENV)/.installed: tests/requirements.txt | packages-test
+	rm -rf $(TEST_VENV)
+	/usr/bin/python3 -m venv $(TEST_VENV)
+	$(TEST_VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r tests/requirements.txt
+	@touch $@
+
+.PHONY: test-venv
+test-venv: $(TEST_VENV)/.installed
+
+# The Python servers and frameworks the benchmarks measure (Granian,
+# uvicorn, gunicorn, Hypercorn, uWSGI as pyuwsgi, Flask, Starlette,
+# FastAPI, Django), pinned with hashes in bench/requirements.txt, in a venv
+# of the same CPython m0serve embeds: every arm runs that interpreter and
+# that app code (m0serve's with --venv bench/.venv).
+BENCH_VENV := bench/.venv
+$(BENCH_VENV)/.installed: bench/requirements.txt | packages-bench
+	rm -rf $(BENCH_VENV)
+	/usr/bin/python3 -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r bench/requirements.txt
+	mkdir -p $(BENCH_VENV)/static
+	head -c 102400 /dev/zero | tr '\0' x > $(BENCH_VENV)/static/100k.txt
+	@touch $@
+
+.PHONY: bench-venv
+bench-venv: $(BENCH_VENV)/.installed
+
 packages-bench:
 	@$(INSTALL_PACKAGES) $(BENCH_PACKAGES)
 
@@ -122,7 +158,7 @@ cross-check:
 		GOOS=$${target%/*} GOARCH=$${target#*/} CGO_ENABLED=0 $(GO) build $(LDFLAGS) ./http1/ ./http2/ ./ws/ ./loop/... ./kq/ || exit 1; \
 	done
 
-test: packages-test tests/node_modules/.package-lock.json fmt-check lint cross-check build test-tools
+test: packages-test $(TEST_VENV)/.installed tests/node_modules/.package-lock.json fmt-check lint cross-check build test-tools
 	$(GO) test $(LDFLAGS) -count=1 ./...
 	M0_TEST_ASGI_THREAD=loop $(GO) test $(LDFLAGS) -count=1 -run ASGI ./pybridge/
 	cd bench && $(GO) test $(LDFLAGS) -count=1 ./...
@@ -147,14 +183,26 @@ bench: packages-bench build
 bench-quick: packages-bench build
 	cd bench && $(GO) run $(LDFLAGS) ./harness -quick
 
-# The Python rows: m0serve serving WSGI apps beside uWSGI, gunicorn and
-# uvicorn, one worker each, alternated in one run (bench/README.md, Python
-# section); about 6 minutes, QUICK=1 for a smoke check under 2. The peers
-# come from Debian.
+# The Python rows (bench/README.md, Python section): m0serve beside
+# Granian, uvicorn, gunicorn, Hypercorn and uWSGI from PyPI, all on the
+# interpreter m0serve embeds, from bench/.venv (bench/requirements.txt),
+# one worker each on core 0, wrk on core 1, arms alternated: the bare
+# WSGI and ASGI apps, Flask, Starlette, FastAPI with a pydantic body, a
+# Django view, a 1 MiB upload, a streamed response and a 100 KB static
+# file at c1, c16, c64 and c256; then WebSocket echo at 16 and 256
+# connections and Granian's broadcast; then --workers 2 against Granian's
+# and uvicorn's on both cores, wrk on the same two (rps only). About 20
+# minutes; QUICK=1 for a smoke check of every arm (about 10).
 .PHONY: bench-python test-pythons test-asan test-wsgi-handoff
-bench-python: packages-bench-python build
+BENCH_ROUNDS := $(if $(QUICK),-quick,-rounds 3 -duration 2s -warmup 1s)
+bench-python: packages-bench build $(BENCH_VENV)/.installed
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms python-arms.json \
-		-scenarios c1,c4,c16,c64 $(if $(QUICK),-quick)
+		-scenarios c1,c16,c64,c256 $(BENCH_ROUNDS)
+	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms websocket-arms.json -port-base 18680 \
+		-arms m0serve-asgi-loop,m0serve-asgi,granian,granian-fast,uvicorn-websockets \
+		-scenarios ws-c16,ws-c256,ws-broadcast16,ws-broadcast256 $(BENCH_ROUNDS)
+	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms workers-python-arms.json -port-base 18780 \
+		-server-cpu 0,1 -load-cpu 0,1 -scenarios c64 $(BENCH_ROUNDS)
 
 # Issue 15's attack campaign (bench/reliability; bench/README.md,
 # Reliability section): slowloris, idle connections per backend, slow
@@ -165,6 +213,11 @@ bench-python: packages-bench-python build
 .PHONY: bench-reliability
 bench-reliability: packages-bench-python build
 	cd bench && $(GO) run $(LDFLAGS) ./reliability $(if $(QUICK),-quick)
+
+# The framework end-to-end tests, which test-pythons runs again on each
+# pyenv CPython 3.12 and newer, in tests/.venv-<version> from
+# tests/requirements-py312.txt (Django 6.1).
+FRAMEWORK_TESTS := ^(TestFlask|TestDjango|TestDjangoASGI|TestDjangoCollectstatic|TestDjangoChannels|TestStarlette|TestFastAPI|TestLitestar|TestQuart|TestFalcon|TestSocketIO|TestWSGIEnvironMatchesGunicorn|TestASGIWebSocket|TestHTTPHeadOfStream|TestASGILifespanOwnsItsTasks)$$
 
 # The pybridge tests against every other embeddable CPython on the machine
 # (pyenv builds, 3.10 and newer, other than the default's minor version):
@@ -195,6 +248,20 @@ test-pythons: packages-wheel
 	done; \
 	if [ $$tested = 0 ]; then echo "test-pythons: no other embeddable Python 3.10+ found"; exit 1; fi; \
 	if [ -n "$$failed" ]; then echo "test-pythons: failed:$$failed"; exit 1; fi
+	@for pc in $${PYENV_ROOT:-/root/.pyenv}/versions/3.1[2-9]*/lib/pkgconfig/python3-embed.pc; do \
+		[ -f "$$pc" ] || continue; \
+		prefix=$$(pkg-config --variable=prefix "$$pc"); name=$${prefix##*/}; venv=tests/.venv-$$name; \
+		if [ ! -f $$venv/.installed ] || [ tests/requirements-py312.txt -nt $$venv/.installed ]; then \
+			rm -rf $$venv && $$prefix/bin/python3 -m venv $$venv && \
+			$$venv/bin/pip install --quiet --disable-pip-version-check --require-hashes --no-deps \
+				-r tests/requirements-py312.txt && touch $$venv/.installed || exit 1; \
+		fi; \
+		echo "test-pythons: the framework suite on Python $$name ($$venv: Django 6.1)"; \
+		PKG_CONFIG=$(CURDIR)/pybridge/pkg-config.sh M0_PYTHON_PC=$$pc M0_PYTHON_LINK=shared \
+			CGO_CFLAGS="-O2 -g $$(pkg-config --cflags-only-I $$pc)" \
+			LD_LIBRARY_PATH=$$(pkg-config --variable=libdir "$$pc")$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} \
+			M0_TEST_VENV=$(CURDIR)/$$venv $(GO) test $(LDFLAGS) -count=1 -run '$(FRAMEWORK_TESTS)' ./tests/ || exit 1; \
+	done
 	@for python in $$(sh scripts/other-pythons.sh); do \
 		echo "test-pythons: the wheel for $$python (TestWheel)"; \
 		M0_WHEEL_PYTHON=$$python $(GO) test $(LDFLAGS) -count=1 -run '^TestWheel$$' ./tests/ || exit 1; \
@@ -203,7 +270,7 @@ test-pythons: packages-wheel
 # The end-to-end tests again with every WSGI request handed to a handler
 # thread (--wsgi-inline off, the default before auto), so that both ways
 # stay covered: `make test` runs the default.
-test-wsgi-handoff: packages-test
+test-wsgi-handoff: packages-test $(TEST_VENV)/.installed
 	M0_TEST_WSGI_INLINE=off $(GO) test $(LDFLAGS) -count=1 ./tests/
 
 # The bridge's tests once under AddressSanitizer: Go's -asan builds the C
@@ -243,7 +310,8 @@ clean:
 	rm -rf bin build dist
 
 # The WebSocket rows: echo ping-pong at 1, 16 and 256 connections
-# (m0serve ASGI beside uvicorn's websockets and wsproto implementations;
+# (m0serve ASGI beside Granian and uvicorn's websockets and wsproto
+# implementations, all from bench/.venv;
 # --native ws-echo beside --native hello's HTTP request) and Granian's
 # broadcast at 16 and 256 clients, alternated in one run (bench/README.md,
 # WebSocket section); about 8 minutes, QUICK=1 for a smoke check (3).
@@ -251,7 +319,7 @@ clean:
 packages-bench-ws:
 	@$(INSTALL_PACKAGES) $(BENCH_WS_PACKAGES)
 
-bench-ws: packages-bench-ws build
+bench-ws: packages-bench-ws build $(BENCH_VENV)/.installed
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms websocket-arms.json -port-base 18680 \
 		-scenarios ws-c1,ws-c16,ws-c256,ws-broadcast16,ws-broadcast256 $(if $(QUICK),-quick)
 

@@ -20,6 +20,13 @@ import _m0asgi
 ClientDisconnected = _m0asgi.ClientDisconnected
 
 
+def _is_request(task):
+    """Whether task runs a request: asgi_executor.c starts each with the
+    coroutine asgi_task.c wraps the app's in."""
+    coro = type(task.get_coro())
+    return coro.__module__ == "_m0asgi" and coro.__name__ == "RequestRun"
+
+
 def _asgi3(app):
     """uvicorn's rule: a class is ASGI 3 when its instances are
     awaitable; a function or a callable object when it is a coroutine
@@ -184,18 +191,28 @@ class Executor:
         self.loop.add_reader(self.wake_fd, _m0asgi.wake, self.exid)
         try:
             await self.stopped
-            current = asyncio.current_task()
-            tasks = [t for t in asyncio.all_tasks() if t is not current and t is not self.lifespan_task]
-            for t in tasks:
-                t.cancel()
-            if tasks:
-                await asyncio.wait(tasks, timeout=self.cancel_timeout)
+            # The requests' tasks first, then lifespan shutdown, then
+            # whatever else still runs, as uvicorn and asyncio.run do: a
+            # task the lifespan started (anyio's task group in Litestar's
+            # event emitter, a broadcaster's reader) is the lifespan's to
+            # end. Cancelled before it, anyio cancelled the lifespan task
+            # too ("lifespan shutdown failed: CancelledError").
+            await self.cancel_tasks(_is_request)
             if self.lifespan != "off" and self.lifespan_task is not None:
                 await self.shutdown()
+            await self.cancel_tasks(lambda task: True)
         finally:
             self.loop.remove_reader(self.wake_fd)
             # Jobs queued since the last wake end with a 503.
             _m0asgi.wake(self.exid)
+
+    async def cancel_tasks(self, which):
+        current = asyncio.current_task()
+        tasks = [t for t in asyncio.all_tasks() if t is not current and t is not self.lifespan_task and which(t)]
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=self.cancel_timeout)
 
     # Lifespan, as uvicorn runs it: "auto" tolerates an app that raises
     # on the lifespan scope; "on" makes that a startup failure.

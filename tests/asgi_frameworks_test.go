@@ -51,7 +51,7 @@ func TestStarlette(t *testing.T) {
 	sum := sha256.Sum256(upload)
 	uploadSum := hex.EncodeToString(sum[:])
 	forEachVariant(t, true, func(t *testing.T, v variant) {
-		s := startASGI(t, v, "asgi_starlette_app:app")
+		s := startASGI(t, v, "asgi_starlette_app:app", withVenv(t)...)
 		if resp, body := get(t, s.url("/")); resp.StatusCode != 200 || body != "starlette says hi" {
 			t.Fatalf("GET /: %d %q", resp.StatusCode, body)
 		}
@@ -129,7 +129,7 @@ func TestStarlette(t *testing.T) {
 // TestFastAPI: a pydantic model POST, the 422 for a bad one, a
 // dependency reading lifespan state, the OpenAPI document.
 func TestFastAPI(t *testing.T) {
-	s := startASGI(t, wsgiVariant(), "asgi_fastapi_app:app")
+	s := startASGI(t, wsgiVariant(), "asgi_fastapi_app:app", withVenv(t)...)
 	var order map[string]any
 	if status := postJSON(t, s.url("/orders"), "application/json", strings.NewReader(`{"fruit":"pear","quantity":3}`), &order); status != 200 ||
 		order["fruit"] != "pear" || order["quantity"] != 3.0 || order["total"] != 6.0 {
@@ -168,7 +168,7 @@ func TestFastAPI(t *testing.T) {
 func TestDjangoASGI(t *testing.T) {
 	project := filepath.Join(appsDir(t), "django_project")
 	dbEnv := "DJSITE_DB=" + filepath.Join(t.TempDir(), "db.sqlite3")
-	s := start(t, wsgiVariant(dbEnv), "--app-dir", project, "djsite.asgi:application")
+	s := start(t, wsgiVariant(dbEnv), withVenv(t, "--app-dir", project, "djsite.asgi:application")...)
 	if !strings.Contains(s.logs.String(), "ASGI app djsite.asgi:application") {
 		t.Fatalf("not served as ASGI:\n%s", s.logs)
 	}

@@ -21,7 +21,7 @@ import (
 // server goes on.
 func TestASGIServerSentEvents(t *testing.T) {
 	forEachVariant(t, true, func(t *testing.T, v variant) {
-		s := startASGI(t, v, "asgi_starlette_app:app")
+		s := startASGI(t, v, "asgi_starlette_app:app", withVenv(t)...)
 		c, err := net.Dial("tcp", s.addr)
 		if err != nil {
 			t.Fatal(err)
@@ -54,7 +54,7 @@ func TestASGIServerSentEvents(t *testing.T) {
 // time taken is logged, not asserted.
 func TestASGIConcurrentSleeps(t *testing.T) {
 	const requests = 1000
-	s := startASGI(t, wsgiVariant(), "asgi_starlette_app:app")
+	s := startASGI(t, wsgiVariant(), "asgi_starlette_app:app", withVenv(t)...)
 	transport := &http.Transport{MaxIdleConnsPerHost: requests, DisableCompression: true}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{Transport: transport, Timeout: 120 * time.Second}
@@ -96,7 +96,7 @@ func TestASGIConcurrentSleeps(t *testing.T) {
 // TestASGIGracefulShutdown: on SIGTERM the request in flight finishes,
 // then lifespan shutdown runs, then the process exits 0.
 func TestASGIGracefulShutdown(t *testing.T) {
-	s := startASGI(t, wsgiVariant(), "asgi_starlette_app:app")
+	s := startASGI(t, wsgiVariant(), "asgi_starlette_app:app", withVenv(t)...)
 	answer := make(chan string, 1)
 	go func() {
 		resp, err := http.Get(s.url("/sleep?s=1&name=order"))
@@ -134,7 +134,7 @@ func TestASGIBackPressure(t *testing.T) {
 	// read would grow by most of the 256 MiB (the kernel's socket
 	// buffers, a few MiB, are not in the resident set).
 	const bound = 16 << 20
-	s := startASGI(t, wsgiVariant(), "asgi_starlette_app:app")
+	s := startASGI(t, wsgiVariant(), "asgi_starlette_app:app", withVenv(t)...)
 	pid := s.cmd.Process.Pid
 	// Warm up: the same path at a small size, read at full speed, so the
 	// baseline includes what any response of this route allocates.

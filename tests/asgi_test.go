@@ -248,3 +248,22 @@ func checkTrailers(t *testing.T, addr string) {
 		}
 	}
 }
+
+// TestASGILifespanOwnsItsTasks: at shutdown a task the lifespan started
+// is left for the lifespan to end, as uvicorn does; only the requests'
+// tasks are cancelled before lifespan shutdown. Cancelling every task
+// first made anyio (Litestar's event emitter, a task group in the
+// lifespan) cancel the lifespan itself: "lifespan shutdown failed:
+// CancelledError".
+func TestASGILifespanOwnsItsTasks(t *testing.T) {
+	for _, thread := range []string{"loop", "executor"} {
+		t.Run(thread, func(t *testing.T) {
+			s := startASGI(t, wsgiVariant(), "asgi_lifespan_tasks_app:app", "--asgi-thread", thread)
+			if _, body := get(t, s.url("/")); body != "ok" {
+				t.Fatalf("GET /: %q", body)
+			}
+			checkNoTraceback(t, s.server)
+			s.waitFile(t, "shutdown", "owned task running")
+		})
+	}
+}

@@ -22,7 +22,7 @@ import (
 // Starlette WebSocket route (tests/apps/asgi_websocket_app.py).
 func TestASGIWebSocket(t *testing.T) {
 	forEachVariant(t, true, func(t *testing.T, v variant) {
-		s := startASGI(t, v, "asgi_websocket_app:app", "--access-log", "--ws-max-size", "1M")
+		s := startASGI(t, v, "asgi_websocket_app:app", withVenv(t, "--access-log", "--ws-max-size", "1M")...)
 		base := "ws://" + s.addr
 		t.Run("python websockets", func(t *testing.T) { testPythonWebsockets(t, base+"/mirror") })
 		t.Run("echo and disconnect", func(t *testing.T) { testASGIWebSocketEcho(t, s, base) })
@@ -228,7 +228,7 @@ func testASGIWebSocketServerCloses(t *testing.T, base string) {
 // with 1001 (going away); the app hears the disconnect, and the server
 // exits.
 func TestASGIWebSocketShutdown(t *testing.T) {
-	s := startASGI(t, variants[0], "asgi_websocket_app:app")
+	s := startASGI(t, variants[0], "asgi_websocket_app:app", withVenv(t)...)
 	c, _, err := websocket.DefaultDialer.Dial("ws://"+s.addr+"/echo", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -251,7 +251,7 @@ func TestASGIWebSocketShutdown(t *testing.T) {
 // (and the kernel's buffers are full), so the app does not get through
 // 25 MiB of messages; once the client reads, every message arrives.
 func TestASGIWebSocketSendWaits(t *testing.T) {
-	s := startASGI(t, variants[0], "asgi_websocket_app:app")
+	s := startASGI(t, variants[0], "asgi_websocket_app:app", withVenv(t)...)
 	c, _, err := websocket.DefaultDialer.Dial("ws://"+s.addr+"/flood", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ func TestDjangoCollectstatic(t *testing.T) {
 	project := filepath.Join(appsDir(t), "django_project")
 	root := filepath.Join(t.TempDir(), "collected")
 	env := []string{"DJSITE_DB=" + filepath.Join(t.TempDir(), "db.sqlite3"), "DJSITE_STATIC_ROOT=" + root}
-	collect := exec.Command(systemPython, "manage.py", "collectstatic", "--noinput", "-v0")
+	collect := exec.Command(venvPython(t), "manage.py", "collectstatic", "--noinput", "-v0")
 	collect.Dir = project
 	collect.Env = append(append(cleanEnv(), env...), "PYTHONDONTWRITEBYTECODE=1")
 	if out, err := collect.CombinedOutput(); err != nil {
@@ -29,8 +29,8 @@ func TestDjangoCollectstatic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := start(t, wsgiVariant(env...), "--app-dir", project, "--static-path-mount", root, "--static-path-route", "/static",
-		"djsite.wsgi:application")
+	s := start(t, wsgiVariant(env...), withVenv(t, "--app-dir", project, "--static-path-mount", root, "--static-path-route", "/static",
+		"djsite.wsgi:application")...)
 	client := &http.Client{Timeout: 30 * time.Second, CheckRedirect: noRedirects}
 	_, page := httpGet(t, client, s.url("/admin/login/"))
 	if !strings.Contains(page, `href="/static/admin/css/base.css"`) {

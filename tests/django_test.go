@@ -32,7 +32,7 @@ func startDjango(t *testing.T) *django {
 	dbEnv := "DJSITE_DB=" + filepath.Join(t.TempDir(), "db.sqlite3")
 	manage := func(env []string, args ...string) {
 		t.Helper()
-		cmd := exec.Command(systemPython, append([]string{"manage.py"}, args...)...)
+		cmd := exec.Command(venvPython(t), append([]string{"manage.py"}, args...)...)
 		cmd.Dir = project
 		cmd.Env = append(append(cleanEnv(), dbEnv, "PYTHONDONTWRITEBYTECODE=1"), env...)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -42,7 +42,7 @@ func startDjango(t *testing.T) *django {
 	manage(nil, "migrate", "--noinput", "-v0")
 	manage([]string{"DJANGO_SUPERUSER_PASSWORD=" + djangoPassword},
 		"createsuperuser", "--noinput", "--username", "admin", "--email", "admin@example.com")
-	s := start(t, wsgiVariant(dbEnv), "--app-dir", project, "--access-log", "djsite.wsgi:application")
+	s := start(t, wsgiVariant(dbEnv), withVenv(t, "--app-dir", project, "--access-log", "djsite.wsgi:application")...)
 	return &django{server: s, dbEnv: dbEnv}
 }
 

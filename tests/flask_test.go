@@ -20,10 +20,10 @@ import (
 	"time"
 )
 
-// TestFlask drives a real Flask app (Debian python3-flask), under the
+// TestFlask drives a real Flask app (Flask 3, tests/.venv), under the
 // validator, through the binary.
 func TestFlask(t *testing.T) {
-	s := startWSGI(t, "flask_app:app", "--max-body-size", "64M")
+	s := startWSGI(t, "flask_app:app", withVenv(t, "--max-body-size", "64M")...)
 	jar, _ := cookiejar.New(nil)
 	client := &http.Client{Jar: jar, Timeout: 30 * time.Second, CheckRedirect: noRedirects}
 
@@ -133,7 +133,7 @@ func TestFlask(t *testing.T) {
 // request), 3.5 times the bound; leaking Flask's request context too
 // would be more.
 func TestFlaskLeak(t *testing.T) {
-	s := startWSGI(t, "flask_app:app")
+	s := startWSGI(t, "flask_app:app", withVenv(t)...)
 	const warm, measured, conns = 5000, 50000, 8
 	hammer := func(n int) {
 		var wg sync.WaitGroup

@@ -42,7 +42,7 @@ func TestHTTPHeadOfStream(t *testing.T) {
 		{"asgi", "http_asgi_app:app", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := startWSGI(t, c.target, c.args...)
+			s := startWSGI(t, c.target, withVenv(t, c.args...)...)
 			get, head, body := headAfterGet(t, s, "/stream")
 			if get.StatusCode != 200 || body != "one two" {
 				t.Fatalf("GET /stream: %d %q", get.StatusCode, body)
@@ -85,7 +85,7 @@ func TestHTTPAppHopByHopFields(t *testing.T) {
 		{"asgi", "http_asgi_app:app", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := startWSGI(t, c.target, c.args...)
+			s := startWSGI(t, c.target, withVenv(t, c.args...)...)
 			conn := dial(t, s)
 			defer conn.Close()
 			br := bufio.NewReader(conn)
@@ -133,7 +133,7 @@ func TestHTTPServerDateAndDefaultHeaders(t *testing.T) {
 		{"asgi", "http_asgi_app:app", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := startWSGI(t, c.target, c.args...)
+			s := startWSGI(t, c.target, withVenv(t, c.args...)...)
 			resp, _ := get(t, s.url("/hello"))
 			if resp.Header.Get("Server") != "m0serve" || resp.Header.Get("Date") == "" {
 				t.Errorf("GET /hello: Server %q Date %q", resp.Header.Get("Server"), resp.Header.Get("Date"))
@@ -241,7 +241,7 @@ func rawResponse(t *testing.T, s *server, request string) (*http.Response, strin
 // flag changes nothing.
 func TestHTTPRootPathSegments(t *testing.T) {
 	for _, root := range []string{"/app", "/app/"} {
-		w := startWSGI(t, "http_app:app", "--root-path", root)
+		w := startWSGI(t, "http_app:app", withVenv(t, "--root-path", root)...)
 		for _, c := range []struct{ target, script, path string }{
 			{"/app/x/y", "/app", "/x/y"},
 			{"/appx/y", "/app", "/appx/y"},

@@ -43,13 +43,13 @@ func BenchmarkServerCPUWebSocketEcho(b *testing.B) {
 func BenchmarkServerCPUASGIWebSocketEcho(b *testing.B) {
 	for _, v := range variants[:2] {
 		b.Run(v.name, func(b *testing.B) {
-			s := start(b, v, "--app-dir", appsDir(b), "asgi_websocket_app:app")
+			s := start(b, v, withVenv(b, "--app-dir", appsDir(b), "asgi_websocket_app:app")...)
 			benchWebSocketEcho(b, s, "/mirror")
 		})
 	}
 }
 
-// BenchmarkServerCPUUvicornWebSocketEcho is the same app under Debian's
+// BenchmarkServerCPUUvicornWebSocketEcho is the same app under tests/.venv's
 // uvicorn, with each of its WebSocket implementations.
 func BenchmarkServerCPUUvicornWebSocketEcho(b *testing.B) {
 	for _, impl := range []string{"websockets", "wsproto"} {
@@ -60,7 +60,7 @@ func BenchmarkServerCPUUvicornWebSocketEcho(b *testing.B) {
 			}
 			port := l.Addr().(*net.TCPAddr).Port
 			l.Close()
-			cmd := exec.Command("/usr/bin/python3", "-m", "uvicorn", "--app-dir", appsDir(b),
+			cmd := exec.Command(venvPython(b), "-m", "uvicorn", "--app-dir", appsDir(b),
 				"--port", strconv.Itoa(port), "--ws", impl, "--log-level", "warning", "asgi_websocket_app:app")
 			if err := cmd.Start(); err != nil {
 				b.Fatal(err)

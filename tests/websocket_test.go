@@ -22,7 +22,7 @@ import (
 )
 
 // TestWebSocket runs WebSocket clients nobody here wrote (coder/websocket,
-// gorilla/websocket, Debian's python3-websockets) and a raw one against
+// gorilla/websocket, websockets from tests/.venv) and a raw one against
 // --native ws-echo on io_uring and epoll.
 func TestWebSocket(t *testing.T) {
 	forEachVariant(t, true, func(t *testing.T, v variant) {
@@ -212,10 +212,7 @@ func testPlainAndRefused(t *testing.T, s *server) {
 }
 
 func testPythonWebsockets(t *testing.T, url string) {
-	if err := exec.Command("/usr/bin/python3", "-c", "import websockets").Run(); err != nil {
-		t.Fatalf("python3-websockets is not installed (make test installs it): %v", err)
-	}
-	runClientScript(t, "/usr/bin/python3", "ws_client.py", url,
+	runClientScript(t, venvPython(t), "ws_client.py", url,
 		"deflate-negotiated", "deflate-echo", "fragmented", "binary", "ping", "close-4001", "too-big")
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -49,6 +50,18 @@ type Arm struct {
 	VersionCommand []string `json:"version_command,omitempty"`
 	// SkipReason, when set, says why the arm is not measured.
 	SkipReason string `json:"skip_reason,omitempty"`
+	// Path is the target of every request (parity's and wrk's); empty
+	// is "/".
+	Path string `json:"path,omitempty"`
+	// PostBody, or BodyBytes bytes of "x", makes every request a POST with
+	// that body and ContentType (a framework's validated JSON body, an
+	// upload).
+	PostBody    string `json:"post_body,omitempty"`
+	BodyBytes   int    `json:"body_bytes,omitempty"`
+	ContentType string `json:"content_type,omitempty"`
+	// ExpectLength, when ExpectBody is empty, is the length parity
+	// requires of the body instead of its bytes: a static file, a stream.
+	ExpectLength int `json:"expect_length,omitempty"`
 	// WebSocketPath, when set, makes the arm a WebSocket server: it echoes
 	// every message there, and wsload, not wrk, drives it.
 	WebSocketPath string `json:"websocket_path,omitempty"`
@@ -62,6 +75,9 @@ type Arm struct {
 // message is read against); WebSocket arms in the echo scenarios, and in
 // the broadcast ones when they serve a broadcast path.
 func (a Arm) Applies(s Scenario) bool {
+	if a.Posts() && (s.WebSocket != "" || s.PipelineDepth > 1) {
+		return false // post.lua sends one request per write
+	}
 	switch s.WebSocket {
 	case "":
 		return a.WebSocketPath == ""
@@ -82,6 +98,25 @@ func (a Arm) Argv(host string, port int) []string {
 		argv[i] = replacer.Replace(arg)
 	}
 	return argv
+}
+
+// Target is the request's path.
+func (a Arm) Target() string {
+	if a.Path == "" {
+		return "/"
+	}
+	return a.Path
+}
+
+// Posts says whether every request is a POST of RequestBody.
+func (a Arm) Posts() bool { return a.PostBody != "" || a.BodyBytes > 0 }
+
+// RequestBody is what a POST arm's requests carry.
+func (a Arm) RequestBody() []byte {
+	if a.PostBody != "" {
+		return []byte(a.PostBody)
+	}
+	return bytes.Repeat([]byte("x"), a.BodyBytes)
 }
 
 // Body is what the arm must answer to the parity GET.

@@ -122,6 +122,7 @@ func run() error {
 		ServerCPU: *serverCPU, LoadCPU: *loadCPU,
 		Clock: newCPUClock(), LogDir: logDir,
 		PipelineScript: filepath.Join(benchDir, "pipeline.lua"),
+		PostScript:     filepath.Join(benchDir, "post.lua"),
 		WSLoad:         wsload,
 		Log:            logf,
 		ReloadEvery:    *reloadEvery,

@@ -21,6 +21,8 @@ type Session struct {
 	Clock          CPUClock
 	LogDir         string
 	PipelineScript string
+	// PostScript is post.lua: wrk POSTs a file's bytes on every request.
+	PostScript string
 	// WSLoad is the wsload binary that drives the WebSocket scenarios.
 	WSLoad string
 	Log    func(format string, args ...any)
@@ -70,7 +72,7 @@ func (s *Session) Start(arms []Arm, portBase int) {
 		}
 		// Generous: a framework's first request imports lazily, and a
 		// busy machine makes that seconds.
-		parity, err := checkParity(server.Addr(s.Host), arm.Body(), 30*time.Second)
+		parity, err := checkArmParity(server.Addr(s.Host), arm, 30*time.Second)
 		record.Parity = &parity
 		if err != nil {
 			server.Stop(3 * time.Second)
@@ -196,8 +198,18 @@ func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRec
 	if scenario.WebSocket != "" && record.WebSocketPath != "" {
 		return s.runWebSocket(ctx, scenario, record, server, duration)
 	}
-	url := "http://" + server.Addr(s.Host) + "/"
-	args := append([]string{"-c", s.LoadCPU, "wrk"}, scenario.WrkArgs(url, duration, s.PipelineScript)...)
+	url := "http://" + server.Addr(s.Host) + record.Target()
+	wrkArgs := scenario.WrkArgs(url, duration, s.PipelineScript)
+	if record.Posts() {
+		body, err := s.bodyFile(record)
+		if err != nil {
+			return Run{}, err
+		}
+		// The URL is last (Applies keeps POST arms out of the pipelined
+		// scenario); post.lua reads the body from the file once.
+		wrkArgs = append(wrkArgs[:len(wrkArgs)-1], "-s", s.PostScript, url, "--", body, record.ContentType)
+	}
+	args := append([]string{"-c", s.LoadCPU, "wrk"}, wrkArgs...)
 	// wrk stops itself after -d; the context bounds a wrk that hangs.
 	runCtx, cancel := context.WithTimeout(ctx, duration+30*time.Second)
 	defer cancel()
@@ -302,4 +314,17 @@ func errorNote(r WrkResult) string {
 // logf prints a progress line to stderr.
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "harness: "+format+"\n", args...)
+}
+
+// bodyFile writes a POST arm's request body to the session's log
+// directory once and returns its path, for post.lua.
+func (s *Session) bodyFile(record *ArmRecord) (string, error) {
+	path := filepath.Join(s.LogDir, record.Name+".body")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if err := os.WriteFile(path, record.RequestBody(), 0o644); err != nil {
+		return "", fmt.Errorf("writing %s's request body: %w", record.Name, err)
+	}
+	return path, nil
 }

@@ -27,7 +27,15 @@ type Parity struct {
 // checkParity sends one GET over a fresh connection and requires status
 // 200 and the body want.
 func checkParity(addr, want string, timeout time.Duration) (Parity, error) {
+	return checkArmParity(addr, Arm{ExpectBody: want}, timeout)
+}
+
+// checkArmParity sends the arm's request (its path; a POST of its body
+// where it has one) over a fresh connection and requires status 200 and
+// the arm's body, or a body of its ExpectLength.
+func checkArmParity(addr string, arm Arm, timeout time.Duration) (Parity, error) {
 	var p Parity
+	want := arm.Body()
 	conn, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return p, fmt.Errorf("parity: dial %s: %w", addr, err)
@@ -36,7 +44,12 @@ func checkParity(addr, want string, timeout time.Duration) (Parity, error) {
 	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
 		return p, fmt.Errorf("parity: deadline: %w", err)
 	}
-	request := "GET / HTTP/1.1\r\nHost: " + addr + "\r\n\r\n"
+	request := "GET " + arm.Target() + " HTTP/1.1\r\nHost: " + addr + "\r\n\r\n"
+	if arm.Posts() {
+		body := arm.RequestBody()
+		request = fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s",
+			arm.Target(), addr, arm.ContentType, len(body), body)
+	}
 	if _, err := io.WriteString(conn, request); err != nil {
 		return p, fmt.Errorf("parity: send to %s: %w", addr, err)
 	}
@@ -55,6 +68,12 @@ func checkParity(addr, want string, timeout time.Duration) (Parity, error) {
 	p.HeaderOrder = wsclient.HeaderOrder(raw.Bytes())
 	if response.StatusCode != http.StatusOK {
 		return p, fmt.Errorf("parity: %s answered status %d, want 200", addr, response.StatusCode)
+	}
+	if arm.ExpectBody == "" && arm.ExpectLength > 0 {
+		if len(body) != arm.ExpectLength {
+			return p, fmt.Errorf("parity: %s answered a %d-byte body, want %d bytes", addr, len(body), arm.ExpectLength)
+		}
+		return p, nil
 	}
 	if string(body) != want {
 		shown := body

@@ -75,3 +75,47 @@ func TestParityChecksTheArmsOwnBody(t *testing.T) {
 		t.Error("a JSON body passed as the hello body")
 	}
 }
+
+// A POST arm's parity request carries its body to its path; a length-
+// checked arm passes on the length alone and fails on another.
+func TestParityPostAndLength(t *testing.T) {
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close()
+	got := make(chan string, 1)
+	go func() {
+		conn, err := listener.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		var request strings.Builder
+		buf := make([]byte, 4096)
+		for !strings.HasSuffix(request.String(), `"quantity":4}`) {
+			n, err := conn.Read(buf)
+			if err != nil {
+				break
+			}
+			request.Write(buf[:n])
+		}
+		got <- request.String()
+		io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nabcde")
+	}()
+	arm := Arm{Path: "/items", PostBody: `{"quantity":4}`, ContentType: "application/json", ExpectLength: 5}
+	if _, err := checkArmParity(listener.Addr().String(), arm, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	request := <-got
+	if !strings.HasPrefix(request, "POST /items HTTP/1.1\r\n") || !strings.Contains(request, "Content-Type: application/json\r\nContent-Length: 14\r\n\r\n") {
+		t.Fatalf("request: %q", request)
+	}
+	arm.ExpectLength = 6
+	if _, err := checkArmParity(serveOnce(t, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nabcde"), arm, 5*time.Second); err == nil || !strings.Contains(err.Error(), "want 6 bytes") {
+		t.Fatalf("a 5-byte body against ExpectLength 6: %v", err)
+	}
+	if (Arm{PostBody: "x"}).Applies(Scenario{Name: "c16-pipe16", Connections: 16, PipelineDepth: 16}) {
+		t.Error("a POST arm runs in the pipelined scenario")
+	}
+}

@@ -1,11 +1,12 @@
-"""WebSocket checks with Debian's python3-websockets, run by
-tests/websocket_test.go against m0serve --native ws-echo: one line per
-check, "name ok" or "name FAIL detail"."""
+"""WebSocket checks with websockets' asyncio client (tests/.venv, as
+pinned in tests/requirements.txt), run by tests/websocket_test.go against
+m0serve: one line per check, "name ok" or "name FAIL detail"."""
 
 import asyncio
 import sys
 
 import websockets
+from websockets.asyncio.client import connect
 
 
 async def main(url):
@@ -14,8 +15,8 @@ async def main(url):
     def check(name, ok, detail=""):
         results.append(f"{name} {'ok' if ok else 'FAIL ' + detail}")
 
-    async with websockets.connect(url, compression="deflate", max_size=None) as ws:
-        extensions = ws.response_headers.get("Sec-WebSocket-Extensions", "")
+    async with connect(url, compression="deflate", max_size=None) as ws:
+        extensions = ws.response.headers.get("Sec-WebSocket-Extensions", "")
         check("deflate-negotiated", extensions.startswith("permessage-deflate"), extensions)
         big = "m0serve " * 20000
         await ws.send(big)
@@ -37,7 +38,7 @@ async def main(url):
         await ws.close(4001, "done")
         check("close-4001", ws.close_code == 4001, str(ws.close_code))
 
-    async with websockets.connect(url, compression=None, max_size=None) as ws:
+    async with connect(url, compression=None, max_size=None) as ws:
         await ws.send(b"x" * (2 << 20))
         try:
             await asyncio.wait_for(ws.recv(), 10)

@@ -72,6 +72,10 @@ TEMPLATES = [
 
 WSGI_APPLICATION = 'djsite.wsgi.application'
 
+# Django Channels (djsite.channels_asgi): the room consumer's groups live
+# in the process, which is all one server process needs.
+CHANNEL_LAYERS = {'default': {'BACKEND': 'channels.layers.InMemoryChannelLayer'}}
+
 
 # Database
 # https://docs.djangoproject.com/en/3.2/ref/settings/#databases
