@@ -115,7 +115,7 @@ cross-check:
 		GOOS=$${target%/*} GOARCH=$${target#*/} CGO_ENABLED=0 $(GO) build $(LDFLAGS) ./http1/ ./ws/ ./loop/... ./kq/ || exit 1; \
 	done
 
-test: packages-test tests/node_modules/.package-lock.json fmt-check lint cross-check build
+test: packages-test tests/node_modules/.package-lock.json wheel-tools wheel-cache fmt-check lint cross-check build
 	$(GO) test $(LDFLAGS) -count=1 ./...
 	M0_TEST_ASGI_THREAD=loop $(GO) test $(LDFLAGS) -count=1 -run ASGI ./pybridge/
 	cd bench && $(GO) test $(LDFLAGS) -count=1 ./...
@@ -161,7 +161,7 @@ bench-reliability: packages-bench-python build
 # binary loads that libpython even where the rpath is overridden.
 # CGO_CFLAGS names the include dir so the build cache never reuses a build
 # for another Python.
-test-pythons: packages-wheel
+test-pythons: packages-wheel wheel-tools wheel-cache
 	@default=$$(pkg-config --modversion python3-embed); failed=""; tested=0; \
 	logs=$$(mktemp -d /tmp/m0-test-pythons.XXXXXX); \
 	for pc in $${PYENV_ROOT:-/root/.pyenv}/versions/3.*/lib/pkgconfig/python3-embed.pc; do \

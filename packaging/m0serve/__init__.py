@@ -9,6 +9,8 @@ included, activated or not); with --workers each worker is this
 interpreter again, started as `python -m m0serve`.
 """
 
+import glob
+import os
 import sys
 import sysconfig
 
@@ -22,7 +24,24 @@ if sysconfig.get_config_var("Py_GIL_DISABLED"):
 def main(argv=None):
     """Runs m0serve with argv (default: sys.argv[1:]) and exits with its
     status: 0 on a clean stop, 2 for a usage or configuration mistake."""
-    from m0serve import _m0serve
+    try:
+        from m0serve import _m0serve
+    except ImportError as err:
+        # The usual cause: this package was installed for another CPython
+        # (its extension is _m0serve.cpython-3XY-...so) and is reached
+        # through PYTHONPATH or a copied site-packages.
+        here = os.path.dirname(os.path.abspath(__file__))
+        mine = "_m0serve" + sysconfig.get_config_var("EXT_SUFFIX")
+        found = sorted(os.path.basename(p) for p in glob.glob(os.path.join(here, "_m0serve*.so")))
+        if mine in found:
+            sys.stderr.write("m0serve: cannot load %s: %s\n" % (os.path.join(here, mine), err))
+        else:
+            sys.stderr.write(
+                "m0serve: this installation has %s, not an extension for CPython %d.%d (%s):"
+                " install the m0serve wheel for this interpreter\n"
+                % (" ".join(found) or "no extension module", sys.version_info[0], sys.version_info[1], sys.executable)
+            )
+        sys.exit(2)
 
     args = sys.argv[1:] if argv is None else list(argv)
     # What Python buffered goes out before the server writes to the same
