@@ -304,6 +304,22 @@ wheel-cache: $(WHEEL_CACHE)/.filled
 wheel: wheel-tools
 	sh packaging/build-wheel.sh $(if $(filter all,$(WHEEL_PYTHONS)),/usr/bin/python3 $$(sh scripts/other-pythons.sh),$(WHEEL_PYTHONS))
 
+# The extension module (the wheel) against bin/m0serve, both in Debian's
+# CPython 3.11 (Flask from Debian: the venv sees the system's packages),
+# Flask and asgi_bare at c16 and c64, alternated (bench/README.md, The
+# extension module), then the start-up time of both to the first answered
+# request (bench/startup_time.py). QUICK=1 for a smoke run.
+.PHONY: bench-extension
+bench-extension: packages-bench-python build wheel
+	rm -rf build/bench-ext-venv
+	/usr/bin/python3 -m venv --system-site-packages build/bench-ext-venv
+	build/bench-ext-venv/bin/pip install --quiet --no-index dist/m0serve-$(VERSION)-cp311-cp311-manylinux_2_34_*.whl
+	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms extension-arms.json \
+		-scenarios c16,c64 $(if $(QUICK),-quick)
+	/usr/bin/python3 bench/startup_time.py $(if $(QUICK),3,20) \
+		"bin/m0serve=bin/m0serve --app-dir bench/apps --port {port} flask_json:app" \
+		"extension=build/bench-ext-venv/bin/m0serve --app-dir bench/apps --port {port} flask_json:app"
+
 # The Kubernetes example decoded with the Kubernetes API types (a module
 # of its own, deploy/kubernetes/go.mod, so the server carries no k8s
 # dependency); make test runs it too.
