@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -32,8 +33,9 @@ import (
 // app serve from the venv, inside the venv's interpreter (its
 // /proc/self/exe), with sys.prefix the venv and a module that only the
 // venv has; --workers 2 serves from two worker processes that are the
-// interpreter too; SIGTERM drains a request in the app; --reload serves
-// an edited app. Another CPython reaching the package, and --venv, stop
+// interpreter too, and again after SIGHUP; SIGTERM drains a request in
+// the app and a second SIGTERM exits at once; --reload serves an edited
+// app. Another CPython reaching the package, and --venv, stop
 // with one line and exit 2; uninstalling leaves the venv as it was. In
 // the default run the sdist also installs by itself (Go builds the
 // extension in pip's isolated build) and, without Go on PATH, says so
@@ -147,33 +149,48 @@ func TestWheel(t *testing.T) {
 		if len(pids) != 2 {
 			t.Errorf("400 connections were answered by %d worker processes, want 2\n%s", len(pids), ws.logs)
 		}
+		// SIGHUP: the master replaces both workers, again the interpreter.
+		ws.signal(t, syscall.SIGHUP)
+		ws.waitLog(t, "reload complete", 1, time.Minute)
+		a := getAnswer(t, oneShot(), ws.url("/"))
+		inVenv(t, a, "wsgi")
+		if pids[a.Pid] {
+			t.Errorf("after SIGHUP pid %d, a worker from before the reload, answered\n%s", a.Pid, ws.logs)
+		}
 		ws.stop()
 	})
 
-	t.Run("sigterm-drains", func(t *testing.T) {
-		started := filepath.Join(t.TempDir(), "started")
-		s := startProgram(t, append(env, "WHEEL_SLOW_STARTED="+started), filepath.Join(venv, "bin", "python"), "-m", "m0serve",
-			"--host", "127.0.0.1", "--port", "0", "--app-dir", apps, "wheel_app:wsgi_app")
-		type result struct {
-			body string
-			err  error
-		}
-		answer := make(chan result, 1)
+	// slowRequest starts a server with python -m m0serve and a request to
+	// /slow, and returns once the request is in the app; release lets it
+	// answer.
+	slowRequest := func(t *testing.T) (s *server, answer chan error, release func()) {
+		dir := t.TempDir()
+		started, released := filepath.Join(dir, "started"), filepath.Join(dir, "release")
+		s = startProgram(t, append(env, "WHEEL_SLOW_STARTED="+started, "WHEEL_SLOW_RELEASE="+released),
+			filepath.Join(venv, "bin", "python"), "-m", "m0serve", "--host", "127.0.0.1", "--port", "0", "--app-dir", apps, "wheel_app:wsgi_app")
+		answer = make(chan error, 1)
 		go func() {
 			code, body, err := fetch(http.DefaultClient, s.url("/slow"))
-			if err == nil && code != 200 {
-				err = fmt.Errorf("status %d", code)
+			if err == nil && (code != 200 || !strings.Contains(body, `"path": "/slow"`)) {
+				err = fmt.Errorf("status %d, %q", code, body)
 			}
-			answer <- result{body, err}
+			answer <- err
 		}()
 		waitFile(t, started)
+		return s, answer, func() { writeFile(t, released, "") }
+	}
+
+	t.Run("sigterm-drains", func(t *testing.T) {
+		s, answer, release := slowRequest(t)
 		if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
+		s.waitLogLine(t, "draining")
+		release()
 		select {
-		case r := <-answer:
-			if r.err != nil || !strings.Contains(r.body, `"path": "/slow"`) {
-				t.Errorf("the request in the app when SIGTERM came: %q, %v; want its answer", r.body, r.err)
+		case err := <-answer:
+			if err != nil {
+				t.Errorf("the request in the app when SIGTERM came: %v; want its answer", err)
 			}
 		case <-time.After(time.Minute):
 			t.Fatalf("the request in the app got no answer after SIGTERM\n%s", s.logs)
@@ -181,8 +198,23 @@ func TestWheel(t *testing.T) {
 		if err := s.waitExit(time.Minute); err != nil {
 			t.Errorf("after SIGTERM: %v, want exit 0\n%s", err, s.logs)
 		}
-		if !strings.Contains(s.logs.String(), "draining") {
-			t.Errorf("no draining line after SIGTERM:\n%s", s.logs)
+	})
+
+	t.Run("second-sigterm-exits", func(t *testing.T) {
+		s, answer, release := slowRequest(t)
+		defer release()
+		for range 2 {
+			if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			s.waitLogLine(t, "draining")
+		}
+		var exit *exec.ExitError
+		if err := s.waitExit(time.Minute); !errors.As(err, &exit) || exit.ExitCode() != 128+int(syscall.SIGTERM) {
+			t.Errorf("after a second SIGTERM with a request in the app: %v, want exit status %d\n%s", err, 128+int(syscall.SIGTERM), s.logs)
+		}
+		if err := <-answer; err == nil {
+			t.Error("the request in the app was answered, though the second SIGTERM ended the process")
 		}
 	})
 
@@ -391,6 +423,18 @@ func waitFile(t *testing.T, path string) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s did not appear within a minute", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitLogLine waits until a line of the server's log contains text.
+func (s *server) waitLogLine(t *testing.T, text string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(s.logs.String(), text) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the log within a minute:\n%s", text, s.logs)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

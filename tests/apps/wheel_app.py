@@ -3,9 +3,10 @@ installed with pip into a virtual environment, inside that environment's
 interpreter. Each imports wheel_venv_marker, a module the test writes
 only into that environment's site-packages, and answers with a JSON
 object: the marker, WHEEL_PROBE from the environment, and what the
-serving process is (its pid, /proc/self/exe, sys.prefix). /slow waits
-until the file WHEEL_SLOW_STARTED names exists, after creating it, so
-that a test can signal the server while a request is in the app."""
+serving process is (its pid, /proc/self/exe, sys.prefix). /slow creates
+the file WHEEL_SLOW_STARTED names, then waits (30 s at most) until the
+file WHEEL_SLOW_RELEASE names exists, so that a test can signal the
+server while a request is in the app."""
 import json
 import os
 import sys
@@ -16,11 +17,10 @@ import wheel_venv_marker
 
 def body(kind, path):
     if path == "/slow":
-        started = os.environ["WHEEL_SLOW_STARTED"]
-        open(started, "w").close()
-        # The test sends SIGTERM once the file exists; a drained stop
-        # lets this request finish.
-        time.sleep(1)
+        open(os.environ["WHEEL_SLOW_STARTED"], "w").close()
+        deadline = time.monotonic() + 30
+        while not os.path.exists(os.environ["WHEEL_SLOW_RELEASE"]) and time.monotonic() < deadline:
+            time.sleep(0.01)
     return json.dumps({
         "kind": kind,
         "marker": wheel_venv_marker.NAME,
