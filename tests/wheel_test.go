@@ -249,6 +249,18 @@ func TestWheel(t *testing.T) {
 		}
 	})
 
+	t.Run("free-threaded", func(t *testing.T) {
+		// No free-threaded CPython here: the interpreter is made to say it
+		// is one (sysconfig's Py_GIL_DISABLED, what the package reads).
+		pretend := "import sysconfig; get = sysconfig.get_config_var; " +
+			"sysconfig.get_config_var = lambda name: 1 if name == 'Py_GIL_DISABLED' else get(name); import m0serve"
+		code, out := runProgram(t, env, filepath.Join(venv, "bin", "python"), "-c", pretend)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if code != 1 || lines[len(lines)-1] != "ImportError: m0serve does not support the free-threaded CPython build ("+filepath.Join(venv, "bin", "python")+") yet" {
+			t.Errorf("import under a free-threaded build: exit %d, %q; want an ImportError in one line", code, out)
+		}
+	})
+
 	t.Run("other-interpreter", func(t *testing.T) {
 		other := otherPython(t, version)
 		if other == "" {
