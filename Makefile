@@ -43,9 +43,10 @@ BENCH_PYTHON_PACKAGES := $(BENCH_PACKAGES) gunicorn python3-flask python3-uvloop
 	python3-fastapi uwsgi uwsgi-plugin-python3 python3-uvicorn python3-httptools
 # make bench-ws's Python servers come from bench/.venv (PyPI) now.
 BENCH_WS_PACKAGES     := $(BENCH_PACKAGES)
-# make wheel's build frontend and backend; the tests install a wheel into
-# a venv, so they need them too.
-WHEEL_PACKAGES        := $(RUN_PACKAGES) python3-build python3-setuptools python3-wheel python3-venv python3-pip
+# make wheel's venvs (its build tools come from PyPI, pinned) and the
+# ELF tools that check the extension (readelf, objdump); the tests
+# install a wheel into a venv, so they need them too.
+WHEEL_PACKAGES        := $(RUN_PACKAGES) python3-venv python3-pip binutils
 INSTALL_PACKAGES      := sh scripts/install-packages.sh
 # Node and npm for the tests' Node packages (tests/package.json): Debian's,
 # unless an npm is there already; a NodeSource nodejs carries its own npm
@@ -158,7 +159,7 @@ cross-check:
 		GOOS=$${target%/*} GOARCH=$${target#*/} CGO_ENABLED=0 $(GO) build $(LDFLAGS) ./http1/ ./http2/ ./ws/ ./loop/... ./kq/ || exit 1; \
 	done
 
-test: packages-test $(TEST_VENV)/.installed tests/node_modules/.package-lock.json fmt-check lint cross-check build test-tools
+test: packages-test $(TEST_VENV)/.installed tests/node_modules/.package-lock.json wheel-tools wheel-cache fmt-check lint cross-check build test-tools
 	$(GO) test $(LDFLAGS) -count=1 ./...
 	M0_TEST_ASGI_THREAD=loop $(GO) test $(LDFLAGS) -count=1 -run ASGI ./pybridge/
 	cd bench && $(GO) test $(LDFLAGS) -count=1 ./...
@@ -226,7 +227,7 @@ FRAMEWORK_TESTS := ^(TestFlask|TestDjango|TestDjangoASGI|TestDjangoCollectstatic
 # binary loads that libpython even where the rpath is overridden.
 # CGO_CFLAGS names the include dir so the build cache never reuses a build
 # for another Python.
-test-pythons: packages-wheel
+test-pythons: packages-wheel wheel-tools wheel-cache
 	@default=$$(pkg-config --modversion python3-embed); failed=""; tested=0; \
 	logs=$$(mktemp -d /tmp/m0-test-pythons.XXXXXX); \
 	for pc in $${PYENV_ROOT:-/root/.pyenv}/versions/3.*/lib/pkgconfig/python3-embed.pc; do \
@@ -347,19 +348,58 @@ bench-metrics: packages-bench build
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms metrics-arms.json \
 		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) -scenarios c16,c64 $(if $(QUICK),-quick)
 
-# make wheel: dist/m0serve-<VERSION>-cpXY-cpXY-linux_<arch>.whl for each
-# embeddable CPython here: Debian's python3 and the pyenv builds (3.10 and
-# newer, one per minor version, other than the default's) that
-# test-pythons tests; WHEEL_PYTHONS=/usr/bin/python3 for one. Each binary
-# is built against its own libpython (packaging/build-wheel.sh).
-.PHONY: wheel packages-wheel
+# make wheel: dist/m0serve-<VERSION>.tar.gz (the sdist) and
+# dist/m0serve-<VERSION>-cpXY-cpXY-manylinux_2_34_<arch>.whl for
+# Debian's python3 (the CPython bin/m0serve embeds); WHEEL_PYTHONS=all
+# adds every pyenv CPython 3.10+ here (one per minor version: the ones
+# test-pythons tests), or names interpreters. Each wheel's extension
+# module is built from the sdist (packaging/build-wheel.sh) with the
+# tools pinned in packaging/tools-requirements.txt, in a venv made here.
+# wheel-cache downloads, once, what the wheel test installs offline
+# beside m0serve (tests/wheel-requirements.txt: Flask for each CPython
+# minor version, and setuptools for the sdist's build).
+.PHONY: wheel packages-wheel wheel-tools wheel-cache
+WHEEL_TOOLS   := build/packaging-venv
+WHEEL_CACHE   := build/wheel-cache
+WHEEL_PYTHONS ?= /usr/bin/python3
 packages-wheel:
 	@$(INSTALL_PACKAGES) $(WHEEL_PACKAGES)
 
-wheel: packages-wheel
-	@for python in $(or $(WHEEL_PYTHONS),/usr/bin/python3 $$(sh scripts/other-pythons.sh)); do \
-		sh packaging/build-wheel.sh $$python || exit 1; \
+$(WHEEL_TOOLS)/.installed: packaging/tools-requirements.txt | packages-wheel
+	rm -rf $(WHEEL_TOOLS)
+	/usr/bin/python3 -m venv $(WHEEL_TOOLS)
+	$(WHEEL_TOOLS)/bin/pip install --quiet --require-hashes --only-binary :all: -r packaging/tools-requirements.txt
+	@touch $@
+
+$(WHEEL_CACHE)/.filled: tests/wheel-requirements.txt $(WHEEL_TOOLS)/.installed
+	@for version in 3.10 3.11 3.12 3.13; do \
+		$(WHEEL_TOOLS)/bin/pip download --quiet --require-hashes --no-deps --only-binary :all: \
+			--python-version $$version --implementation cp --platform manylinux2014_$$(uname -m) \
+			-d $(WHEEL_CACHE) -r tests/wheel-requirements.txt || exit 1; \
 	done
+	@touch $@
+
+wheel-tools: $(WHEEL_TOOLS)/.installed
+wheel-cache: $(WHEEL_CACHE)/.filled
+
+wheel: wheel-tools
+	sh packaging/build-wheel.sh $(if $(filter all,$(WHEEL_PYTHONS)),/usr/bin/python3 $$(sh scripts/other-pythons.sh),$(WHEEL_PYTHONS))
+
+# The extension module (the wheel) against bin/m0serve, both in Debian's
+# CPython 3.11 (Flask from Debian: the venv sees the system's packages),
+# Flask and asgi_bare at c16 and c64, alternated (bench/README.md, The
+# extension module), then the start-up time of both to the first answered
+# request (bench/startup_time.py). QUICK=1 for a smoke run.
+.PHONY: bench-extension
+bench-extension: packages-bench-python build wheel
+	rm -rf build/bench-ext-venv
+	/usr/bin/python3 -m venv --system-site-packages build/bench-ext-venv
+	build/bench-ext-venv/bin/pip install --quiet --no-index dist/m0serve-$(VERSION)-cp311-cp311-manylinux_2_34_*.whl
+	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms extension-arms.json \
+		-scenarios c16,c64 $(if $(QUICK),-quick)
+	/usr/bin/python3 bench/startup_time.py $(if $(QUICK),3,20) \
+		"bin/m0serve=bin/m0serve --app-dir bench/apps --port {port} flask_json:app" \
+		"extension=build/bench-ext-venv/bin/m0serve --app-dir bench/apps --port {port} flask_json:app"
 
 # The Kubernetes example decoded with the Kubernetes API types (a module
 # of its own, deploy/kubernetes/go.mod, so the server carries no k8s

@@ -73,6 +73,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	if err := checkHostedVenv(cfg.Venv); err != nil {
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 2
+	}
 	if cfg.Native == "" {
 		if err := checkPythonVersion(cfg.Venv); err != nil {
 			fmt.Fprintf(stderr, "m0serve: %v\n", err)

@@ -22,7 +22,9 @@ func checkPythonVersion(venv string) error {
 	if loaded := minorVersion(pybridge.LibraryVersion()); loaded != embedded {
 		return fmt.Errorf("built for CPython %s but loaded libpython %s: rebuild m0serve for it", embedded, loaded)
 	}
-	if venv == "" {
+	if venv == "" && hostPython == "" {
+		// Inside a running interpreter $VIRTUAL_ENV is not used: the
+		// environment is that interpreter's.
 		venv = os.Getenv("VIRTUAL_ENV")
 	}
 	if venv == "" {

@@ -1,73 +1,131 @@
 #!/bin/sh
-# build-wheel.sh PYTHON [BINARY]: builds
-# dist/m0serve-<VERSION>-cpXY-cpXY-linux_<arch>.whl for the CPython
-# PYTHON (an interpreter: /usr/bin/python3, a pyenv build's bin/python3).
-# The binary is built against that Python's libpython (pkg-config.sh adds
-# an rpath to its LIBDIR when it is not the system's; the system's is
-# linked statically under make, as make build does), or BINARY, already
-# built for it, is taken as it is. The wheel is made by python3 -m build
-# with setuptools (BUILD_PYTHON, default /usr/bin/python3, runs it) from a
-# staged copy of packaging/ under BUILD_DIR (default build), so the tree
-# stays clean. OUTDIR (default dist) is where the wheel goes; its path is
-# the last line out.
+# build-wheel.sh PYTHON...: builds dist/m0serve-<VERSION>.tar.gz, the
+# sdist, then from it one wheel per CPython given (an interpreter:
+# /usr/bin/python3, a pyenv build's bin/python3):
+# dist/m0serve-<VERSION>-cpXY-cpXY-manylinux_2_34_<arch>.whl, whose
+# extension module is m0serve's Go packages built with
+# -buildmode=c-shared against that Python's headers (packaging/setup.py).
+#
+# The sdist is packaging/ with the Go packages the extension is built
+# from (go list -deps of cmd/m0serve-ext, tests left out) and their
+# dependencies vendored, so that it builds offline. Each wheel is built
+# from a fresh copy of the sdist, then checked: its extension needs no
+# libpython and no glibc symbol newer than 2.34, and auditwheel agrees
+# with the tag. TOOLS_PYTHON (default build/packaging-venv/bin/python,
+# which the Makefile makes) runs the build frontend, setuptools and
+# auditwheel; BUILD_DIR (default build) holds the staging, OUTDIR
+# (default dist) the results, whose paths are the last lines out.
 set -eu
 
-if [ $# -lt 1 ] || [ $# -gt 2 ]; then
-	echo "usage: build-wheel.sh PYTHON [BINARY]" >&2
+if [ $# -lt 1 ]; then
+	echo "usage: build-wheel.sh PYTHON..." >&2
 	exit 2
 fi
-python=$1
-binary=${2:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
 outdir=${OUTDIR:-$root/dist}
-build_python=${BUILD_PYTHON:-/usr/bin/python3}
+build=${BUILD_DIR:-$root/build}
+tools=${TOOLS_PYTHON:-$root/build/packaging-venv/bin/python}
 go=${GO:-go}
-
-version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-tag=cp$(echo "$version" | tr -d .)
 release=$(cat "$root/VERSION")
-stage=${BUILD_DIR:-$root/build}/wheel-$tag
-mkdir -p "$(dirname "$stage")"
+arch=$(uname -m)
+# The newest glibc symbol version the extension may need, and its tag.
+max_glibc=2.34
+platform=manylinux_2_34_$arch
 
-if [ -z "$binary" ]; then
-	binary=$stage.bin
-	commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
-	ldflags="-checklinkname=0 -X github.com/m0serve/m0serve/cli.version=$release -X github.com/m0serve/m0serve/cli.commit=$commit"
-	prefix=$("$python" -c 'import sys; print(sys.base_prefix)')
-	if [ "$(pkg-config --modversion python3-embed 2>/dev/null)" = "$version" ] &&
-		[ "$(pkg-config --variable=prefix python3-embed)" = "$prefix" ]; then
-		(cd "$root" && "$go" build -ldflags="$ldflags" -o "$binary" ./cmd/m0serve)
-	else
-		pc=$("$python" -c 'import sysconfig; print(sysconfig.get_config_var("LIBPC") or "")')/python-$version-embed.pc
-		if [ ! -f "$pc" ]; then
-			echo "build-wheel: $python has no $pc: not an embeddable CPython (built without --enable-shared?)" >&2
-			exit 1
-		fi
-		(cd "$root" && PKG_CONFIG="$root/pybridge/pkg-config.sh" M0_PYTHON_PC=$pc M0_PYTHON_LINK=shared \
-			CGO_CFLAGS="-O2 -g $(pkg-config --cflags-only-I "$pc")" \
-			"$go" build -ldflags="$ldflags" -o "$binary" ./cmd/m0serve)
-	fi
-fi
-embeds=$("$binary" --version)
-case "$embeds" in
-*"CPython $version."*) ;;
-*)
-	echo "build-wheel: $binary is not built for CPython $version: $embeds" >&2
+if [ ! -x "$tools" ]; then
+	echo "build-wheel: no $tools: run make wheel-tools (or set TOOLS_PYTHON)" >&2
 	exit 1
-	;;
-esac
+fi
+mkdir -p "$outdir" "$build"
 
+# The sdist's tree.
+stage=$build/sdist-src
 rm -rf "$stage"
-mkdir -p "$stage/m0serve/bin" "$outdir"
-cp "$root/packaging/pyproject.toml" "$root/packaging/setup.py" "$root/VERSION" "$root/README.md" "$stage/"
+mkdir -p "$stage/m0serve" "$stage/go"
+cp "$root/packaging/pyproject.toml" "$root/packaging/setup.py" "$root/packaging/MANIFEST.in" \
+	"$root/VERSION" "$root/README.md" "$root/LICENSE" "$stage/"
 cp "$root/packaging/m0serve/"*.py "$stage/m0serve/"
-cp "$binary" "$stage/m0serve/bin/m0serve"
-chmod 0755 "$stage/m0serve/bin/m0serve"
-printf '# Written by build-wheel.sh: the CPython the binary embeds.\nPYTHON_VERSION = "%s"\n' "$version" >"$stage/m0serve/_build.py"
+git -C "$root" rev-parse --short HEAD >"$stage/COMMIT" 2>/dev/null || echo unknown >"$stage/COMMIT"
+cp "$root/go.mod" "$root/go.sum" "$stage/go/"
+# Every platform's imports: go mod vendor checks them all (kq's for the
+# BSDs and macOS).
+packages=$(cd "$root" && for goos in linux darwin freebsd; do
+	GOOS=$goos CGO_ENABLED=1 "$go" list -e -deps -f '{{if and .Module .Module.Main}}{{.Dir}}{{end}}' ./cmd/m0serve-ext
+done | sort -u)
+for dir in $packages; do
+	rel=${dir#"$root"/}
+	mkdir -p "$stage/go/$rel"
+	# The package's own files (tracked, or new and not ignored), not
+	# its tests nor its subpackages.
+	(cd "$root" && git ls-files -co --exclude-standard -- "$rel") | while read -r file; do
+		case "$file" in
+		*_test.go | */testdata/*) continue ;;
+		esac
+		[ "$(dirname "$file")" = "$rel" ] && cp "$root/$file" "$stage/go/$file"
+	done
+done
+(cd "$stage/go" && GOFLAGS=-mod=mod "$go" mod vendor)
 
-"$build_python" -m build --wheel --no-isolation --outdir "$outdir" "$stage" >"$stage.log" 2>&1 || {
-	cat "$stage.log" >&2
+log=$build/build-wheel.log
+"$tools" -m build --sdist --no-isolation --outdir "$outdir" "$stage" >"$log" 2>&1 || {
+	cat "$log" >&2
 	exit 1
 }
-wheel=$(ls "$outdir"/m0serve-"$release"-"$tag"-"$tag"-linux_*.whl)
-echo "$wheel"
+sdist=$outdir/m0serve-$release.tar.gz
+[ -f "$sdist" ] || {
+	echo "build-wheel: the sdist is not $sdist" >&2
+	exit 1
+}
+
+built=""
+for python in "$@"; do
+	version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	tag=cp$(echo "$version" | tr -d .)
+	src=$build/wheel-$tag
+	rm -rf "$src" "$outdir/m0serve-$release-$tag-$tag-"*.whl
+	mkdir -p "$src"
+	tar -xzf "$sdist" -C "$src" --strip-components=1
+	M0_TARGET_PYTHON=$python M0_WHEEL_PLATFORM=$platform \
+		"$tools" -m build --wheel --no-isolation --outdir "$outdir" "$src" >"$log" 2>&1 || {
+		cat "$log" >&2
+		exit 1
+	}
+	wheel=$outdir/m0serve-$release-$tag-$tag-$platform.whl
+	[ -f "$wheel" ] || {
+		echo "build-wheel: the wheel for $python is not $wheel" >&2
+		exit 1
+	}
+
+	# The checks behind the tag: no libpython (the symbols come from the
+	# interpreter), no glibc newer than max_glibc, and auditwheel's word.
+	ext=$(ls "$src"/build/lib*/m0serve/_m0serve*.so)
+	needed=$(readelf -d "$ext" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+	case "$needed" in
+	*libpython*)
+		echo "build-wheel: $ext links libpython ($needed)" >&2
+		exit 1
+		;;
+	esac
+	newest=$(objdump -T "$ext" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1)
+	if [ "$(printf '%s\n%s\n' "$newest" "$max_glibc" | sort -V | tail -1)" != "$max_glibc" ]; then
+		echo "build-wheel: $ext needs glibc $newest, newer than $max_glibc ($platform)" >&2
+		exit 1
+	fi
+	show=$("$tools" -m auditwheel show "$wheel" 2>&1) || {
+		echo "$show" >&2
+		exit 1
+	}
+	case "$show" in
+	*"\"$platform\""*) ;;
+	*)
+		echo "build-wheel: auditwheel does not agree with $platform for $wheel:" >&2
+		echo "$show" >&2
+		exit 1
+		;;
+	esac
+	built="$built $wheel"
+done
+echo "$sdist"
+for wheel in $built; do
+	echo "$wheel"
+done

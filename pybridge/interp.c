@@ -257,6 +257,43 @@ static char *status_text(PyStatus status)
 	return text;
 }
 
+/* prepare puts the site dirs and the app dir on sys.path and readies the
+ * shim's types, holding the GIL; malloc'd text on failure. */
+static char *prepare(const char *app_dir, const char *site_dirs)
+{
+	char *err = NULL;
+	/* Site dirs go in first, the app dir last at sys.path[0], so the app's
+	 * own modules shadow installed ones as they do under `python app.py`. */
+	const char *p = site_dirs;
+	while (p != NULL && *p != '\0') {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		if (n > 0) {
+			char *dir = malloc(n + 1);
+			if (dir == NULL)
+				return copy_text("out of memory");
+			memcpy(dir, p, n);
+			dir[n] = '\0';
+			int rc = add_site_dir(dir);
+			free(dir);
+			if (rc < 0)
+				return m0_format_exception();
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	/* threading takes the thread that first imports it for the main
+	 * thread: it must be this one, or uvloop on the ASGI executor's
+	 * thread believes it is the main thread and calls set_wakeup_fd,
+	 * which CPython refuses off its real main thread. (In a running
+	 * interpreter the extension imported it on the main thread first.) */
+	PyObject *threading = PyImport_ImportModule("threading");
+	Py_XDECREF(threading);
+	if (threading == NULL || sys_path_insert(0, app_dir) < 0 || m0_environ_init() < 0 ||
+	    m0_input_ready() < 0 || m0_wsgi_ready() < 0)
+		err = m0_format_exception();
+	return err;
+}
+
 /* m0_init starts the interpreter with home as its prefix (its standard
  * library and lib-dynload) and executable as sys.executable, so neither
  * comes from whichever python3 is first on PATH, which is where CPython
@@ -286,40 +323,27 @@ char *m0_init(const char *app_dir, const char *site_dirs, const char *home,
 	PyConfig_Clear(&config);
 	if (PyStatus_Exception(status))
 		return status_text(status);
-	char *err = NULL;
-	/* Site dirs go in first, the app dir last at sys.path[0], so the app's
-	 * own modules shadow installed ones as they do under `python app.py`. */
-	const char *p = site_dirs;
-	while (p != NULL && *p != '\0') {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		if (n > 0) {
-			char *dir = malloc(n + 1);
-			if (dir == NULL) {
-				err = copy_text("out of memory");
-				goto out;
-			}
-			memcpy(dir, p, n);
-			dir[n] = '\0';
-			int rc = add_site_dir(dir);
-			free(dir);
-			if (rc < 0) {
-				err = m0_format_exception();
-				goto out;
-			}
-		}
-		p = nl ? nl + 1 : NULL;
-	}
-	/* threading takes the thread that first imports it for the main
-	 * thread: it must be this one, or uvloop on the ASGI executor's
-	 * thread believes it is the main thread and calls set_wakeup_fd,
-	 * which CPython refuses off its real main thread. */
-	PyObject *threading = PyImport_ImportModule("threading");
-	Py_XDECREF(threading);
-	if (threading == NULL || sys_path_insert(0, app_dir) < 0 || m0_environ_init() < 0 ||
-	    m0_input_ready() < 0 || m0_wsgi_ready() < 0)
-		err = m0_format_exception();
-out:
+	char *err = prepare(app_dir, site_dirs);
+	main_tstate = PyEval_SaveThread();
+	return err;
+}
+
+/* In a running interpreter (the extension module), the thread that
+ * prepared it took a thread state of its own, which m0_finalize gives
+ * back instead of finalising: the interpreter is the host's. */
+static int adopted;
+static PyGILState_STATE adopted_gil;
+
+/* m0_adopt is m0_init for the interpreter this process already runs (the
+ * extension module's host): no configuration, no home, no executable to
+ * find; sys.prefix, sys.executable and site-packages are the host's. */
+char *m0_adopt(const char *app_dir, const char *site_dirs)
+{
+	if (!Py_IsInitialized())
+		return copy_text("no Python interpreter runs in this process");
+	adopted_gil = PyGILState_Ensure();
+	adopted = 1;
+	char *err = prepare(app_dir, site_dirs);
 	main_tstate = PyEval_SaveThread();
 	return err;
 }
@@ -330,6 +354,11 @@ int m0_finalize(void)
 		return 0; /* Py_InitializeFromConfig failed: nothing to end */
 	PyEval_RestoreThread(main_tstate);
 	main_tstate = NULL;
+	if (adopted) {
+		adopted = 0;
+		PyGILState_Release(adopted_gil);
+		return 0;
+	}
 	return Py_FinalizeEx();
 }
 

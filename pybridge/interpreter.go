@@ -59,13 +59,28 @@ type Interpreter struct {
 // reliably after Py_FinalizeEx (extension modules keep static state).
 var started atomic.Bool
 
+// hosted is set by Host: the interpreter is the one this process already
+// runs (m0serve imported as an extension module), not one to start.
+var hosted atomic.Bool
+
+// Host makes Start adopt the interpreter this process already runs
+// instead of initialising one: the extension module's entry calls it
+// before anything starts. The caller's thread has released the GIL.
+// Config.VirtualEnv must then be empty: the environment is the host's.
+func Host() { hosted.Store(true) }
+
+// Hosted says whether Host was called.
+func Hosted() bool { return hosted.Load() }
+
 // Version is the embedded Python's version, as "3.11".
 func Version() string {
 	return fmt.Sprintf("%d.%d", int(C.PY_MAJOR_VERSION), int(C.PY_MINOR_VERSION))
 }
 
-// Start initialises the interpreter. Python installs no signal handlers
-// (signals stay the Go runtime's) and SIGPIPE is ignored, so a write to a
+// Start initialises the interpreter, or after Host adopts the running
+// one (its thread takes a thread state of its own). Python installs no
+// signal handlers (signals stay the Go runtime's; a host's are taken back
+// by the server's signal.Notify) and SIGPIPE is ignored, so a write to a
 // closed socket or pipe from Python returns EPIPE instead of ending the
 // process.
 func Start(cfg Config) (*Interpreter, error) {
@@ -80,20 +95,28 @@ func Start(cfg Config) (*Interpreter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pybridge: app dir: %w", err)
 	}
-	venv, err := virtualEnv(cfg)
-	if err != nil {
-		return nil, err
-	}
-	home := findHome()
-	executable := home.executable
-	if venv != "" {
-		// site.py finds pyvenv.cfg beside sys.executable and makes the
-		// venv sys.prefix, with its site-packages (and the system's when
-		// the venv includes them), as activation does.
-		executable = filepath.Join(venv, "bin", "python")
-	}
-	if os.Getenv("PYTHONHOME") != "" {
-		home.prefix = "" // the user's choice, which CPython reads
+	var home home
+	executable := ""
+	if hosted.Load() {
+		if cfg.VirtualEnv != "" {
+			return nil, fmt.Errorf("pybridge: a virtualenv (%s) cannot be chosen inside a running interpreter: it already has its own", cfg.VirtualEnv)
+		}
+	} else {
+		venv, err := virtualEnv(cfg)
+		if err != nil {
+			return nil, err
+		}
+		home = findHome()
+		executable = home.executable
+		if venv != "" {
+			// site.py finds pyvenv.cfg beside sys.executable and makes the
+			// venv sys.prefix, with its site-packages (and the system's when
+			// the venv includes them), as activation does.
+			executable = filepath.Join(venv, "bin", "python")
+		}
+		if os.Getenv("PYTHONHOME") != "" {
+			home.prefix = "" // the user's choice, which CPython reads
+		}
 	}
 	if !started.CompareAndSwap(false, true) {
 		return nil, errors.New("pybridge: the interpreter was already started in this process")
@@ -110,7 +133,12 @@ func Start(cfg Config) (*Interpreter, error) {
 		csites := C.CString(strings.Join(cfg.SitePackages, "\n"))
 		chome := C.CString(home.prefix)
 		cexecutable := C.CString(executable)
-		cerr := C.m0_init(cdir, csites, chome, cexecutable)
+		var cerr *C.char
+		if hosted.Load() {
+			cerr = C.m0_adopt(cdir, csites)
+		} else {
+			cerr = C.m0_init(cdir, csites, chome, cexecutable)
+		}
 		for _, p := range []*C.char{cdir, csites, chome, cexecutable} {
 			C.free(unsafe.Pointer(p))
 		}

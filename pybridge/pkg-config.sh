@@ -25,6 +25,12 @@
 # archive, or with a prefix cgo would refuse in a -D (a '-' in it), the
 # answers are the shared library's. Set CGO_LDFLAGS apart for a static
 # build (the Makefile does), for the build cache again.
+#
+# With M0_PYTHON_LINK=none (the extension module, cmd/m0serve-ext), no
+# libpython is linked: the host interpreter provides the C API. --libs
+# answers nothing and --cflags the include directory M0_PYTHON_INCLUDE
+# (sysconfig's "include" path; no .pc file is needed, so any CPython with
+# its headers builds it). packaging/setup.py sets both.
 real=${M0_PKG_CONFIG:-pkg-config}
 pc=${M0_PYTHON_PC:-python3-embed}
 
@@ -52,6 +58,19 @@ EOF
 if [ -n "$M0_PYTHON_PC" ] && [ ! -f "$M0_PYTHON_PC" ]; then
 	echo "pkg-config.sh: M0_PYTHON_PC=$M0_PYTHON_PC: no such file" >&2
 	exit 1
+fi
+if [ "${M0_PYTHON_LINK:-}" = none ]; then
+	if [ -z "${M0_PYTHON_INCLUDE:-}" ] || [ ! -f "$M0_PYTHON_INCLUDE/Python.h" ]; then
+		echo "pkg-config.sh: M0_PYTHON_LINK=none wants M0_PYTHON_INCLUDE, a directory with Python.h (got \"${M0_PYTHON_INCLUDE:-}\")" >&2
+		exit 1
+	fi
+	for arg in "$@"; do
+		case "$arg" in
+		--cflags) echo "-I$M0_PYTHON_INCLUDE" && exit 0 ;;
+		--libs) echo && exit 0 ;;
+		esac
+	done
+	exit 0
 fi
 libs=0 cflags=0
 for arg in "$@"; do

@@ -1,7 +1,7 @@
 /*
  * The C side of pybridge: the embedded interpreter, the WSGI environ, the
  * wsgi.input stream, start_response/write, and the response arena the Go
- * side reads. Every function here but m0_init, m0_app_load and
+ * side reads. Every function here but m0_init, m0_adopt, m0_app_load and
  * m0_finalize runs on a handler thread that holds the GIL.
  */
 #ifndef M0_SHIM_H
@@ -162,6 +162,7 @@ typedef struct m0_thread {
 /* Interpreter (interp.c). Errors come back as malloc'd text. */
 char *m0_init(const char *app_dir, const char *site_dirs, const char *home,
               const char *executable);
+char *m0_adopt(const char *app_dir, const char *site_dirs);
 const char *m0_static_prefix(void);
 const char *m0_library_path(void);
 int m0_finalize(void);

@@ -202,7 +202,7 @@ func describeApp(cfg *Config, py *python) string {
 		}
 	}
 	venv := cfg.Venv
-	if venv == "" {
+	if venv == "" && !pybridge.Hosted() {
 		venv = os.Getenv("VIRTUAL_ENV") // pybridge.Config.VirtualEnv's default
 	}
 	if venv != "" {

@@ -20,6 +20,11 @@ type Config struct {
 	// Args are the command-line arguments a worker is started with: the
 	// master's own, so a worker parses the same configuration.
 	Args []string
+	// Command is the program a worker runs and the arguments before Args
+	// (its argv[0] first); empty: this program again (os.Executable).
+	// The extension module's master starts `python -m m0serve` with the
+	// interpreter's own sys.executable, which keeps its venv.
+	Command []string
 
 	Workers           int
 	Listener          string        // reuseport (one socket per worker slot) or shared

@@ -53,7 +53,7 @@ type slot struct {
 type master struct {
 	cfg     Config
 	logf    func(string, ...any)
-	exe     string
+	command []string // a worker's program, then its argv before the Args
 	url     string
 	port    int
 	rand    *rand.Rand
@@ -106,14 +106,18 @@ func Run(cfg Config, logf func(string, ...any)) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("finding this program to start workers: %w", err)
+	command := cfg.Command
+	if len(command) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("finding this program to start workers: %w", err)
+		}
+		command = []string{exe, os.Args[0]}
 	}
 	m := &master{
 		cfg:     cfg,
 		logf:    logf,
-		exe:     exe,
+		command: command,
 		rand:    rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid()))),
 		spawner: newSpawner(),
 		events:  make(chan event, 64),

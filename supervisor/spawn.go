@@ -128,7 +128,7 @@ func (m *master) spawn(s *slot) (*worker, error) {
 		server.WorkerSlotEnv+"="+strconv.Itoa(s.index),
 		server.WorkerMaxRequestsEnv+"="+strconv.Itoa(limit))
 	files := []uintptr{0, 1, 2, uintptr(s.listenFD), uintptr(pair[1]), heart.Fd()}
-	pid, err := m.spawner.start(m.exe, append([]string{os.Args[0]}, m.cfg.Args...), env, files)
+	pid, err := m.spawner.start(m.command[0], append(m.command[1:len(m.command):len(m.command)], m.cfg.Args...), env, files)
 	if err != nil {
 		unix.Munmap(mem)
 		return fail(fmt.Errorf("starting a worker: %w", err))

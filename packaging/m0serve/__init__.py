@@ -1,45 +1,51 @@
 """m0serve: a Python application server written in Go.
 
-The package carries the m0serve binary, built against one CPython (the
-one this wheel is tagged for), and starts it: the console script
-`m0serve` and `python -m m0serve` both call main(), which execs the
-binary with the arguments and the environment as given. One variable is
-added: M0_VENV (the binary's --venv), naming the virtual environment
-this package is installed in, so the app imports from that environment's
-site-packages whether or not it is activated. An M0_VENV already set, or
-a --venv flag, wins.
+The server runs inside this interpreter: m0serve._m0serve is m0serve's Go
+packages built as a CPython extension module, and the console script
+`m0serve` and `python -m m0serve` both call main(), which hands the
+main thread to the server (the GIL released) until it stops. The app
+imports from this interpreter's environment (a venv's site-packages
+included, activated or not); with --workers each worker is this
+interpreter again, started as `python -m m0serve`.
 """
 
+import glob
 import os
 import sys
+import sysconfig
 
-from m0serve._build import PYTHON_VERSION
+__all__ = ["main"]
 
-__all__ = ["binary", "main"]
-
-
-def binary():
-    """The path of the m0serve binary in this package."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "m0serve")
+if sysconfig.get_config_var("Py_GIL_DISABLED"):
+    # The bridge relies on the GIL; the wheel carries no cp313t build.
+    raise ImportError("m0serve does not support the free-threaded CPython build (%s) yet" % sys.executable)
 
 
-def main():
-    running = "%d.%d" % sys.version_info[:2]
-    if running != PYTHON_VERSION:
-        # The binary would load libpython PYTHON_VERSION and this
-        # interpreter's packages, built for another ABI: stop here.
-        sys.stderr.write(
-            "m0serve: this m0serve embeds CPython %s but runs under CPython %s (%s);"
-            " install the m0serve wheel built for %s\n"
-            % (PYTHON_VERSION, running, sys.executable, running)
-        )
-        sys.exit(2)
-    env = os.environ
-    if sys.prefix != sys.base_prefix and "M0_VENV" not in env:
-        env = dict(env, M0_VENV=sys.prefix)
-    path = binary()
+def main(argv=None):
+    """Runs m0serve with argv (default: sys.argv[1:]) and exits with its
+    status: 0 on a clean stop, 2 for a usage or configuration mistake."""
     try:
-        os.execve(path, [path] + sys.argv[1:], env)
-    except OSError as err:
-        sys.stderr.write("m0serve: cannot run %s: %s\n" % (path, err.strerror))
-        sys.exit(1)
+        from m0serve import _m0serve
+    except ImportError as err:
+        # The usual cause: this package was installed for another CPython
+        # (its extension is _m0serve.cpython-3XY-...so) and is reached
+        # through PYTHONPATH or a copied site-packages.
+        here = os.path.dirname(os.path.abspath(__file__))
+        mine = "_m0serve" + sysconfig.get_config_var("EXT_SUFFIX")
+        found = sorted(os.path.basename(p) for p in glob.glob(os.path.join(here, "_m0serve*.so")))
+        if mine in found:
+            sys.stderr.write("m0serve: cannot load %s: %s\n" % (os.path.join(here, mine), err))
+        else:
+            sys.stderr.write(
+                "m0serve: this installation has %s, not an extension for CPython %d.%d (%s):"
+                " install the m0serve wheel for this interpreter\n"
+                % (" ".join(found) or "no extension module", sys.version_info[0], sys.version_info[1], sys.executable)
+            )
+        sys.exit(2)
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    # What Python buffered goes out before the server writes to the same
+    # descriptors.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.exit(_m0serve.main(args))
