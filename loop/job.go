@@ -332,6 +332,29 @@ func (j *Job) TryWrite(p []byte) (bool, error) {
 	return true, nil
 }
 
+// WriteWhole appends all of p to the response and never waits, whatever
+// the outbox holds: for a body already whole in memory, handed over by a
+// caller that must not block (a completion on the loop thread, or with
+// the GIL held). The caller bounds p (the bridge's BufferLimit); the
+// outbox is the loop's to empty.
+func (j *Job) WriteWhole(p []byte) (int, error) {
+	j.mu.Lock()
+	defer j.unlock()
+	if !j.headPosted {
+		if err := j.writeHeaderLocked(200, -1); err != nil {
+			return 0, err
+		}
+	}
+	if j.aborted {
+		return 0, ErrAborted
+	}
+	if len(p) > 0 {
+		j.outbox = append(j.outbox, p...)
+		j.notify()
+	}
+	return len(p), nil
+}
+
 // Finish ends the response. A job finished without a posted head answers
 // 200 with an empty body.
 func (j *Job) Finish() error {

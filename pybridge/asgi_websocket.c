@@ -22,7 +22,8 @@ typedef struct {
 	PyObject *subprotocols; /* the scope's list: what the client offered */
 	PyObject *close_reason; /* a close waiting for the sends before it (bytes) */
 	int close_code;
-	uint8_t state;
+	uint32_t buffer_limit; /* a denial body past it streams (asgi_request.c's rule) */
+	uint8_t state, streaming, finish_on_write;
 } m0_asgi_ws;
 
 static PyTypeObject ws_type;
@@ -304,13 +305,37 @@ static PyObject *response_start(m0_asgi_ws *w, PyObject *message)
 	Py_XDECREF(headers);
 	if (rc < 0)
 		return NULL;
+	/* The connection ends after a denial: the head says so, whether it
+	 * goes out with the whole body or ahead of a streamed one. */
+	w->conn.resp->close = 1;
 	w->state = WS_RESPONSE;
 	return Py_NewRef(m0_asgi_ready_none);
 }
 
-static PyObject *response_body(m0_asgi_ws *w, PyObject *message)
+/* finish_denial: the denial's last byte was sent (or is in the arena). */
+static void finish_denial(m0_asgi_ws *w)
 {
 	m0_response *r = w->conn.resp;
+	if (r == NULL)
+		return;
+	if (w->conn.head_sent) {
+		r->outcome = M0_STREAMED;
+	} else {
+		r->content_length = (int64_t)(r->body.end - r->body.start);
+		r->outcome = M0_COMPLETE;
+	}
+	m0_asgi_complete(&w->conn);
+}
+
+/* response_body: the denial's body, by http.response.body's rule
+ * (asgi_request.c): one message that fits the buffer completes with it;
+ * a longer one, or several, go to the writer and their sends wait for
+ * it. The arena never takes more than the buffer, so completing never
+ * hands the loop more than its outbox holds. */
+static PyObject *response_body(m0_asgi_ws *w, PyObject *message)
+{
+	m0_asgi_conn *c = &w->conn;
+	m0_response *r = c->resp;
 	PyObject *body = get(message, k_body, NULL);
 	if (body == NULL) {
 		if (!PyErr_ExceptionMatches(PyExc_KeyError))
@@ -322,24 +347,50 @@ static PyObject *response_body(m0_asgi_ws *w, PyObject *message)
 	Py_XDECREF(body);
 	if (b == NULL)
 		return NULL;
-	int rc = m0_arena_append(r, PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b), NULL);
-	Py_DECREF(b);
-	if (rc < 0)
-		return PyErr_NoMemory();
-	r->body.end = (uint32_t)r->len;
 	PyObject *more = get(message, k_more_body, Py_False);
 	int more_body = more ? PyObject_IsTrue(more) : -1;
 	Py_XDECREF(more);
-	if (more_body < 0)
+	if (more_body < 0) {
+		Py_DECREF(b);
 		return NULL;
-	if (!more_body) {
-		r->content_length = (int64_t)(r->body.end - r->body.start);
-		r->outcome = M0_COMPLETE;
-		r->close = 1;
-		w->state = WS_CLOSED;
-		m0_asgi_complete(&w->conn);
 	}
-	return Py_NewRef(m0_asgi_ready_none);
+	Py_ssize_t n = PyBytes_GET_SIZE(b);
+	PyObject *fut = NULL;
+	if (!more_body && !w->streaming) {
+		w->state = WS_CLOSED;
+		if ((size_t)n > w->buffer_limit) {
+			r->content_length = n;
+			fut = m0_asgi_write(c, b, NULL);
+			w->finish_on_write = fut != NULL;
+			Py_DECREF(b);
+			return fut;
+		}
+		int rc = m0_arena_append(r, PyBytes_AS_STRING(b), (size_t)n, NULL);
+		Py_DECREF(b);
+		if (rc < 0)
+			return PyErr_NoMemory();
+		r->body.end = (uint32_t)r->len;
+		finish_denial(w);
+		return Py_NewRef(m0_asgi_ready_none);
+	}
+	w->streaming = 1;
+	if (n > 0 && (fut = m0_asgi_write(c, b, NULL)) == NULL) {
+		Py_DECREF(b);
+		return NULL;
+	}
+	Py_DECREF(b);
+	if (!more_body) {
+		w->state = WS_CLOSED;
+		/* With writes still out, the response ends after them: an
+		 * empty write takes its turn. */
+		if (fut == NULL && c->writing && (fut = m0_asgi_write(c, NULL, NULL)) == NULL)
+			return NULL;
+		if (fut != NULL)
+			w->finish_on_write = 1;
+		else
+			finish_denial(w);
+	}
+	return fut != NULL ? fut : Py_NewRef(m0_asgi_ready_none);
 }
 
 /* send(message): the handshake's answer, then messages and the close. */
@@ -382,7 +433,12 @@ static void ws_read(m0_asgi_conn *c, const char *p, long n)
 
 static void ws_written(m0_asgi_conn *c)
 {
-	close_waiting((m0_asgi_ws *)c);
+	m0_asgi_ws *w = (m0_asgi_ws *)c;
+	close_waiting(w);
+	if (w->finish_on_write && !c->ended) {
+		w->finish_on_write = 0;
+		finish_denial(w);
+	}
 }
 
 /* ws_gone: the client left before the accept (1006), or a send found
@@ -391,6 +447,7 @@ static void ws_written(m0_asgi_conn *c)
  * messages before it. */
 static void ws_gone(m0_asgi_conn *c)
 {
+	((m0_asgi_ws *)c)->finish_on_write = 0;
 	close_waiting((m0_asgi_ws *)c);
 	if (((m0_asgi_ws *)c)->state == WS_OPEN)
 		return;
@@ -537,6 +594,7 @@ PyObject *m0_asgi_websocket_new(m0_asgi *ex, int slot, const m0_request *req, co
 		return NULL;
 	memset((char *)w + sizeof(PyObject), 0, sizeof *w - sizeof(PyObject));
 	m0_asgi_conn_start(&w->conn, &ws_kind, ex, slot, req, head, resp, 1);
+	w->buffer_limit = req->buffer_limit;
 	PyObject_GC_Track(w);
 	if ((w->messages = PyList_New(0)) == NULL ||
 	    (w->subprotocols = subprotocols(req, head, fields)) == NULL) {

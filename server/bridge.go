@@ -247,9 +247,10 @@ func (p *bridgePool) Arm() bool { return p.queue.Arm() }
 // Closed implements pybridge.NotifySource.
 func (p *bridgePool) Closed() bool { return p.queue.Closed() }
 
-// Complete implements pybridge.Completer. It runs with the GIL held, so
-// nothing here blocks: a Complete body fits the outbox (BufferLimit), and
-// a file body is handed to the loop (sendFile).
+// Complete implements pybridge.Completer. It runs with the GIL held, and
+// for a driven ASGI executor on the loop thread, so nothing here blocks:
+// a Complete body is posted whole (WriteWhole; the bridge keeps it within
+// BufferLimit), and a file body is handed to the loop (sendFile).
 func (p *bridgePool) Complete(j *pybridge.Job) {
 	w := j.Writer.(*bridgeJob)
 	lj := w.loopJob
@@ -271,7 +272,10 @@ func (p *bridgePool) Complete(j *pybridge.Job) {
 			return
 		}
 		if err := w.WriteHead(resp); err == nil && !lj.Request.MethodIs("HEAD") {
-			if n, _ := lj.Write(resp.Body()); n > 0 {
+			// WriteWhole, not Write: this may run on the loop thread
+			// (--asgi-thread loop), where waiting for the outbox to drain
+			// waits for itself.
+			if n, _ := lj.WriteWhole(resp.Body()); n > 0 {
 				w.sent += int64(n)
 			}
 		}
