@@ -399,23 +399,27 @@ void m0_asgi_resume_write(int id, int rc)
 	PyObject *fut = c->write_done;
 	c->write_done = NULL;
 	/* Settled after the task's end too: a task of the app's own may
-	 * still await it. */
-	int failed = 0;
+	 * still await it. The hook's own failure is logged first and
+	 * settles nothing: the send is resumed all the same, or its task
+	 * would wait for ever. */
 	if (rc < 0) {
 		c->client_gone = 1;
 		if (!c->ended)
 			c->kind->gone(c);
-		PyObject *exc = PyErr_Occurred() ? NULL
-		                                 : PyObject_CallFunction(m0_asgi_client_disconnected, "s",
-		                                                         "the client is gone");
+	} else if (c->queue_len == 0) {
+		c->kind->written(c);
+	}
+	if (PyErr_Occurred())
+		m0_asgi_log_exception(c, "ending an ASGI write failed");
+	int failed = 0;
+	if (rc < 0) {
+		PyObject *exc = PyObject_CallFunction(m0_asgi_client_disconnected, "s", "the client is gone");
 		failed = exc == NULL || (fut != NULL && settle(fut, NULL, exc) < 0);
 		Py_XDECREF(exc);
 		if (fail_queued(c) < 0)
 			failed = 1;
 	} else {
-		if (c->queue_len == 0)
-			c->kind->written(c);
-		failed = PyErr_Occurred() || (fut != NULL && settle(fut, Py_None, NULL) < 0);
+		failed = fut != NULL && settle(fut, Py_None, NULL) < 0;
 	}
 	if (failed) {
 		m0_asgi_log_exception(c, "resuming an ASGI send failed");
