@@ -1,13 +1,15 @@
 """The app of pybridge/asgi_settle_test.go: requests whose sends and
 receives must settle although a hook of the bridge's raised on the way
 (a waiting receive's future refusing its result), and a task that is
-collected unfinished while its coroutine ignores GeneratorExit. /seen
-answers what the last request recorded; /gc collects."""
+closed or collected unfinished while its coroutine ignores
+GeneratorExit. /seen answers what the last request recorded; /gc
+collects; /close-task closes the waiting task's coroutine."""
 
 import asyncio
 import gc
 
 seen = []
+waiting = []  # /ignores-exit's task, for /close-task (not for /gc)
 
 
 class Refusing(asyncio.Future):
@@ -45,9 +47,14 @@ async def app(scope, receive, send):
         await send({"type": "http.response.body", "body": " ".join(seen).encode()})
         return
     if path == "/gc":
+        waiting.clear()
         gc.collect()
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"collected"})
+        return
+    if path == "/started":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"yes"})
         return
     seen.clear()
     if path in ("/written-raises", "/gone-raises"):
@@ -63,7 +70,17 @@ async def app(scope, receive, send):
             seen.append(type(e).__name__)
         del waiter
         return
+    if path == "/close-task":
+        # What asyncio does to a task it drops: close its coroutine.
+        try:
+            waiting[-1].get_coro().close()  # kept: no collection closes it again
+        except RuntimeError as e:
+            seen.append(str(e))
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"closed"})
+        return
     if path == "/ignores-exit":
+        waiting.append(asyncio.current_task())
         try:
             await asyncio.get_running_loop().create_future()  # never set
         except GeneratorExit:
