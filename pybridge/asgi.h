@@ -110,6 +110,7 @@ PyObject *m0_asgi_ready(PyObject *value);
 PyObject *m0_asgi_wait(m0_asgi_conn *c);
 int m0_asgi_deliver(m0_asgi_conn *c, PyObject *message);
 int m0_asgi_deliver_all(m0_asgi_conn *c, PyObject *message);
+int m0_asgi_deliver_error(m0_asgi_conn *c);
 int m0_asgi_has_waiter(m0_asgi_conn *c);
 void m0_asgi_read(m0_asgi_conn *c);
 PyObject *m0_asgi_write(m0_asgi_conn *c, PyObject *body, m0_response *trailers);

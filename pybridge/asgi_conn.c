@@ -212,6 +212,37 @@ int m0_asgi_deliver(m0_asgi_conn *c, PyObject *message)
 	return 0;
 }
 
+/* m0_asgi_deliver_error raises the error set in the oldest receive still
+ * waiting (a message for it could not be made): 1 when one took it, 0
+ * when none waits (the error is left set), -1. */
+int m0_asgi_deliver_error(m0_asgi_conn *c)
+{
+	PyObject *exc = m0_fetch_exception();
+	while (exc != NULL && c->waiters != NULL && PyList_GET_SIZE(c->waiters) > 0) {
+		PyObject *fut = Py_NewRef(PyList_GET_ITEM(c->waiters, 0));
+		if (PyList_SetSlice(c->waiters, 0, 1, NULL) < 0) {
+			Py_DECREF(fut);
+			Py_DECREF(exc);
+			return -1;
+		}
+		PyObject *done = PyObject_CallMethodNoArgs(fut, s_done);
+		int is_done = done ? PyObject_IsTrue(done) : -1;
+		Py_XDECREF(done);
+		int rc = is_done ? 0 : settle(fut, NULL, exc);
+		Py_DECREF(fut);
+		if (is_done < 0 || rc < 0) {
+			Py_DECREF(exc);
+			return -1;
+		}
+		if (!is_done) {
+			Py_DECREF(exc);
+			return 1;
+		}
+	}
+	m0_restore_exception(exc);
+	return 0;
+}
+
 /* m0_asgi_deliver_all gives message to every waiting receive. */
 int m0_asgi_deliver_all(m0_asgi_conn *c, PyObject *message)
 {

@@ -224,8 +224,13 @@ static void read_back(m0_asgi_conn *c, const char *p, long n)
 		if (last)
 			h->has_body = 0;
 	}
-	if (m == NULL)
+	if (m == NULL) {
+		/* No message (out of memory): the waiting receive raises the
+		 * error rather than wait for ever; the body is lost to it. */
+		c->read_failed = 1;
+		m0_asgi_deliver_error(c);
 		return;
+	}
 	int delivered = m0_asgi_deliver(c, m);
 	if (delivered == 0 && disconnect) {
 		Py_DECREF(m); /* the next receive sees read_failed */
