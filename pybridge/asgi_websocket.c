@@ -74,7 +74,11 @@ static void deliver_or_queue(m0_asgi_ws *w, PyObject *m, int data)
 			return;
 		}
 	}
-	PyList_Append(w->messages, m);
+	if (PyList_Append(w->messages, m) < 0 && data) {
+		/* A message lost (out of memory): the app must not go on as if
+		 * the stream were whole. The error is the caller's to log. */
+		m0goASGIWSClose(c->id, 1011, (char *)"", 0);
+	}
 }
 
 /* m0_asgi_ws_message: a whole client message of the connection at slot. */
@@ -593,15 +597,16 @@ PyObject *m0_asgi_websocket_new(m0_asgi *ex, int slot, const m0_request *req, co
 	if (w == NULL)
 		return NULL;
 	memset((char *)w + sizeof(PyObject), 0, sizeof *w - sizeof(PyObject));
-	m0_asgi_conn_start(&w->conn, &ws_kind, ex, slot, req, head, resp, 1);
-	w->buffer_limit = req->buffer_limit;
-	PyObject_GC_Track(w);
+	/* What can fail comes before the slot table takes its reference:
+	 * a failed start leaves nothing there. */
 	if ((w->messages = PyList_New(0)) == NULL ||
 	    (w->subprotocols = subprotocols(req, head, fields)) == NULL) {
-		w->conn.ended = 1;
 		Py_DECREF(w);
 		return NULL;
 	}
+	m0_asgi_conn_start(&w->conn, &ws_kind, ex, slot, req, head, resp, 1);
+	w->buffer_limit = req->buffer_limit;
+	PyObject_GC_Track(w);
 	return (PyObject *)w;
 }
 
