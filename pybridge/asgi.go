@@ -155,6 +155,9 @@ type ASGIExecutor struct {
 	finished chan struct{}
 	runErr   error
 	stopOnce sync.Once
+	// panicked: what a callback panicked with (catch), raised again
+	// once out of C (raise).
+	panicked any
 
 	drivenState // Driven only
 }
@@ -298,6 +301,9 @@ func (ex *ASGIExecutor) run() {
 		ex.started <- err
 		return
 	}
+	// A callback's panic, once the thread state is gone (defers run
+	// last first).
+	defer ex.raise()
 	defer t.detach()
 	cs := []*C.char{C.CString(asgiPythonHalf), C.CString(ex.opt.Loop.String()),
 		C.CString(ex.opt.Lifespan.String()), C.CString(ex.opt.ServerName), C.CString(ex.opt.URLScheme)}

@@ -87,10 +87,12 @@ func (ex *ASGIExecutor) Step(now int64) int64 {
 	if ex.wake() {
 		// Stopping is Stop's, after the loop has ended: nothing to do.
 		ex.loopT.release()
+		ex.raise()
 		return 0
 	}
 	wait := float64(C.m0_asgi_step(ex.c, cbool(io), cbool(ex.due != 0 && now >= ex.due)))
 	ex.loopT.release()
+	ex.raise() // a callback's panic, on the loop thread, out of Python
 	if io {
 		ex.ioReady.Store(false)
 		select {
@@ -175,6 +177,7 @@ func (ex *ASGIExecutor) LeaveLoop() {
 	C.m0_asgi_leave(ex.c)
 	ex.loopT.detach()
 	ex.loopT = nil
+	ex.raise()
 }
 
 // watch waits for the event loop's selector (an epoll or kqueue
@@ -233,6 +236,7 @@ func (ex *ASGIExecutor) finishDriven() {
 		C.m0_asgi_free(ex.c)
 		ex.c = nil
 		t.detach()
+		ex.raise()
 	}()
 	<-ex.finished
 	ex.release()

@@ -90,8 +90,10 @@ func (ex *ASGIExecutor) deliverWebSocket(e *asgiEvent) {
 }
 
 //export m0goASGIWSAccept
-func m0goASGIWSAccept(slot C.int, protocol *C.char, n C.size_t, headers *C.m0_response) C.int {
+func m0goASGIWSAccept(slot C.int, protocol *C.char, n C.size_t, headers *C.m0_response) (rc C.int) {
 	s := asgiSlots[slot]
+	rc = -2 // what a panic in the acceptor leaves
+	defer s.ex.catch()
 	acceptor, ok := s.job.Writer.(WebSocketAcceptor)
 	if !ok {
 		return -2
@@ -115,19 +117,24 @@ func m0goASGIWSAccept(slot C.int, protocol *C.char, n C.size_t, headers *C.m0_re
 //export m0goASGIWSSend
 func m0goASGIWSSend(slot C.int, binary C.int, p *C.char, n C.size_t) {
 	s := asgiSlots[slot]
+	defer s.ex.catch()
 	s.write(asgiWrite{p: unsafe.Pointer(p), n: int(n), conn: s.wsConn, binary: binary != 0})
 }
 
 //export m0goASGIWSClose
 func m0goASGIWSClose(slot C.int, code C.int, reason *C.char, n C.size_t) {
-	if s := asgiSlots[slot]; s.wsConn != nil {
+	s := asgiSlots[slot]
+	defer s.ex.catch()
+	if s.wsConn != nil {
 		s.wsConn.Close(int(code), C.GoStringN(reason, C.int(n)))
 	}
 }
 
 //export m0goASGIWSTaken
 func m0goASGIWSTaken(slot C.int) {
-	if s := asgiSlots[slot]; s.wsConn != nil {
+	s := asgiSlots[slot]
+	defer s.ex.catch()
+	if s.wsConn != nil {
 		s.wsConn.Taken()
 	}
 }
