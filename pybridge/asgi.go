@@ -294,7 +294,7 @@ func (ex *ASGIExecutor) run() {
 		}
 	}()
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	defer threadsched.Unlock() // attach set SCHED_BATCH
 	ex.tid = gettid()
 	t, err := attach()
 	if err != nil {

@@ -30,6 +30,17 @@ func Batch() error {
 	return setBatch()
 }
 
+// Unlock hands a locked thread back to Go's pool (runtime.UnlockOSThread)
+// with the default policy restored, so no other goroutine inherits the
+// SCHED_BATCH that Batch set. Where restoring fails, the thread stays
+// locked: Go ends a thread whose goroutine exits locked. Defer it in
+// place of runtime.UnlockOSThread on a thread that called Batch.
+func Unlock() {
+	if setNormal() == nil {
+		runtime.UnlockOSThread()
+	}
+}
+
 // Yielder passes a locked goroutine through the Go scheduler once per
 // yieldInterval of its activity; the zero value is ready.
 //
