@@ -116,6 +116,8 @@ void m0_asgi_read(m0_asgi_conn *c);
 PyObject *m0_asgi_write(m0_asgi_conn *c, PyObject *body, m0_response *trailers);
 PyObject *m0_asgi_write_message(m0_asgi_conn *c, PyObject *payload, int binary);
 m0_asgi_conn *m0_asgi_slot_conn(int slot);
+int m0_asgi_is_kind(PyObject *kind, PyObject *want);
+PyObject *m0_asgi_get(PyObject *message, PyObject *key, PyObject *fallback);
 PyObject *m0_asgi_as_bytes(PyObject *body);
 int m0_asgi_live(m0_asgi_conn *c);
 void m0_asgi_complete(m0_asgi_conn *c);

@@ -102,16 +102,7 @@ void m0_asgi_conn_start(m0_asgi_conn *c, const m0_asgi_kind *kind, m0_asgi *ex,
 	c->resp = resp;
 	c->loop = Py_NewRef(ex->loop);
 	c->writer = (uint8_t)writer;
-	int mlen = (int)(req->method.end - req->method.start);
-	int tlen = (int)(req->target.end - req->target.start);
-	if (mlen > 16)
-		mlen = 16;
-	if (tlen > (int)sizeof c->line - 18)
-		tlen = (int)sizeof c->line - 18;
-	memcpy(c->line, head + req->method.start, (size_t)mlen);
-	c->line[mlen] = ' ';
-	memcpy(c->line + mlen + 1, head + req->target.start, (size_t)tlen);
-	c->line_len = mlen + 1 + tlen;
+	c->line_len = m0_request_line(c->line, sizeof c->line, head, req);
 	Py_XSETREF(slots[slot], (m0_asgi_conn *)Py_NewRef(c));
 }
 
@@ -493,6 +484,39 @@ void m0_asgi_input_ended(int id)
 		m0_asgi_log_exception(c, "telling an ASGI request its client ended its input failed");
 }
 
+/* m0_asgi_is_kind: a message's type is want (interned: the common case
+ * is the same object). */
+int m0_asgi_is_kind(PyObject *kind, PyObject *want)
+{
+	return kind == want ||
+	       (PyUnicode_Check(kind) && PyUnicode_GET_LENGTH(kind) == PyUnicode_GET_LENGTH(want) &&
+	        PyUnicode_Compare(kind, want) == 0);
+}
+
+/* m0_asgi_get: message[key] (a new reference), or fallback's when absent
+ * (NULL fallback: KeyError); NULL with an error set. A message is any
+ * mapping, a dict the fast case; what is no mapping raises as
+ * subscripting it does (TypeError), for every connection type alike. */
+PyObject *m0_asgi_get(PyObject *message, PyObject *key, PyObject *fallback)
+{
+	PyObject *v;
+	if (PyDict_CheckExact(message)) {
+		v = PyDict_GetItemWithError(message, key);
+		if (v != NULL)
+			return Py_NewRef(v);
+		if (PyErr_Occurred())
+			return NULL;
+	} else {
+		v = PyObject_GetItem(message, key);
+		if (v != NULL || !PyErr_ExceptionMatches(PyExc_KeyError))
+			return v;
+		PyErr_Clear();
+	}
+	if (fallback == NULL)
+		PyErr_SetObject(PyExc_KeyError, key);
+	return Py_XNewRef(fallback);
+}
+
 /* m0_asgi_as_bytes: bytes as they are (immutable: safe to read without
  * the GIL), any other buffer copied into bytes. */
 PyObject *m0_asgi_as_bytes(PyObject *body)
@@ -531,9 +555,7 @@ void m0_asgi_complete(m0_asgi_conn *c)
  * failed. */
 void m0_asgi_log_exception(m0_asgi_conn *c, const char *context)
 {
-	char line[512];
-	snprintf(line, sizeof line, "m0serve: %.*s: %s", c->line_len, c->line, context);
-	m0_log_exception(line);
+	m0_log_request_exception(c->line, c->line_len, context);
 }
 
 /* m0_asgi_raise_again sets exc as the error being handled. */
@@ -545,7 +567,8 @@ void m0_asgi_raise_again(PyObject *exc)
 /* m0_asgi_fail: the app raised exc, or returned without ending its
  * response (exc NULL). A 500 while nothing went out, an abort after; a
  * client that left is not the app's error (no traceback). An error after
- * the response was complete (a background task) is logged only. */
+ * the response was complete (a background task) is logged only. The
+ * policy is failure.c's, shared with WSGI. */
 void m0_asgi_fail(m0_asgi_conn *c, PyObject *exc, const char *context)
 {
 	int quiet = c->client_gone || c->read_failed;
@@ -558,16 +581,8 @@ void m0_asgi_fail(m0_asgi_conn *c, PyObject *exc, const char *context)
 			m0_log_error("m0serve: %.*s: %s", c->line_len, c->line, context);
 		}
 	}
-	m0_response *r = c->resp;
-	if (r != NULL) {
-		if (quiet) {
-			r->outcome = M0_ABORTED;
-		} else if (c->head_sent) {
-			r->outcome = M0_ABORTED;
-			r->app_error = 1;
-		} else {
-			m0_response_plain(r, 500, "Internal Server Error", 1);
-		}
+	if (c->resp != NULL) {
+		m0_response_failed(c->resp, quiet, c->head_sent);
 		m0_asgi_complete(c);
 	}
 }

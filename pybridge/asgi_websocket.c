@@ -34,26 +34,6 @@ static PyObject *k_type, *k_bytes, *k_text, *k_code, *k_reason, *k_subprotocol, 
     *v_response_start, *v_response_body, *v_websocket, *v_ws, *v_wss, *empty_tuple, *asgi_info,
     *extensions;
 
-static int is_kind(PyObject *kind, PyObject *want)
-{
-	return kind == want || (PyUnicode_Check(kind) && PyUnicode_Compare(kind, want) == 0);
-}
-
-/* get: message[key] (new reference), or fallback when absent or None is
- * not wanted; NULL with an error set. */
-static PyObject *get(PyObject *message, PyObject *key, PyObject *fallback)
-{
-	PyObject *v = PyMapping_Check(message) ? PyObject_GetItem(message, key) : NULL;
-	if (v != NULL)
-		return v;
-	if (!PyErr_ExceptionMatches(PyExc_KeyError) && PyErr_Occurred())
-		return NULL;
-	PyErr_Clear();
-	if (fallback == NULL)
-		PyErr_SetObject(PyExc_KeyError, key);
-	return Py_XNewRef(fallback);
-}
-
 static PyObject *message1(PyObject *kind)
 {
 	return Py_BuildValue("{OO}", k_type, kind);
@@ -161,7 +141,7 @@ static PyObject *gone_error(void)
 static PyObject *accept(m0_asgi_ws *w, PyObject *message)
 {
 	m0_asgi_conn *c = &w->conn;
-	PyObject *protocol = get(message, k_subprotocol, Py_None);
+	PyObject *protocol = m0_asgi_get(message, k_subprotocol, Py_None);
 	if (protocol == NULL)
 		return NULL;
 	PyObject *encoded = NULL;
@@ -180,7 +160,7 @@ static PyObject *accept(m0_asgi_ws *w, PyObject *message)
 	Py_DECREF(protocol);
 	if (protocol != Py_None && encoded == NULL)
 		return NULL;
-	PyObject *headers = get(message, k_headers, empty_tuple);
+	PyObject *headers = m0_asgi_get(message, k_headers, empty_tuple);
 	m0_response *r = c->resp;
 	int rc = headers ? m0_asgi_read_fields(r, headers, "websocket.accept header") : -1;
 	Py_XDECREF(headers);
@@ -247,7 +227,7 @@ static void close_waiting(m0_asgi_ws *w)
 
 static PyObject *ws_close(m0_asgi_ws *w, PyObject *message)
 {
-	PyObject *code = get(message, k_code, NULL);
+	PyObject *code = m0_asgi_get(message, k_code, NULL);
 	if (code == NULL) {
 		if (!PyErr_ExceptionMatches(PyExc_KeyError))
 			return NULL;
@@ -257,7 +237,7 @@ static PyObject *ws_close(m0_asgi_ws *w, PyObject *message)
 	Py_XDECREF(code);
 	if (n == -1 && PyErr_Occurred())
 		return NULL;
-	PyObject *reason = get(message, k_reason, Py_None);
+	PyObject *reason = m0_asgi_get(message, k_reason, Py_None);
 	if (reason == NULL)
 		return NULL;
 	const char *text = "";
@@ -275,8 +255,8 @@ static PyObject *ws_close(m0_asgi_ws *w, PyObject *message)
 
 static PyObject *ws_message(m0_asgi_ws *w, PyObject *message)
 {
-	PyObject *bytes = get(message, k_bytes, Py_None);
-	PyObject *text = bytes ? get(message, k_text, Py_None) : NULL;
+	PyObject *bytes = m0_asgi_get(message, k_bytes, Py_None);
+	PyObject *text = bytes ? m0_asgi_get(message, k_text, Py_None) : NULL;
 	PyObject *payload = NULL, *r = NULL;
 	int binary = 0;
 	if (text == NULL)
@@ -302,8 +282,8 @@ out:
 
 static PyObject *response_start(m0_asgi_ws *w, PyObject *message)
 {
-	PyObject *status = get(message, k_status, NULL);
-	PyObject *headers = status ? get(message, k_headers, empty_tuple) : NULL;
+	PyObject *status = m0_asgi_get(message, k_status, NULL);
+	PyObject *headers = status ? m0_asgi_get(message, k_headers, empty_tuple) : NULL;
 	int rc = headers ? m0_asgi_read_head(w->conn.resp, status, headers) : -1;
 	Py_XDECREF(status);
 	Py_XDECREF(headers);
@@ -340,7 +320,7 @@ static PyObject *response_body(m0_asgi_ws *w, PyObject *message)
 {
 	m0_asgi_conn *c = &w->conn;
 	m0_response *r = c->resp;
-	PyObject *body = get(message, k_body, NULL);
+	PyObject *body = m0_asgi_get(message, k_body, NULL);
 	if (body == NULL) {
 		if (!PyErr_ExceptionMatches(PyExc_KeyError))
 			return NULL;
@@ -351,7 +331,7 @@ static PyObject *response_body(m0_asgi_ws *w, PyObject *message)
 	Py_XDECREF(body);
 	if (b == NULL)
 		return NULL;
-	PyObject *more = get(message, k_more_body, Py_False);
+	PyObject *more = m0_asgi_get(message, k_more_body, Py_False);
 	int more_body = more ? PyObject_IsTrue(more) : -1;
 	Py_XDECREF(more);
 	if (more_body < 0) {
@@ -400,26 +380,26 @@ static PyObject *response_body(m0_asgi_ws *w, PyObject *message)
 /* send(message): the handshake's answer, then messages and the close. */
 static PyObject *ws_send(m0_asgi_ws *w, PyObject *message)
 {
-	PyObject *kind = get(message, k_type, NULL);
+	PyObject *kind = m0_asgi_get(message, k_type, NULL);
 	if (kind == NULL)
 		return NULL;
 	int before = w->state == WS_CONNECT || w->state == WS_HANDSHAKE;
 	PyObject *r = NULL;
-	if (before && is_kind(kind, v_accept))
+	if (before && m0_asgi_is_kind(kind, v_accept))
 		r = m0_asgi_live(&w->conn) ? accept(w, message) : NULL;
-	else if (before && is_kind(kind, v_close))
+	else if (before && m0_asgi_is_kind(kind, v_close))
 		r = m0_asgi_live(&w->conn) ? deny(w) : NULL;
-	else if (before && is_kind(kind, v_response_start))
+	else if (before && m0_asgi_is_kind(kind, v_response_start))
 		r = m0_asgi_live(&w->conn) ? response_start(w, message) : NULL;
-	else if (w->state == WS_RESPONSE && is_kind(kind, v_response_body))
+	else if (w->state == WS_RESPONSE && m0_asgi_is_kind(kind, v_response_body))
 		r = m0_asgi_live(&w->conn) ? response_body(w, message) : NULL;
-	else if (w->state == WS_OPEN && is_kind(kind, v_send))
+	else if (w->state == WS_OPEN && m0_asgi_is_kind(kind, v_send))
 		r = ws_message(w, message);
-	else if (w->state == WS_OPEN && is_kind(kind, v_close))
+	else if (w->state == WS_OPEN && m0_asgi_is_kind(kind, v_close))
 		r = ws_close(w, message);
 	else if (w->state == WS_CLOSED && w->conn.client_gone)
 		r = gone_error();
-	else if (w->state == WS_CLOSED && (is_kind(kind, v_send) || is_kind(kind, v_close)))
+	else if (w->state == WS_CLOSED && (m0_asgi_is_kind(kind, v_send) || m0_asgi_is_kind(kind, v_close)))
 		r = gone_error();
 	else
 		PyErr_Format(PyExc_RuntimeError, "unexpected ASGI message %R %s", kind,
