@@ -174,8 +174,9 @@ var (
 // Then the executor takes jobs from src on its own thread (batch by
 // batch, up to MaxInFlight at once; src's notification wakes it when it
 // has run out), runs each as a task, and hands each to done when its
-// response is final, with the GIL held: done must not block. Stop ends
-// it.
+// response is final. done runs with the GIL held, and for a Driven
+// executor on the caller's loop thread: it must not block, nor wait for
+// anything that thread does (the loop's outbox). Stop ends it.
 func (ip *Interpreter) StartASGI(app *App, opt ASGIOptions, src NotifySource, done Completer) (*ASGIExecutor, error) {
 	if opt.URLScheme == "" {
 		opt.URLScheme = "http"

@@ -40,7 +40,7 @@ typedef struct {
 } m0_asgi_queued_write;
 
 /* What a connection type does with the shared plumbing's events: an
- * HTTP request (asgi_request.c) now, a WebSocket later. */
+ * HTTP request (asgi_request.c) or a WebSocket (asgi_websocket.c). */
 typedef struct {
 	/* read: a body read came back (n bytes at p; 0 the end; -1 failed). */
 	void (*read)(m0_asgi_conn *c, const char *p, long n);
