@@ -303,8 +303,13 @@ func (ex *ASGIExecutor) run() {
 		return
 	}
 	// A callback's panic, once the thread state is gone (defers run
-	// last first).
-	defer ex.raise()
+	// last first). Not once a driven executor is handed over: its
+	// callbacks then run on the loop thread, whose Step raises.
+	defer func() {
+		if !ex.handedOver {
+			ex.raise()
+		}
+	}()
 	defer t.detach()
 	cs := []*C.char{C.CString(asgiPythonHalf), C.CString(ex.opt.Loop.String()),
 		C.CString(ex.opt.Lifespan.String()), C.CString(ex.opt.ServerName), C.CString(ex.opt.URLScheme)}
@@ -412,6 +417,12 @@ func (ex *ASGIExecutor) settleEndedLocked(e *asgiEvent) {
 		s.readBuf = nil // the thread has ended: no one lends it again
 	case eventWrite:
 		s.writing = false
+	case eventWritten, eventGone:
+		// A posted piece's end (or its client's) resumes its write.
+		if s = e.job.slot; s == nil || s.job != e.job || !s.posted {
+			return
+		}
+		s.posted, s.writing = false, false
 	default:
 		return
 	}

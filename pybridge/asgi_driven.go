@@ -20,11 +20,12 @@ import (
 // iteration per pass (Step), between its own I/O. A request is spawned
 // as a task right after the pass that parsed it, and a response the app
 // gives without suspending is written in that same pass: no eventfd, no
-// thread to wake and none to wake the loop back. A streamed piece that
-// fits the outbox is written on the loop thread too (asgiSlot.writeHere).
-// What other goroutines post (a body piece read, a write that would have
-// blocked, a closed connection) raises signaled and kicks the loop
-// (Loop.Kick), as a job's news does.
+// thread to wake and none to wake the loop back. A streamed piece is
+// posted to the loop job on the loop thread too (PostWriter), its send
+// resumed by the next Step, or once the loop has sent a full outbox on.
+// What other goroutines post (a body piece read, a WebSocket message, a
+// closed connection) raises signaled and kicks the loop (Loop.Kick), as
+// a job's news does.
 //
 // The asyncio loop's own descriptors (the app's outgoing connections, its
 // self-pipe for call_soon_threadsafe) are watched by a goroutine that
@@ -241,6 +242,18 @@ func (ex *ASGIExecutor) finishDriven() {
 	<-ex.finished
 	ex.release()
 	ex.refuseQueued()
+}
+
+// postOwn posts an event from the thread that runs the event loop (a
+// callback's): the loop thread of a driven executor needs nothing woken
+// (postHere); the executor's own thread signals its descriptor, read at
+// its next turn.
+func (ex *ASGIExecutor) postOwn(e asgiEvent) {
+	if ex.stepping {
+		ex.postHere(e)
+		return
+	}
+	ex.post(e)
 }
 
 // postHere is post from the loop thread itself: the pass's Pending sees

@@ -97,6 +97,15 @@ func (p *bridgePool) jobGone(owner any, how loop.JobGone) {
 	p.executor.ClientGone(&w.job)
 }
 
+// jobWritten is the loop's word (Config.OnJobWritten) that the outbox a
+// Post left full has gone to the connection: the task's send resumes.
+// On the loop thread, under the loop job's lock, as jobGone.
+func (p *bridgePool) jobWritten(owner any) {
+	if w, ok := owner.(*bridgeJob); ok && p.executor != nil {
+		p.executor.Written(&w.job)
+	}
+}
+
 // ClientGoneAtStart implements pybridge.GoneAtStart.
 func (w *bridgeJob) ClientGoneAtStart() (closed, inputEnded bool) {
 	return w.gone.Load(), w.inputEnded.Load()

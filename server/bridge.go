@@ -330,14 +330,16 @@ func (w *bridgeJob) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// TryWrite implements pybridge.TryWriter: a driven ASGI executor's
-// streamed piece, written on the loop thread when the outbox has room.
-func (w *bridgeJob) TryWrite(p []byte) (bool, error) {
-	ok, err := w.loopJob.TryWrite(p)
-	if ok && err == nil {
+// Post implements pybridge.PostWriter: an ASGI streamed piece, posted to
+// the loop job without waiting, on the executor's thread or (driven) the
+// loop thread. When it leaves the outbox full, jobWritten says when the
+// loop has emptied it.
+func (w *bridgeJob) Post(p []byte) (bool, error) {
+	full, err := w.loopJob.Post(p)
+	if err == nil {
 		w.sent += int64(len(p))
 	}
-	return ok, err
+	return full, err
 }
 
 var _ pybridge.TrailerWriter = (*bridgeJob)(nil)
