@@ -13,19 +13,23 @@ import (
 )
 
 // asgiSlot is the Go side of one request in flight on an ASGI executor:
-// the job and the goroutines that block for it. The request's protocol
+// the job and what its ops wait on. The request's protocol
 // state is the C object's of the same slot id (asgi_conn.c); this holds
 // only what the job's hand-back waits on.
 //
-// The request body and a streamed response move through two goroutines
-// of the slot's own (made at first use, kept with the slot), because
-// BodyReader.Read and BodyWriter.Write block and the event loop must not:
-// the event loop asks, the goroutine does the blocking call without the
-// GIL, and its result comes back as an event through the wake descriptor,
-// in the same batch as new jobs. One read and one write at a time per
-// request: a send awaits its write, which is the back-pressure a full
-// outbox exerts (bounded memory: one piece per request out, and one per
-// other task sending on it meanwhile, queued in asgi_conn.c).
+// A streamed response piece is posted to a PostWriter (the server's):
+// nothing blocks, and the send resumes at the next delivery, or once the
+// server says the piece that filled its outbox has gone on (Written).
+// The request body, a WebSocket message past the high-water mark, and a
+// piece for a Writer without Post move through goroutines of the slot's
+// own (made at first use, kept with the slot), because BodyReader.Read,
+// WebSocketConn.Send and BodyWriter.Write block and the event loop must
+// not: the goroutine does the blocking call without the GIL, and its
+// result comes back as an event through the wake descriptor, in the same
+// batch as new jobs. One read and one write at a time per request: a
+// send awaits its write, which is the back-pressure a full outbox exerts
+// (bounded memory: one piece per request out, and one per other task
+// sending on it meanwhile, queued in asgi_conn.c).
 //
 // Fields but the channels are the executor thread's.
 type asgiSlot struct {
