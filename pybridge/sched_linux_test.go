@@ -8,24 +8,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// batchThreads counts the process's threads under SCHED_BATCH.
-func batchThreads(t *testing.T) int {
+// batchThreads is the set of the process's threads under SCHED_BATCH.
+func batchThreads(t *testing.T) map[int]bool {
 	t.Helper()
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	batch := map[int]bool{}
 	for _, task := range tasks {
 		tid, err := strconv.Atoi(task.Name())
 		if err != nil {
 			continue
 		}
 		if attr, err := unix.SchedGetAttr(tid, 0); err == nil && attr.Policy == 3 { // SCHED_BATCH
-			n++
+			batch[tid] = true
 		}
 	}
-	return n
+	return batch
 }
 
 // Handler threads (which attach puts under SCHED_BATCH) go back to Go's
@@ -42,12 +42,29 @@ func TestHandlerThreadsLeaveNoBatchPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if during := batchThreads(t); during < before+4 {
-		t.Fatalf("%d batch threads with 4 handlers running, %d before: Batch had no effect here", during, before)
+	ended := false
+	end := func() {
+		if !ended {
+			ended = true
+			q.Close()
+			h.Wait()
+		}
 	}
-	q.Close()
-	h.Wait()
-	if after := batchThreads(t); after != before {
-		t.Fatalf("%d batch threads after the handlers ended, %d before", after, before)
+	defer end()
+	var handlers []int // the threads Batch set while the group runs
+	for tid := range batchThreads(t) {
+		if !before[tid] {
+			handlers = append(handlers, tid)
+		}
+	}
+	if len(handlers) < 4 {
+		t.Fatalf("%d threads became batch with 4 handlers starting: Batch had no effect here", len(handlers))
+	}
+	end()
+	for _, tid := range handlers {
+		attr, err := unix.SchedGetAttr(tid, 0)
+		if err == nil && attr.Policy == 3 {
+			t.Errorf("thread %d, a handler's, still SCHED_BATCH after its group ended", tid)
+		}
 	}
 }
