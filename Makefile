@@ -115,9 +115,8 @@ cross-check:
 	done
 
 # The packages whose tests run again under the race detector (each
-# passed under it). tests/ drives a separate binary; pybridge, whose Go
-# side runs under the GIL, is not in the list yet.
-RACE_PACKAGES = ./loop/... ./server/ ./supervisor/ ./http1/ ./ws/ ./epoll/ ./uring/ ./internal/...
+# passed under it); tests/ drives a separate binary.
+RACE_PACKAGES = ./loop/... ./server/ ./supervisor/ ./pybridge/ ./http1/ ./ws/ ./epoll/ ./uring/ ./internal/...
 
 test: packages-test tests/node_modules/.package-lock.json fmt-check lint cross-check build
 	$(GO) test $(LDFLAGS) -count=1 ./...
