@@ -423,6 +423,11 @@ func (ex *ASGIExecutor) settleEndedLocked(e *asgiEvent) {
 			return
 		}
 		s.posted, s.writing = false, false
+	case eventWSWritten:
+		if s = e.ws.slot; s.ws != e.ws || !s.posted {
+			return
+		}
+		s.posted, s.writing = false, false
 	default:
 		return
 	}

@@ -17,14 +17,14 @@ import (
 // state is the C object's of the same slot id (asgi_conn.c); this holds
 // only what the job's hand-back waits on.
 //
-// A streamed response piece is posted to a PostWriter (the server's):
-// nothing blocks, and the send resumes at the next delivery, or once the
-// server says the piece that filled its outbox has gone on (Written).
-// The request body, a WebSocket message past the high-water mark, and a
-// piece for a Writer without Post move through goroutines of the slot's
-// own (made at first use, kept with the slot), because BodyReader.Read,
-// WebSocketConn.Send and BodyWriter.Write block and the event loop must
-// not: the goroutine does the blocking call without the GIL, and its
+// A streamed response piece is posted to a PostWriter (the server's),
+// and a WebSocket message to a WebSocketPoster: nothing blocks, and the
+// send resumes at the next delivery, or once the server says the output
+// it filled has gone on (Written, the poster's SetWritten function).
+// The request body, and writes to a Writer or WebSocketConn without Post,
+// move through goroutines of the slot's own (made at first use, kept
+// with the slot), because BodyReader.Read, WebSocketConn.Send and
+// BodyWriter.Write block and the event loop must not: the goroutine does the blocking call without the GIL, and its
 // result comes back as an event through the wake descriptor, in the same
 // batch as new jobs. One read and one write at a time per request: a
 // send awaits its write, which is the back-pressure a full outbox exerts
@@ -74,6 +74,7 @@ const (
 	eventWSMessage  // a WebSocket message from the client
 	eventWSClosed   // the WebSocket ended
 	eventWritten    // the server moved a posted piece on (Written)
+	eventWSWritten  // a posted WebSocket message's output went on (WebSocketPoster)
 )
 
 type asgiEvent struct {
@@ -217,16 +218,16 @@ type PostWriter interface {
 }
 
 func (s *asgiSlot) write(w asgiWrite) {
-	if s.ex.stepping && w.conn != nil {
-		// On the loop thread: a message under the high-water mark is
-		// queued here, as a body piece is below.
-		if ts, ok := w.conn.(WebSocketTrySender); ok {
-			if done, err := ts.TrySend(w.binary, unsafe.Slice((*byte)(w.p), w.n)); done {
-				s.writing = true
-				s.ex.postHere(asgiEvent{slot: s, kind: eventWrite, err: err})
-				return
-			}
+	if p, ok := w.conn.(WebSocketPoster); ok {
+		// A WebSocket message, posted as a body piece is below.
+		s.writing = true
+		full, err := p.Post(w.binary, unsafe.Slice((*byte)(w.p), w.n))
+		if full && err == nil {
+			s.posted = true
+			return
 		}
+		s.ex.postOwn(asgiEvent{slot: s, kind: eventWrite, err: err})
+		return
 	}
 	// A body piece (not a WebSocket message, whose job is done with):
 	// posted, with no goroutine. The send resumes at the next delivery,
@@ -317,7 +318,7 @@ func writePiece(w asgiWrite) error {
 func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 	s := e.slot
 	switch e.kind {
-	case eventWSMessage, eventWSClosed:
+	case eventWSMessage, eventWSClosed, eventWSWritten:
 		ex.deliverWebSocket(e)
 		return
 	case eventWritten:

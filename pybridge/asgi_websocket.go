@@ -48,11 +48,16 @@ type WebSocketConn interface {
 	Taken()
 }
 
-// WebSocketTrySender is a WebSocketConn that can also queue a message
-// without waiting, for an executor the loop thread steps: false means the
-// output is above its high-water mark and nothing was sent.
-type WebSocketTrySender interface {
-	TrySend(binary bool, payload []byte) (bool, error)
+// WebSocketPoster is a WebSocketConn that takes a message without
+// waiting, called with the GIL held on the executor's thread (driven, the
+// loop thread): the executor then needs no goroutine for its sends. full
+// says the output is above its high-water mark with the message; the
+// send then waits until the connection calls the function SetWritten gave
+// it (closed: the connection ended, and the send raises). The executor
+// calls SetWritten once, right after the accept.
+type WebSocketPoster interface {
+	Post(binary bool, payload []byte) (full bool, err error)
+	SetWritten(f func(closed bool))
 }
 
 // asgiWebSocket is a slot's WebSocketEvents: it posts each message to
@@ -79,6 +84,21 @@ func (w *asgiWebSocket) Closed(code int, reason []byte) {
 func (ex *ASGIExecutor) deliverWebSocket(e *asgiEvent) {
 	s := e.ws.slot
 	if s.ws != e.ws {
+		return
+	}
+	if e.kind == eventWSWritten {
+		// The posted message that filled the output has gone on (or the
+		// connection ended): its send resumes.
+		if !s.posted {
+			return
+		}
+		s.posted, s.writing = false, false
+		rc := C.int(0)
+		if e.err != nil {
+			rc = -1
+		}
+		C.m0_asgi_resume_write(C.int(s.id), rc)
+		s.settle()
 		return
 	}
 	p := (*C.char)(unsafe.Pointer(unsafe.SliceData(e.data)))
@@ -111,6 +131,16 @@ func m0goASGIWSAccept(slot C.int, protocol *C.char, n C.size_t, headers *C.m0_re
 		return -2
 	}
 	s.ws, s.wsConn = events, conn
+	if p, ok := conn.(WebSocketPoster); ok {
+		ex := s.ex
+		p.SetWritten(func(closed bool) {
+			e := asgiEvent{ws: events, kind: eventWSWritten}
+			if closed {
+				e.err = ErrWebSocketGone
+			}
+			ex.post(e)
+		})
+	}
 	return 0
 }
 

@@ -115,9 +115,10 @@
 // offered) and the headers, and the job completes Upgraded; the server then
 // reports messages and the close through WebSocketEvents (posted like a
 // body read, each held untaken until a receive takes it: the server's
-// back-pressure) and takes sends through WebSocketConn on the slot's write
-// goroutine (Send blocks above the connection's high-water mark, so a send
-// awaits it). A close before accept is a 403, websocket.http.response.* the
+// back-pressure) and takes sends through WebSocketConn: posted, when it
+// is a WebSocketPoster (a send past the connection's high-water mark
+// awaits the poster's written call), else on the slot's write goroutine
+// (Send blocks above the mark, so a send awaits it). A close before accept is a 403, websocket.http.response.* the
 // app's own answer, an exception before accept a 500; after accept an
 // exception closes 1011 and a return 1000, and a send once closed raises
 // ClientDisconnected, not logged as the app's error.
