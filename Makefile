@@ -159,8 +159,13 @@ cross-check:
 		GOOS=$${target%/*} GOARCH=$${target#*/} CGO_ENABLED=0 $(GO) build $(LDFLAGS) ./http1/ ./http2/ ./ws/ ./loop/... ./kq/ || exit 1; \
 	done
 
+# The packages whose tests run again under the race detector (each
+# passed under it); tests/ drives a separate binary.
+RACE_PACKAGES = ./loop/... ./server/ ./supervisor/ ./pybridge/ ./http1/ ./http2/ ./ws/ ./epoll/ ./uring/ ./internal/...
+
 test: packages-test $(TEST_VENV)/.installed tests/node_modules/.package-lock.json wheel-tools wheel-cache fmt-check lint cross-check build test-tools
 	$(GO) test $(LDFLAGS) -count=1 ./...
+	$(GO) test $(LDFLAGS) -race -count=1 $(RACE_PACKAGES)
 	M0_TEST_ASGI_THREAD=loop $(GO) test $(LDFLAGS) -count=1 -run ASGI ./pybridge/
 	cd bench && $(GO) test $(LDFLAGS) -count=1 ./...
 	cd deploy/kubernetes && M0_BINARY=$(abspath $(BIN)) $(GO) test -count=1 ./...

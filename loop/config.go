@@ -95,6 +95,11 @@ type Config struct {
 	// handler uses it to tell a task waiting on no read or write; when it
 	// is set, a receive stays armed while a job runs.
 	OnJobGone func(owner any, how JobGone)
+	// OnJobWritten is called on the loop thread, under the job's lock as
+	// OnJobGone is, when the outbox of a job whose Post left it full has
+	// gone to the connection: the poster may post again. A job whose
+	// client leaves first hears OnJobGone instead.
+	OnJobWritten func(owner any)
 	// OnLoopResponse, when set, is called on the loop thread for each
 	// response the loop answers itself rather than a handler: a malformed
 	// or oversized request (400, 413, 414, 431, ...), a head that timed

@@ -91,6 +91,7 @@ func (l *Loop) detachJob(j *Job, err error) {
 		// Never queued: no handler will finish it.
 		j.buffering, j.finished = false, true
 	}
+	j.writtenWanted = false // OnJobGone tells a poster instead
 	if !j.finished {
 		j.aborted = true
 		if j.bodyErr == nil && err != ErrAborted {
@@ -338,4 +339,10 @@ func (l *Loop) sendOutbox(s *slot, j *Job) {
 	}
 	j.outbox = j.outbox[:0]
 	j.cond.Broadcast()
+	if j.writtenWanted {
+		j.writtenWanted = false
+		if j.owner != nil && l.cfg.OnJobWritten != nil {
+			l.cfg.OnJobWritten(j.owner)
+		}
+	}
 }

@@ -98,6 +98,9 @@ type Job struct {
 	inputEnded bool
 	// clientWaiter hears of the handler blocking on its client.
 	clientWaiter ClientWaiter
+	// writtenWanted: a Post left the outbox full; the loop calls
+	// Config.OnJobWritten once it has emptied it.
+	writtenWanted bool
 
 	// webSocket: a checked opening handshake (DeferWebSocket); once
 	// AcceptWebSocket is called, wsRemote is set until the loop writes
@@ -143,6 +146,7 @@ func (j *Job) reset() {
 	j.owner, j.inputEnded = nil, false
 	j.Carried = nil
 	j.clientWaiter = nil
+	j.writtenWanted = false
 	j.webSocket, j.wsHandler, j.wsRemote = false, nil, nil
 	j.taken.Store(false)
 }
@@ -321,28 +325,57 @@ func (j *Job) Write(p []byte) (int, error) {
 	return written, nil
 }
 
-// TryWrite is Write for a caller that must not block (the loop thread
-// itself): it appends all of p when the outbox has room for it, and
-// otherwise writes nothing and reports false.
-func (j *Job) TryWrite(p []byte) (bool, error) {
+// Post appends all of p to the response and never waits: the port of an
+// event-loop handler, which must not block. It posts a 200 head with an
+// unknown length first if none was posted. full reports that the outbox
+// is at or past its limit with p: the loop then calls
+// Config.OnJobWritten with the job's owner (SetOwner) once it has moved
+// the outbox to the connection, and the handler should post nothing more
+// until then (that wait is the back-pressure). The outbox holds at most
+// one piece past its limit that way.
+func (j *Job) Post(p []byte) (full bool, err error) {
 	j.mu.Lock()
 	defer j.unlock()
-	if j.aborted {
-		return true, ErrAborted
-	}
-	if len(j.outbox)+len(p) > outboxLimit {
-		return false, nil
-	}
 	if !j.headPosted {
 		if err := j.writeHeaderLocked(200, -1); err != nil {
-			return true, err
+			return false, err
 		}
+	}
+	if j.aborted {
+		return false, ErrAborted
 	}
 	if len(p) > 0 {
 		j.outbox = append(j.outbox, p...)
 		j.notify()
 	}
-	return true, nil
+	if len(j.outbox) >= outboxLimit {
+		j.writtenWanted = true
+		return true, nil
+	}
+	return false, nil
+}
+
+// WriteWhole appends all of p to the response and never waits, whatever
+// the outbox holds: for a body already whole in memory, handed over by a
+// caller that must not block (a completion on the loop thread, or with
+// the GIL held). The caller bounds p (the bridge's BufferLimit); the
+// outbox is the loop's to empty.
+func (j *Job) WriteWhole(p []byte) (int, error) {
+	j.mu.Lock()
+	defer j.unlock()
+	if !j.headPosted {
+		if err := j.writeHeaderLocked(200, -1); err != nil {
+			return 0, err
+		}
+	}
+	if j.aborted {
+		return 0, ErrAborted
+	}
+	if len(p) > 0 {
+		j.outbox = append(j.outbox, p...)
+		j.notify()
+	}
+	return len(p), nil
 }
 
 // Finish ends the response. A job finished without a posted head answers

@@ -154,7 +154,7 @@ func recvBufferSize(maxHead int) int {
 // cannot start or fails.
 func (l *Loop) Run() error {
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	defer threadsched.Unlock() // not SCHED_BATCH for the thread's next goroutines
 	// Best effort: without SCHED_BATCH the loop is as correct, and wakes
 	// its handlers at the cost of more switches (threadsched says why).
 	_ = threadsched.Batch()

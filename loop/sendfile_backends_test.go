@@ -81,6 +81,11 @@ func startFileServer(t *testing.T, newBackend func() (loop.Backend, error), size
 		ListenFD:   listenFD,
 		Handler:    loop.HandlerFunc(func(_ *loop.Request, w *loop.ResponseWriter) { w.Defer() }),
 		Jobs:       jobs,
+		// Past every wait of the test (waitClosed's 20 s, the clients' 60
+		// s deadlines): the keep-alive connection idles between requests
+		// while the test waits for the file's close, which under -race on
+		// a loaded machine took longer than the default 5 s.
+		KeepAliveTimeout: 2 * time.Minute,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,11 @@ type WebSocketRemote struct {
 	closeReason string
 	closed      bool // closing or closed: Send fails
 	queued      bool // in the loop's ring
+	// onWritten (SetOnWritten) hears, once per Post that left the output
+	// above the high-water mark (writtenWanted), that it is below again,
+	// or that the connection closed.
+	onWritten     func(closed bool)
+	writtenWanted bool
 }
 
 // Remote returns the connection's handle for other goroutines. Call it on
@@ -89,6 +94,53 @@ func (r *WebSocketRemote) TrySend(op ws.Opcode, payload []byte) (bool, error) {
 		return false, nil
 	}
 	return true, r.queue(op, payload)
+}
+
+// SetOnWritten gives a poster (Post) the function the loop calls, on the
+// loop thread and with nothing of the remote's held, once the output a
+// Post left above the high-water mark is below it again (closed false),
+// or the connection has closed (closed true). Call it before the first
+// Post.
+func (r *WebSocketRemote) SetOnWritten(f func(closed bool)) {
+	r.mu.Lock()
+	r.onWritten = f
+	r.mu.Unlock()
+}
+
+// Post queues a whole message as Send does, but never waits on the loop:
+// the port of an event loop, which must not block. full reports that the
+// output is above the high-water mark with it: the poster should post
+// nothing more until the loop calls the SetOnWritten function. It takes
+// the senders' lock for its encoding only, which another sender holds
+// while encoding (never while waiting).
+func (r *WebSocketRemote) Post(op ws.Opcode, payload []byte) (full bool, err error) {
+	r.sendMu.Lock()
+	defer r.sendMu.Unlock()
+	if err := r.queue(op, payload); err != nil {
+		return false, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false, ErrWebSocketClosed
+	}
+	if len(r.pending)+r.buffered >= outboxHighWater && r.onWritten != nil {
+		r.writtenWanted = true
+		return true, nil
+	}
+	return false, nil
+}
+
+// writtenLocked calls the poster's function if a Post waits for it; r.mu is
+// held, and released here.
+func (r *WebSocketRemote) writtenLocked(closed bool) {
+	f := r.onWritten
+	call := r.writtenWanted && f != nil
+	r.writtenWanted = false
+	r.mu.Unlock()
+	if call {
+		f(closed)
+	}
 }
 
 // queue encodes a message and hands it to the loop; r.sendMu is held, so
@@ -219,10 +271,12 @@ func (l *Loop) wsBuffered(c *WebSocket) {
 	}
 	r.mu.Lock()
 	r.buffered = len(c.slot.send) + len(c.outbox)
-	if len(r.pending)+r.buffered < outboxHighWater {
-		r.drained.Broadcast()
+	if len(r.pending)+r.buffered >= outboxHighWater {
+		r.mu.Unlock()
+		return
 	}
-	r.mu.Unlock()
+	r.drained.Broadcast()
+	r.writtenLocked(false)
 }
 
 // wsRemoteClosed fails the remote's later sends and wakes those waiting.
@@ -234,5 +288,5 @@ func (l *Loop) wsRemoteClosed(c *WebSocket) {
 	r.mu.Lock()
 	r.closed = true
 	r.drained.Broadcast()
-	r.mu.Unlock()
+	r.writtenLocked(true)
 }

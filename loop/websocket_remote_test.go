@@ -113,3 +113,69 @@ func TestWebSocketRemoteSendWaits(t *testing.T) {
 		t.Fatalf("Send after the connection ended: %v", err)
 	}
 }
+
+// TestWebSocketRemotePost: Post never waits; past the high-water mark it
+// reports full, and the loop calls the SetOnWritten function once the
+// output is below the mark again (the poster then posts on), or once the
+// connection has ended: a full Post is always answered. Every message
+// arrives whole, in order.
+func TestWebSocketRemotePost(t *testing.T) {
+	e := newRemoteEcho()
+	h := newHarness(t, e, nil)
+	c := h.wsOpen("")
+	r := <-e.remote
+	written := make(chan bool, 8)
+	r.SetOnWritten(func(closed bool) { written <- closed })
+	chunk := make([]byte, 64<<10)
+	posted, fulls := 0, 0
+	for posted < 10 {
+		chunk[0] = byte(posted)
+		full, err := r.Post(ws.OpBinary, chunk)
+		if err != nil {
+			t.Fatalf("Post %d: %v", posted, err)
+		}
+		posted++
+		if !full {
+			continue
+		}
+		fulls++
+		var closed bool
+		h.until("OnWritten", func() bool {
+			select {
+			case closed = <-written:
+				return true
+			default:
+				return false
+			}
+		})
+		if closed {
+			t.Fatalf("OnWritten said closed after Post %d", posted)
+		}
+	}
+	if fulls == 0 {
+		t.Fatal("ten 64 KiB messages never passed the high-water mark")
+	}
+	h.until("every frame", func() bool { return len(serverFrames(t, h.fb.output(c))) == 10 })
+	for i, f := range serverFrames(t, h.fb.output(c)) {
+		if len(f.payload) != len(chunk) || f.payload[0] != byte(i) {
+			t.Fatalf("frame %d: %d bytes starting %d", i, len(f.payload), f.payload[0])
+		}
+	}
+	// A full Post when the client closes is answered too (closed, or
+	// not when the output went below the mark first).
+	for {
+		full, err := r.Post(ws.OpBinary, chunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if full {
+			break
+		}
+	}
+	h.fb.write(c, clientClose(1000, ""))
+	h.until("closed", func() bool { return h.fb.isClosed(c) })
+	h.until("the last full Post answered", func() bool { return len(written) == 1 })
+	if _, err := r.Post(ws.OpText, []byte("late")); err != ErrWebSocketClosed {
+		t.Fatalf("Post after the connection ended: %v", err)
+	}
+}

@@ -155,6 +155,9 @@ type ASGIExecutor struct {
 	finished chan struct{}
 	runErr   error
 	stopOnce sync.Once
+	// panicked: what a callback panicked with (catch), raised again
+	// once out of C (raise).
+	panicked any
 
 	drivenState // Driven only
 }
@@ -171,8 +174,9 @@ var (
 // Then the executor takes jobs from src on its own thread (batch by
 // batch, up to MaxInFlight at once; src's notification wakes it when it
 // has run out), runs each as a task, and hands each to done when its
-// response is final, with the GIL held: done must not block. Stop ends
-// it.
+// response is final. done runs with the GIL held, and for a Driven
+// executor on the caller's loop thread: it must not block, nor wait for
+// anything that thread does (the loop's outbox). Stop ends it.
 func (ip *Interpreter) StartASGI(app *App, opt ASGIOptions, src NotifySource, done Completer) (*ASGIExecutor, error) {
 	if opt.URLScheme == "" {
 		opt.URLScheme = "http"
@@ -291,13 +295,21 @@ func (ex *ASGIExecutor) run() {
 		}
 	}()
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	defer threadsched.Unlock() // attach set SCHED_BATCH
 	ex.tid = gettid()
 	t, err := attach()
 	if err != nil {
 		ex.started <- err
 		return
 	}
+	// A callback's panic, once the thread state is gone (defers run
+	// last first). Not once a driven executor is handed over: its
+	// callbacks then run on the loop thread, whose Step raises.
+	defer func() {
+		if !ex.handedOver {
+			ex.raise()
+		}
+	}()
 	defer t.detach()
 	cs := []*C.char{C.CString(asgiPythonHalf), C.CString(ex.opt.Loop.String()),
 		C.CString(ex.opt.Lifespan.String()), C.CString(ex.opt.ServerName), C.CString(ex.opt.URLScheme)}
@@ -405,6 +417,17 @@ func (ex *ASGIExecutor) settleEndedLocked(e *asgiEvent) {
 		s.readBuf = nil // the thread has ended: no one lends it again
 	case eventWrite:
 		s.writing = false
+	case eventWritten, eventGone:
+		// A posted piece's end (or its client's) resumes its write.
+		if s = e.job.slot; s == nil || s.job != e.job || !s.posted {
+			return
+		}
+		s.posted, s.writing = false, false
+	case eventWSWritten:
+		if s = e.ws.slot; s.ws != e.ws || !s.posted {
+			return
+		}
+		s.posted, s.writing = false, false
 	default:
 		return
 	}

@@ -40,7 +40,7 @@ typedef struct {
 } m0_asgi_queued_write;
 
 /* What a connection type does with the shared plumbing's events: an
- * HTTP request (asgi_request.c) now, a WebSocket later. */
+ * HTTP request (asgi_request.c) or a WebSocket (asgi_websocket.c). */
 typedef struct {
 	/* read: a body read came back (n bytes at p; 0 the end; -1 failed). */
 	void (*read)(m0_asgi_conn *c, const char *p, long n);
@@ -110,11 +110,14 @@ PyObject *m0_asgi_ready(PyObject *value);
 PyObject *m0_asgi_wait(m0_asgi_conn *c);
 int m0_asgi_deliver(m0_asgi_conn *c, PyObject *message);
 int m0_asgi_deliver_all(m0_asgi_conn *c, PyObject *message);
+int m0_asgi_deliver_error(m0_asgi_conn *c);
 int m0_asgi_has_waiter(m0_asgi_conn *c);
 void m0_asgi_read(m0_asgi_conn *c);
 PyObject *m0_asgi_write(m0_asgi_conn *c, PyObject *body, m0_response *trailers);
 PyObject *m0_asgi_write_message(m0_asgi_conn *c, PyObject *payload, int binary);
 m0_asgi_conn *m0_asgi_slot_conn(int slot);
+int m0_asgi_is_kind(PyObject *kind, PyObject *want);
+PyObject *m0_asgi_get(PyObject *message, PyObject *key, PyObject *fallback);
 PyObject *m0_asgi_as_bytes(PyObject *body);
 int m0_asgi_live(m0_asgi_conn *c);
 void m0_asgi_complete(m0_asgi_conn *c);

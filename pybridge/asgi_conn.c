@@ -102,16 +102,7 @@ void m0_asgi_conn_start(m0_asgi_conn *c, const m0_asgi_kind *kind, m0_asgi *ex,
 	c->resp = resp;
 	c->loop = Py_NewRef(ex->loop);
 	c->writer = (uint8_t)writer;
-	int mlen = (int)(req->method.end - req->method.start);
-	int tlen = (int)(req->target.end - req->target.start);
-	if (mlen > 16)
-		mlen = 16;
-	if (tlen > (int)sizeof c->line - 18)
-		tlen = (int)sizeof c->line - 18;
-	memcpy(c->line, head + req->method.start, (size_t)mlen);
-	c->line[mlen] = ' ';
-	memcpy(c->line + mlen + 1, head + req->target.start, (size_t)tlen);
-	c->line_len = mlen + 1 + tlen;
+	c->line_len = m0_request_line(c->line, sizeof c->line, head, req);
 	Py_XSETREF(slots[slot], (m0_asgi_conn *)Py_NewRef(c));
 }
 
@@ -209,6 +200,37 @@ int m0_asgi_deliver(m0_asgi_conn *c, PyObject *message)
 		if (!is_done)
 			return 1;
 	}
+	return 0;
+}
+
+/* m0_asgi_deliver_error raises the error set in the oldest receive still
+ * waiting (a message for it could not be made): 1 when one took it, 0
+ * when none waits (the error is left set), -1. */
+int m0_asgi_deliver_error(m0_asgi_conn *c)
+{
+	PyObject *exc = m0_fetch_exception();
+	while (exc != NULL && c->waiters != NULL && PyList_GET_SIZE(c->waiters) > 0) {
+		PyObject *fut = Py_NewRef(PyList_GET_ITEM(c->waiters, 0));
+		if (PyList_SetSlice(c->waiters, 0, 1, NULL) < 0) {
+			Py_DECREF(fut);
+			Py_DECREF(exc);
+			return -1;
+		}
+		PyObject *done = PyObject_CallMethodNoArgs(fut, s_done);
+		int is_done = done ? PyObject_IsTrue(done) : -1;
+		Py_XDECREF(done);
+		int rc = is_done ? 0 : settle(fut, NULL, exc);
+		Py_DECREF(fut);
+		if (is_done < 0 || rc < 0) {
+			Py_DECREF(exc);
+			return -1;
+		}
+		if (!is_done) {
+			Py_DECREF(exc);
+			return 1;
+		}
+	}
+	m0_restore_exception(exc);
 	return 0;
 }
 
@@ -399,23 +421,27 @@ void m0_asgi_resume_write(int id, int rc)
 	PyObject *fut = c->write_done;
 	c->write_done = NULL;
 	/* Settled after the task's end too: a task of the app's own may
-	 * still await it. */
-	int failed = 0;
+	 * still await it. The hook's own failure is logged first and
+	 * settles nothing: the send is resumed all the same, or its task
+	 * would wait for ever. */
 	if (rc < 0) {
 		c->client_gone = 1;
 		if (!c->ended)
 			c->kind->gone(c);
-		PyObject *exc = PyErr_Occurred() ? NULL
-		                                 : PyObject_CallFunction(m0_asgi_client_disconnected, "s",
-		                                                         "the client is gone");
+	} else if (c->queue_len == 0) {
+		c->kind->written(c);
+	}
+	if (PyErr_Occurred())
+		m0_asgi_log_exception(c, "ending an ASGI write failed");
+	int failed = 0;
+	if (rc < 0) {
+		PyObject *exc = PyObject_CallFunction(m0_asgi_client_disconnected, "s", "the client is gone");
 		failed = exc == NULL || (fut != NULL && settle(fut, NULL, exc) < 0);
 		Py_XDECREF(exc);
 		if (fail_queued(c) < 0)
 			failed = 1;
 	} else {
-		if (c->queue_len == 0)
-			c->kind->written(c);
-		failed = PyErr_Occurred() || (fut != NULL && settle(fut, Py_None, NULL) < 0);
+		failed = fut != NULL && settle(fut, Py_None, NULL) < 0;
 	}
 	if (failed) {
 		m0_asgi_log_exception(c, "resuming an ASGI send failed");
@@ -458,6 +484,39 @@ void m0_asgi_input_ended(int id)
 		m0_asgi_log_exception(c, "telling an ASGI request its client ended its input failed");
 }
 
+/* m0_asgi_is_kind: a message's type is want (interned: the common case
+ * is the same object). */
+int m0_asgi_is_kind(PyObject *kind, PyObject *want)
+{
+	return kind == want ||
+	       (PyUnicode_Check(kind) && PyUnicode_GET_LENGTH(kind) == PyUnicode_GET_LENGTH(want) &&
+	        PyUnicode_Compare(kind, want) == 0);
+}
+
+/* m0_asgi_get: message[key] (a new reference), or fallback's when absent
+ * (NULL fallback: KeyError); NULL with an error set. A message is any
+ * mapping, a dict the fast case; what is no mapping raises as
+ * subscripting it does (TypeError), for every connection type alike. */
+PyObject *m0_asgi_get(PyObject *message, PyObject *key, PyObject *fallback)
+{
+	PyObject *v;
+	if (PyDict_CheckExact(message)) {
+		v = PyDict_GetItemWithError(message, key);
+		if (v != NULL)
+			return Py_NewRef(v);
+		if (PyErr_Occurred())
+			return NULL;
+	} else {
+		v = PyObject_GetItem(message, key);
+		if (v != NULL || !PyErr_ExceptionMatches(PyExc_KeyError))
+			return v;
+		PyErr_Clear();
+	}
+	if (fallback == NULL)
+		PyErr_SetObject(PyExc_KeyError, key);
+	return Py_XNewRef(fallback);
+}
+
 /* m0_asgi_as_bytes: bytes as they are (immutable: safe to read without
  * the GIL), any other buffer copied into bytes. */
 PyObject *m0_asgi_as_bytes(PyObject *body)
@@ -496,9 +555,7 @@ void m0_asgi_complete(m0_asgi_conn *c)
  * failed. */
 void m0_asgi_log_exception(m0_asgi_conn *c, const char *context)
 {
-	char line[512];
-	snprintf(line, sizeof line, "m0serve: %.*s: %s", c->line_len, c->line, context);
-	m0_log_exception(line);
+	m0_log_request_exception(c->line, c->line_len, context);
 }
 
 /* m0_asgi_raise_again sets exc as the error being handled. */
@@ -510,7 +567,8 @@ void m0_asgi_raise_again(PyObject *exc)
 /* m0_asgi_fail: the app raised exc, or returned without ending its
  * response (exc NULL). A 500 while nothing went out, an abort after; a
  * client that left is not the app's error (no traceback). An error after
- * the response was complete (a background task) is logged only. */
+ * the response was complete (a background task) is logged only. The
+ * policy is failure.c's, shared with WSGI. */
 void m0_asgi_fail(m0_asgi_conn *c, PyObject *exc, const char *context)
 {
 	int quiet = c->client_gone || c->read_failed;
@@ -523,16 +581,8 @@ void m0_asgi_fail(m0_asgi_conn *c, PyObject *exc, const char *context)
 			m0_log_error("m0serve: %.*s: %s", c->line_len, c->line, context);
 		}
 	}
-	m0_response *r = c->resp;
-	if (r != NULL) {
-		if (quiet) {
-			r->outcome = M0_ABORTED;
-		} else if (c->head_sent) {
-			r->outcome = M0_ABORTED;
-			r->app_error = 1;
-		} else {
-			m0_response_plain(r, 500, "Internal Server Error", 1);
-		}
+	if (c->resp != NULL) {
+		m0_response_failed(c->resp, quiet, c->head_sent);
 		m0_asgi_complete(c);
 	}
 }

@@ -20,11 +20,12 @@ import (
 // iteration per pass (Step), between its own I/O. A request is spawned
 // as a task right after the pass that parsed it, and a response the app
 // gives without suspending is written in that same pass: no eventfd, no
-// thread to wake and none to wake the loop back. A streamed piece that
-// fits the outbox is written on the loop thread too (asgiSlot.writeHere).
-// What other goroutines post (a body piece read, a write that would have
-// blocked, a closed connection) raises signaled and kicks the loop
-// (Loop.Kick), as a job's news does.
+// thread to wake and none to wake the loop back. A streamed piece is
+// posted to the loop job on the loop thread too (PostWriter), its send
+// resumed by the next Step, or once the loop has sent a full outbox on.
+// What other goroutines post (a body piece read, a WebSocket message, a
+// closed connection) raises signaled and kicks the loop (Loop.Kick), as
+// a job's news does.
 //
 // The asyncio loop's own descriptors (the app's outgoing connections, its
 // self-pipe for call_soon_threadsafe) are watched by a goroutine that
@@ -87,10 +88,12 @@ func (ex *ASGIExecutor) Step(now int64) int64 {
 	if ex.wake() {
 		// Stopping is Stop's, after the loop has ended: nothing to do.
 		ex.loopT.release()
+		ex.raise()
 		return 0
 	}
 	wait := float64(C.m0_asgi_step(ex.c, cbool(io), cbool(ex.due != 0 && now >= ex.due)))
 	ex.loopT.release()
+	ex.raise() // a callback's panic, on the loop thread, out of Python
 	if io {
 		ex.ioReady.Store(false)
 		select {
@@ -175,6 +178,7 @@ func (ex *ASGIExecutor) LeaveLoop() {
 	C.m0_asgi_leave(ex.c)
 	ex.loopT.detach()
 	ex.loopT = nil
+	ex.raise()
 }
 
 // watch waits for the event loop's selector (an epoll or kqueue
@@ -233,10 +237,23 @@ func (ex *ASGIExecutor) finishDriven() {
 		C.m0_asgi_free(ex.c)
 		ex.c = nil
 		t.detach()
+		ex.raise()
 	}()
 	<-ex.finished
 	ex.release()
 	ex.refuseQueued()
+}
+
+// postOwn posts an event from the thread that runs the event loop (a
+// callback's): the loop thread of a driven executor needs nothing woken
+// (postHere); the executor's own thread signals its descriptor, read at
+// its next turn.
+func (ex *ASGIExecutor) postOwn(e asgiEvent) {
+	if ex.stepping {
+		ex.postHere(e)
+		return
+	}
+	ex.post(e)
 }
 
 // postHere is post from the loop thread itself: the pass's Pending sees

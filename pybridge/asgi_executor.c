@@ -27,9 +27,9 @@ static PyObject *task_type, *task_kwnames, *task_name;
 /* From Python 3.12 the task starts eagerly: its first step runs inside
  * the constructor, and an app that answers without suspending (a bare
  * hello, a cached page) never has its task scheduled, stepped from the
- * loop's queue or registered among all tasks. A model of the executor's
- * path measured 2.58 against 1.46 µs per request (3.12.1, asyncio, 16
- * requests a batch). Before 3.12, asgi_eager.c does the same. */
+ * loop's queue or registered among all tasks, which a model of the
+ * executor's path measured as most of its cost (bench/README, "Figures behind the comments").
+ * Before 3.12, asgi_eager.c does the same. */
 #if PY_VERSION_HEX >= 0x030C0000
 #define TASK_KWNAMES Py_BuildValue("(sss)", "loop", "name", "eager_start")
 #else

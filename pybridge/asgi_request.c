@@ -7,10 +7,8 @@
  * ends) is asgi_conn.c's, which a WebSocket type shares.
  *
  * A message that needs no wait is answered with a ready awaitable: no
- * future, no coroutine, no Python frame. A measured model of the
- * executor's path (a batch of 16 bare requests on uvloop, Python 3.11)
- * spent 2.5 µs per request with receive and send as coroutines and 2.0
- * with them answering at once. A receive that waits for a body piece or
+ * future, no coroutine, no Python frame: a fifth of the executor's path
+ * in a measured model (bench/README, "Figures behind the comments"). A receive that waits for a body piece or
  * the disconnect, and a send that waits for its write, return a future
  * of the loop's (loop.create_future()), settled by the resume in C.
  *
@@ -50,39 +48,10 @@ static PyObject *k_type, *k_status, *k_headers, *k_trailers, *k_body,
     *v_trailers, *v_pathsend, *v_request, *v_disconnect, *v_response_prefix,
     *empty_tuple, *empty_bytes;
 
-static int is_kind(PyObject *kind, PyObject *want)
-{
-	return kind == want ||
-	       (PyUnicode_Check(kind) && PyUnicode_GET_LENGTH(kind) == PyUnicode_GET_LENGTH(want) &&
-	        PyUnicode_Compare(kind, want) == 0);
-}
-
-/* get: message[key] (a new reference), or fallback's when absent; NULL
- * with an error set. A message is any mapping; a dict is the fast case. */
-static PyObject *get(PyObject *message, PyObject *key, PyObject *fallback)
-{
-	PyObject *v;
-	if (PyDict_CheckExact(message)) {
-		v = PyDict_GetItemWithError(message, key);
-		if (v != NULL)
-			return Py_NewRef(v);
-		if (PyErr_Occurred())
-			return NULL;
-	} else {
-		v = PyObject_GetItem(message, key);
-		if (v != NULL || !PyErr_ExceptionMatches(PyExc_KeyError))
-			return v;
-		PyErr_Clear();
-	}
-	if (fallback == NULL)
-		PyErr_SetObject(PyExc_KeyError, key);
-	return Py_XNewRef(fallback);
-}
-
 /* flag: the truth of message[key], False when absent: 1, 0, or -1. */
 static int flag(PyObject *message, PyObject *key)
 {
-	PyObject *v = get(message, key, Py_False);
+	PyObject *v = m0_asgi_get(message, key, Py_False);
 	if (v == NULL)
 		return -1;
 	int truth = PyObject_IsTrue(v);
@@ -224,8 +193,13 @@ static void read_back(m0_asgi_conn *c, const char *p, long n)
 		if (last)
 			h->has_body = 0;
 	}
-	if (m == NULL)
+	if (m == NULL) {
+		/* No message (out of memory): the waiting receive raises the
+		 * error rather than wait for ever; the body is lost to it. */
+		c->read_failed = 1;
+		m0_asgi_deliver_error(c);
 		return;
+	}
 	int delivered = m0_asgi_deliver(c, m);
 	if (delivered == 0 && disconnect) {
 		Py_DECREF(m); /* the next receive sees read_failed */
@@ -266,8 +240,8 @@ static void client_left(m0_asgi_conn *c)
 
 static PyObject *send_start(m0_asgi_http *h, PyObject *message)
 {
-	PyObject *status = get(message, k_status, NULL);
-	PyObject *headers = status ? get(message, k_headers, empty_tuple) : NULL;
+	PyObject *status = m0_asgi_get(message, k_status, NULL);
+	PyObject *headers = status ? m0_asgi_get(message, k_headers, empty_tuple) : NULL;
 	int trailers = headers ? flag(message, k_trailers) : -1;
 	int rc = trailers < 0 ? -1 : m0_asgi_read_head(h->conn.resp, status, headers);
 	Py_XDECREF(status);
@@ -311,7 +285,7 @@ static PyObject *send_body(m0_asgi_http *h, PyObject *message)
 {
 	m0_asgi_conn *c = &h->conn;
 	int more = flag(message, k_more_body);
-	PyObject *body = more < 0 ? NULL : get(message, k_body, empty_bytes);
+	PyObject *body = more < 0 ? NULL : m0_asgi_get(message, k_body, empty_bytes);
 	if (body == NULL)
 		return NULL;
 	if (!more && !h->streaming && !h->trailers) {
@@ -361,7 +335,7 @@ static PyObject *send_trailers(m0_asgi_http *h, PyObject *message)
 	m0_asgi_conn *c = &h->conn;
 	if (h->trailer_fields == NULL && (h->trailer_fields = m0_response_new()) == NULL)
 		return PyErr_NoMemory();
-	PyObject *headers = get(message, k_headers, empty_tuple);
+	PyObject *headers = m0_asgi_get(message, k_headers, empty_tuple);
 	int rc = headers ? m0_asgi_read_fields(h->trailer_fields, headers, "ASGI trailer") : -1;
 	Py_XDECREF(headers);
 	int more = rc < 0 ? -1 : flag(message, k_more_trailers);
@@ -384,7 +358,7 @@ static PyObject *send_trailers(m0_asgi_http *h, PyObject *message)
 static PyObject *send_path(m0_asgi_http *h, PyObject *message)
 {
 	h->send_state = DONE;
-	PyObject *path_arg = get(message, k_path, NULL);
+	PyObject *path_arg = m0_asgi_get(message, k_path, NULL);
 	PyObject *path = NULL;
 	if (path_arg == NULL || !PyUnicode_FSConverter(path_arg, &path)) {
 		Py_XDECREF(path_arg);
@@ -421,20 +395,20 @@ static PyObject *send_path(m0_asgi_http *h, PyObject *message)
 static PyObject *request_send(m0_asgi_http *h, PyObject *message)
 {
 	m0_asgi_conn *c = &h->conn;
-	PyObject *kind = get(message, k_type, NULL);
+	PyObject *kind = m0_asgi_get(message, k_type, NULL);
 	if (kind == NULL)
 		return NULL;
 	int state = h->send_state;
 	PyObject *r = NULL;
 	if (c->closed && state != DONE)
 		PyErr_SetString(m0_asgi_client_disconnected, "the client is gone");
-	else if (state == BODY && is_kind(kind, v_body))
+	else if (state == BODY && m0_asgi_is_kind(kind, v_body))
 		r = m0_asgi_live(c) ? send_body(h, message) : NULL;
-	else if (state == START && is_kind(kind, v_start))
+	else if (state == START && m0_asgi_is_kind(kind, v_start))
 		r = m0_asgi_live(c) ? send_start(h, message) : NULL;
-	else if (state == BODY && !h->streaming && is_kind(kind, v_pathsend))
+	else if (state == BODY && !h->streaming && m0_asgi_is_kind(kind, v_pathsend))
 		r = m0_asgi_live(c) ? send_path(h, message) : NULL;
-	else if (state == TRAILERS && is_kind(kind, v_trailers))
+	else if (state == TRAILERS && m0_asgi_is_kind(kind, v_trailers))
 		r = m0_asgi_live(c) ? send_trailers(h, message) : NULL;
 	else if (state == DONE && c->closed && PyUnicode_Check(kind) &&
 	         PyUnicode_Tailmatch(kind, v_response_prefix, 0, PY_SSIZE_T_MAX, -1) == 1)

@@ -13,19 +13,23 @@ import (
 )
 
 // asgiSlot is the Go side of one request in flight on an ASGI executor:
-// the job and the goroutines that block for it. The request's protocol
+// the job and what its ops wait on. The request's protocol
 // state is the C object's of the same slot id (asgi_conn.c); this holds
 // only what the job's hand-back waits on.
 //
-// The request body and a streamed response move through two goroutines
-// of the slot's own (made at first use, kept with the slot), because
-// BodyReader.Read and BodyWriter.Write block and the event loop must not:
-// the event loop asks, the goroutine does the blocking call without the
-// GIL, and its result comes back as an event through the wake descriptor,
-// in the same batch as new jobs. One read and one write at a time per
-// request: a send awaits its write, which is the back-pressure a full
-// outbox exerts (bounded memory: one piece per request out, and one per
-// other task sending on it meanwhile, queued in asgi_conn.c).
+// A streamed response piece is posted to a PostWriter (the server's),
+// and a WebSocket message to a WebSocketPoster: nothing blocks, and the
+// send resumes at the next delivery, or once the server says the output
+// it filled has gone on (Written, the poster's SetWritten function).
+// The request body, and writes to a Writer or WebSocketConn without Post,
+// move through goroutines of the slot's own (made at first use, kept
+// with the slot), because BodyReader.Read, WebSocketConn.Send and
+// BodyWriter.Write block and the event loop must not: the goroutine does the blocking call without the GIL, and its
+// result comes back as an event through the wake descriptor, in the same
+// batch as new jobs. One read and one write at a time per request: a
+// send awaits its write, which is the back-pressure a full outbox exerts
+// (bounded memory: one piece per request out, and one per other task
+// sending on it meanwhile, queued in asgi_conn.c).
 //
 // Fields but the channels are the executor thread's.
 type asgiSlot struct {
@@ -33,9 +37,12 @@ type asgiSlot struct {
 	ex  *ASGIExecutor
 	job *Job
 
-	reading, writing bool // an op is out on a goroutine
-	completed        bool // the response is final; done waits for the ops
-	released         bool // the task ended
+	reading, writing bool // an op is out (on a goroutine, or posted)
+	// posted: the write out is a piece the Writer took (PostWriter) that
+	// left its outbox full: Written or ClientGone resumes it.
+	posted    bool
+	completed bool // the response is final; done waits for the ops
+	released  bool // the task ended
 
 	// ws is the accepted WebSocket's event sink, conn its handle.
 	ws     *asgiWebSocket
@@ -66,11 +73,13 @@ const (
 	eventInputEnded // the client ended its side (ClientInputEnded)
 	eventWSMessage  // a WebSocket message from the client
 	eventWSClosed   // the WebSocket ended
+	eventWritten    // the server moved a posted piece on (Written)
+	eventWSWritten  // a posted WebSocket message's output went on (WebSocketPoster)
 )
 
 type asgiEvent struct {
 	slot *asgiSlot
-	job  *Job // eventGone, eventInputEnded: the slot is looked up on the executor's thread
+	job  *Job // eventGone, eventInputEnded, eventWritten: the slot is looked up on the executor's thread
 	kind asgiEventKind
 	n    int   // read: bytes in readBuf; 0 end of body; WebSocket: binary (1) or the close code
 	err  error // read: the reader failed; write: the client is gone
@@ -116,7 +125,7 @@ func newASGISlot(ex *ASGIExecutor, j *Job) *asgiSlot {
 	}
 	s.ex, s.job = ex, j
 	j.slot = s
-	s.reading, s.writing, s.completed, s.released = false, false, false, false
+	s.reading, s.writing, s.completed, s.released, s.posted = false, false, false, false, false
 	return s
 }
 
@@ -197,35 +206,41 @@ func readPiece(r BodyReader, p []byte) (int, error) {
 	}
 }
 
-// TryWriter is a BodyWriter a driven executor may write to from the loop
-// thread itself: TryWrite writes all of p without blocking, or nothing
-// (false) when it would block.
-type TryWriter interface {
-	TryWrite(p []byte) (bool, error)
+// PostWriter is a BodyWriter that takes a piece without blocking, called
+// on the executor's thread (or, driven, the loop thread) with the GIL
+// held: the executor needs no goroutine for its writes. Post copies all
+// of p; full says the Writer is past its limit with it, and the send
+// waits until the server calls ASGIExecutor.Written for the job (or
+// ClientGone). WriteHead and a TrailerWriter's WriteTrailers must not
+// block either.
+type PostWriter interface {
+	Post(p []byte) (full bool, err error)
 }
 
 func (s *asgiSlot) write(w asgiWrite) {
-	if s.ex.stepping && w.conn != nil {
-		// On the loop thread: a message under the high-water mark is
-		// queued here, as a body piece is below.
-		if ts, ok := w.conn.(WebSocketTrySender); ok {
-			if done, err := ts.TrySend(w.binary, unsafe.Slice((*byte)(w.p), w.n)); done {
-				s.writing = true
-				s.ex.postHere(asgiEvent{slot: s, kind: eventWrite, err: err})
-				return
-			}
+	if p, ok := w.conn.(WebSocketPoster); ok {
+		// A WebSocket message, posted as a body piece is below.
+		s.writing = true
+		full, err := p.Post(w.binary, unsafe.Slice((*byte)(w.p), w.n))
+		if full && err == nil {
+			s.posted = true
+			return
 		}
+		s.ex.postOwn(asgiEvent{slot: s, kind: eventWrite, err: err})
+		return
 	}
-	if s.ex.stepping && w.conn == nil {
-		// On the loop thread: what fits the outbox needs no goroutine,
-		// and its result is delivered by the next pass's Step.
-		if tw, ok := s.job.Writer.(TryWriter); ok {
-			if done, err := s.writeHere(&w, tw); done {
-				s.writing = true
-				s.ex.postHere(asgiEvent{slot: s, kind: eventWrite, err: err})
-				return
-			}
+	// A body piece (not a WebSocket message, whose job is done with):
+	// posted, with no goroutine. The send resumes at the next delivery,
+	// or once the server has moved a full outbox on (Written).
+	if pw, ok := s.postWriter(w); ok {
+		s.writing = true
+		full, err := s.post(&w, pw)
+		if full && err == nil {
+			s.posted = true
+			return
 		}
+		s.ex.postOwn(asgiEvent{slot: s, kind: eventWrite, err: err})
+		return
 	}
 	if s.writes == nil {
 		s.writes = make(chan asgiWrite, 1)
@@ -236,29 +251,34 @@ func (s *asgiSlot) write(w asgiWrite) {
 	s.writes <- w
 }
 
-// writeHere writes w on the loop thread unless its body would block:
-// then it reports false, with the head (which never blocks) written and
-// w.head cleared, and the rest goes to the writer goroutine.
-func (s *asgiSlot) writeHere(w *asgiWrite, tw TryWriter) (bool, error) {
+func (s *asgiSlot) postWriter(w asgiWrite) (PostWriter, bool) {
+	if w.conn != nil {
+		return nil, false
+	}
+	pw, ok := s.job.Writer.(PostWriter)
+	return pw, ok
+}
+
+// post hands w to a PostWriter: the head, the piece, the trailers, none
+// of which blocks.
+func (s *asgiSlot) post(w *asgiWrite, pw PostWriter) (full bool, err error) {
 	bw := s.job.Writer
 	if w.head {
 		if err := bw.WriteHead(s.job.Response); err != nil {
-			return true, err
+			return false, err
 		}
-		w.head = false
 	}
 	if w.n > 0 {
-		ok, err := tw.TryWrite(unsafe.Slice((*byte)(w.p), w.n))
-		if !ok || err != nil {
-			return ok, err
+		if full, err = pw.Post(unsafe.Slice((*byte)(w.p), w.n)); err != nil {
+			return false, err
 		}
 	}
 	if w.trailers != nil {
 		if t, ok := bw.(TrailerWriter); ok {
-			return true, t.WriteTrailers(w.trailers)
+			return full, t.WriteTrailers(w.trailers)
 		}
 	}
-	return true, nil
+	return full, nil
 }
 
 func (s *asgiSlot) writeLoop() {
@@ -298,14 +318,27 @@ func writePiece(w asgiWrite) error {
 func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 	s := e.slot
 	switch e.kind {
-	case eventWSMessage, eventWSClosed:
+	case eventWSMessage, eventWSClosed, eventWSWritten:
 		ex.deliverWebSocket(e)
 		return
+	case eventWritten:
+		if s = e.job.slot; s == nil || s.job != e.job || !s.posted {
+			return
+		}
+		s.posted, s.writing = false, false
+		C.m0_asgi_resume_write(C.int(s.id), 0)
 	case eventGone, eventInputEnded:
 		// Only while the job is still in flight here: a job completed
 		// (and perhaps handed over again) since has nothing to tell.
 		if s = e.job.slot; s == nil || s.job != e.job || s.completed {
 			return
+		}
+		if e.kind == eventGone && s.posted {
+			// The posted piece will not go out: its send fails, which
+			// tells the request its client left.
+			s.posted, s.writing = false, false
+			C.m0_asgi_resume_write(C.int(s.id), -1)
+			break
 		}
 		if e.kind == eventGone {
 			C.m0_asgi_client_gone(C.int(s.id))
@@ -345,6 +378,15 @@ func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 // completed is ignored.
 func (ex *ASGIExecutor) ClientGone(j *Job) {
 	ex.post(asgiEvent{job: j, kind: eventGone})
+}
+
+// Written tells the executor that the server has moved on the piece a
+// PostWriter took with its outbox full: the send waiting on it resumes.
+// Call it from any goroutine (the server calls it on its loop thread,
+// whose kick of itself costs nothing); for a job with no such piece out
+// it does nothing.
+func (ex *ASGIExecutor) Written(j *Job) {
+	ex.post(asgiEvent{job: j, kind: eventWritten})
 }
 
 // ClientInputEnded tells the executor that the client of j ended its

@@ -146,15 +146,26 @@ static PyObject *run_close(PyObject *op, PyObject *unused)
 	if (self->ended)
 		Py_RETURN_NONE;
 	PyObject *r = PyObject_CallMethod(self->app, "close", NULL);
+	PyObject *raised = NULL;
 	if (r == NULL && PyErr_ExceptionMatches(PyExc_AttributeError))
 		PyErr_Clear(); /* an iterator without close */
 	else if (r == NULL)
-		return NULL;
+		/* The app's coroutine ignored GeneratorExit: still cancel and
+		 * release, or the client waits for ever; the error is the
+		 * caller's after. */
+		raised = m0_fetch_exception();
 	Py_XDECREF(r);
 	self->ended = 1;
 	m0_asgi_conn *c = (m0_asgi_conn *)self->request;
 	m0_asgi_cancel(c);
-	if (m0_asgi_release(c) < 0)
+	int rc = m0_asgi_release(c);
+	if (raised != NULL) {
+		if (rc < 0)
+			m0_asgi_log_exception(c, "ending an ASGI request failed");
+		m0_restore_exception(raised);
+		return NULL;
+	}
+	if (rc < 0)
 		return NULL;
 	Py_RETURN_NONE;
 }
@@ -178,18 +189,28 @@ static int run_clear(m0_asgi_task_coro *self)
 	return 0;
 }
 
+/* run_finalize: a task dropped unfinished closes as a coroutine would.
+ * A finaliser (PEP 442), not the dealloc: the collector runs finalisers
+ * before it clears a cycle (a task waiting on a future only it holds),
+ * and a cleared one has no request left to settle. */
+static void run_finalize(PyObject *op)
+{
+	m0_asgi_task_coro *self = (m0_asgi_task_coro *)op;
+	if (self->ended || self->app == NULL || self->request == NULL)
+		return;
+	PyObject *raised = m0_fetch_exception();
+	PyObject *r = run_close(op, NULL);
+	if (r == NULL)
+		PyErr_WriteUnraisable(op);
+	Py_XDECREF(r);
+	m0_restore_exception(raised);
+}
+
 static void run_dealloc(m0_asgi_task_coro *self)
 {
+	if (PyObject_CallFinalizerFromDealloc((PyObject *)self) < 0)
+		return; /* resurrected */
 	PyObject_GC_UnTrack(self);
-	if (!self->ended && self->app != NULL && self->request != NULL) {
-		/* A task dropped unfinished: close as a coroutine would. */
-		PyObject *raised = m0_fetch_exception();
-		PyObject *r = run_close((PyObject *)self, NULL);
-		if (r == NULL)
-			PyErr_WriteUnraisable((PyObject *)self);
-		Py_XDECREF(r);
-		m0_restore_exception(raised);
-	}
 	run_clear(self);
 	PyObject_GC_Del(self);
 }
@@ -210,6 +231,7 @@ static PyTypeObject run_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "_m0asgi.RequestRun",
     .tp_basicsize = sizeof(m0_asgi_task_coro),
     .tp_dealloc = (destructor)run_dealloc,
+    .tp_finalize = run_finalize,
     .tp_as_async = &run_async,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "the coroutine of one ASGI request's task",

@@ -22,7 +22,8 @@ typedef struct {
 	PyObject *subprotocols; /* the scope's list: what the client offered */
 	PyObject *close_reason; /* a close waiting for the sends before it (bytes) */
 	int close_code;
-	uint8_t state;
+	uint32_t buffer_limit; /* a denial body past it streams (asgi_request.c's rule) */
+	uint8_t state, streaming, finish_on_write;
 } m0_asgi_ws;
 
 static PyTypeObject ws_type;
@@ -32,26 +33,6 @@ static PyObject *k_type, *k_bytes, *k_text, *k_code, *k_reason, *k_subprotocol, 
     *k_extensions, *v_connect, *v_receive, *v_disconnect, *v_accept, *v_send, *v_close,
     *v_response_start, *v_response_body, *v_websocket, *v_ws, *v_wss, *empty_tuple, *asgi_info,
     *extensions;
-
-static int is_kind(PyObject *kind, PyObject *want)
-{
-	return kind == want || (PyUnicode_Check(kind) && PyUnicode_Compare(kind, want) == 0);
-}
-
-/* get: message[key] (new reference), or fallback when absent or None is
- * not wanted; NULL with an error set. */
-static PyObject *get(PyObject *message, PyObject *key, PyObject *fallback)
-{
-	PyObject *v = PyMapping_Check(message) ? PyObject_GetItem(message, key) : NULL;
-	if (v != NULL)
-		return v;
-	if (!PyErr_ExceptionMatches(PyExc_KeyError) && PyErr_Occurred())
-		return NULL;
-	PyErr_Clear();
-	if (fallback == NULL)
-		PyErr_SetObject(PyExc_KeyError, key);
-	return Py_XNewRef(fallback);
-}
 
 static PyObject *message1(PyObject *kind)
 {
@@ -73,7 +54,11 @@ static void deliver_or_queue(m0_asgi_ws *w, PyObject *m, int data)
 			return;
 		}
 	}
-	PyList_Append(w->messages, m);
+	if (PyList_Append(w->messages, m) < 0 && data) {
+		/* A message lost (out of memory): the app must not go on as if
+		 * the stream were whole. The error is the caller's to log. */
+		m0goASGIWSClose(c->id, 1011, (char *)"", 0);
+	}
 }
 
 /* m0_asgi_ws_message: a whole client message of the connection at slot. */
@@ -156,7 +141,7 @@ static PyObject *gone_error(void)
 static PyObject *accept(m0_asgi_ws *w, PyObject *message)
 {
 	m0_asgi_conn *c = &w->conn;
-	PyObject *protocol = get(message, k_subprotocol, Py_None);
+	PyObject *protocol = m0_asgi_get(message, k_subprotocol, Py_None);
 	if (protocol == NULL)
 		return NULL;
 	PyObject *encoded = NULL;
@@ -175,7 +160,7 @@ static PyObject *accept(m0_asgi_ws *w, PyObject *message)
 	Py_DECREF(protocol);
 	if (protocol != Py_None && encoded == NULL)
 		return NULL;
-	PyObject *headers = get(message, k_headers, empty_tuple);
+	PyObject *headers = m0_asgi_get(message, k_headers, empty_tuple);
 	m0_response *r = c->resp;
 	int rc = headers ? m0_asgi_read_fields(r, headers, "websocket.accept header") : -1;
 	Py_XDECREF(headers);
@@ -242,7 +227,7 @@ static void close_waiting(m0_asgi_ws *w)
 
 static PyObject *ws_close(m0_asgi_ws *w, PyObject *message)
 {
-	PyObject *code = get(message, k_code, NULL);
+	PyObject *code = m0_asgi_get(message, k_code, NULL);
 	if (code == NULL) {
 		if (!PyErr_ExceptionMatches(PyExc_KeyError))
 			return NULL;
@@ -252,7 +237,7 @@ static PyObject *ws_close(m0_asgi_ws *w, PyObject *message)
 	Py_XDECREF(code);
 	if (n == -1 && PyErr_Occurred())
 		return NULL;
-	PyObject *reason = get(message, k_reason, Py_None);
+	PyObject *reason = m0_asgi_get(message, k_reason, Py_None);
 	if (reason == NULL)
 		return NULL;
 	const char *text = "";
@@ -270,8 +255,8 @@ static PyObject *ws_close(m0_asgi_ws *w, PyObject *message)
 
 static PyObject *ws_message(m0_asgi_ws *w, PyObject *message)
 {
-	PyObject *bytes = get(message, k_bytes, Py_None);
-	PyObject *text = bytes ? get(message, k_text, Py_None) : NULL;
+	PyObject *bytes = m0_asgi_get(message, k_bytes, Py_None);
+	PyObject *text = bytes ? m0_asgi_get(message, k_text, Py_None) : NULL;
 	PyObject *payload = NULL, *r = NULL;
 	int binary = 0;
 	if (text == NULL)
@@ -297,21 +282,45 @@ out:
 
 static PyObject *response_start(m0_asgi_ws *w, PyObject *message)
 {
-	PyObject *status = get(message, k_status, NULL);
-	PyObject *headers = status ? get(message, k_headers, empty_tuple) : NULL;
+	PyObject *status = m0_asgi_get(message, k_status, NULL);
+	PyObject *headers = status ? m0_asgi_get(message, k_headers, empty_tuple) : NULL;
 	int rc = headers ? m0_asgi_read_head(w->conn.resp, status, headers) : -1;
 	Py_XDECREF(status);
 	Py_XDECREF(headers);
 	if (rc < 0)
 		return NULL;
+	/* The connection ends after a denial: the head says so, whether it
+	 * goes out with the whole body or ahead of a streamed one. */
+	w->conn.resp->close = 1;
 	w->state = WS_RESPONSE;
 	return Py_NewRef(m0_asgi_ready_none);
 }
 
-static PyObject *response_body(m0_asgi_ws *w, PyObject *message)
+/* finish_denial: the denial's last byte was sent (or is in the arena). */
+static void finish_denial(m0_asgi_ws *w)
 {
 	m0_response *r = w->conn.resp;
-	PyObject *body = get(message, k_body, NULL);
+	if (r == NULL)
+		return;
+	if (w->conn.head_sent) {
+		r->outcome = M0_STREAMED;
+	} else {
+		r->content_length = (int64_t)(r->body.end - r->body.start);
+		r->outcome = M0_COMPLETE;
+	}
+	m0_asgi_complete(&w->conn);
+}
+
+/* response_body: the denial's body, by http.response.body's rule
+ * (asgi_request.c): one message that fits the buffer completes with it;
+ * a longer one, or several, go to the writer and their sends wait for
+ * it. The arena never takes more than the buffer, so completing never
+ * hands the loop more than its outbox holds. */
+static PyObject *response_body(m0_asgi_ws *w, PyObject *message)
+{
+	m0_asgi_conn *c = &w->conn;
+	m0_response *r = c->resp;
+	PyObject *body = m0_asgi_get(message, k_body, NULL);
 	if (body == NULL) {
 		if (!PyErr_ExceptionMatches(PyExc_KeyError))
 			return NULL;
@@ -322,49 +331,75 @@ static PyObject *response_body(m0_asgi_ws *w, PyObject *message)
 	Py_XDECREF(body);
 	if (b == NULL)
 		return NULL;
-	int rc = m0_arena_append(r, PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b), NULL);
-	Py_DECREF(b);
-	if (rc < 0)
-		return PyErr_NoMemory();
-	r->body.end = (uint32_t)r->len;
-	PyObject *more = get(message, k_more_body, Py_False);
+	PyObject *more = m0_asgi_get(message, k_more_body, Py_False);
 	int more_body = more ? PyObject_IsTrue(more) : -1;
 	Py_XDECREF(more);
-	if (more_body < 0)
+	if (more_body < 0) {
+		Py_DECREF(b);
 		return NULL;
-	if (!more_body) {
-		r->content_length = (int64_t)(r->body.end - r->body.start);
-		r->outcome = M0_COMPLETE;
-		r->close = 1;
-		w->state = WS_CLOSED;
-		m0_asgi_complete(&w->conn);
 	}
-	return Py_NewRef(m0_asgi_ready_none);
+	Py_ssize_t n = PyBytes_GET_SIZE(b);
+	PyObject *fut = NULL;
+	if (!more_body && !w->streaming) {
+		w->state = WS_CLOSED;
+		if ((size_t)n > w->buffer_limit) {
+			r->content_length = n;
+			fut = m0_asgi_write(c, b, NULL);
+			w->finish_on_write = fut != NULL;
+			Py_DECREF(b);
+			return fut;
+		}
+		int rc = m0_arena_append(r, PyBytes_AS_STRING(b), (size_t)n, NULL);
+		Py_DECREF(b);
+		if (rc < 0)
+			return PyErr_NoMemory();
+		r->body.end = (uint32_t)r->len;
+		finish_denial(w);
+		return Py_NewRef(m0_asgi_ready_none);
+	}
+	w->streaming = 1;
+	if (n > 0 && (fut = m0_asgi_write(c, b, NULL)) == NULL) {
+		Py_DECREF(b);
+		return NULL;
+	}
+	Py_DECREF(b);
+	if (!more_body) {
+		w->state = WS_CLOSED;
+		/* With writes still out, the response ends after them: an
+		 * empty write takes its turn. */
+		if (fut == NULL && c->writing && (fut = m0_asgi_write(c, NULL, NULL)) == NULL)
+			return NULL;
+		if (fut != NULL)
+			w->finish_on_write = 1;
+		else
+			finish_denial(w);
+	}
+	return fut != NULL ? fut : Py_NewRef(m0_asgi_ready_none);
 }
 
 /* send(message): the handshake's answer, then messages and the close. */
 static PyObject *ws_send(m0_asgi_ws *w, PyObject *message)
 {
-	PyObject *kind = get(message, k_type, NULL);
+	PyObject *kind = m0_asgi_get(message, k_type, NULL);
 	if (kind == NULL)
 		return NULL;
 	int before = w->state == WS_CONNECT || w->state == WS_HANDSHAKE;
 	PyObject *r = NULL;
-	if (before && is_kind(kind, v_accept))
+	if (before && m0_asgi_is_kind(kind, v_accept))
 		r = m0_asgi_live(&w->conn) ? accept(w, message) : NULL;
-	else if (before && is_kind(kind, v_close))
+	else if (before && m0_asgi_is_kind(kind, v_close))
 		r = m0_asgi_live(&w->conn) ? deny(w) : NULL;
-	else if (before && is_kind(kind, v_response_start))
+	else if (before && m0_asgi_is_kind(kind, v_response_start))
 		r = m0_asgi_live(&w->conn) ? response_start(w, message) : NULL;
-	else if (w->state == WS_RESPONSE && is_kind(kind, v_response_body))
+	else if (w->state == WS_RESPONSE && m0_asgi_is_kind(kind, v_response_body))
 		r = m0_asgi_live(&w->conn) ? response_body(w, message) : NULL;
-	else if (w->state == WS_OPEN && is_kind(kind, v_send))
+	else if (w->state == WS_OPEN && m0_asgi_is_kind(kind, v_send))
 		r = ws_message(w, message);
-	else if (w->state == WS_OPEN && is_kind(kind, v_close))
+	else if (w->state == WS_OPEN && m0_asgi_is_kind(kind, v_close))
 		r = ws_close(w, message);
 	else if (w->state == WS_CLOSED && w->conn.client_gone)
 		r = gone_error();
-	else if (w->state == WS_CLOSED && (is_kind(kind, v_send) || is_kind(kind, v_close)))
+	else if (w->state == WS_CLOSED && (m0_asgi_is_kind(kind, v_send) || m0_asgi_is_kind(kind, v_close)))
 		r = gone_error();
 	else
 		PyErr_Format(PyExc_RuntimeError, "unexpected ASGI message %R %s", kind,
@@ -382,7 +417,12 @@ static void ws_read(m0_asgi_conn *c, const char *p, long n)
 
 static void ws_written(m0_asgi_conn *c)
 {
-	close_waiting((m0_asgi_ws *)c);
+	m0_asgi_ws *w = (m0_asgi_ws *)c;
+	close_waiting(w);
+	if (w->finish_on_write && !c->ended) {
+		w->finish_on_write = 0;
+		finish_denial(w);
+	}
 }
 
 /* ws_gone: the client left before the accept (1006), or a send found
@@ -391,6 +431,7 @@ static void ws_written(m0_asgi_conn *c)
  * messages before it. */
 static void ws_gone(m0_asgi_conn *c)
 {
+	((m0_asgi_ws *)c)->finish_on_write = 0;
 	close_waiting((m0_asgi_ws *)c);
 	if (((m0_asgi_ws *)c)->state == WS_OPEN)
 		return;
@@ -536,14 +577,16 @@ PyObject *m0_asgi_websocket_new(m0_asgi *ex, int slot, const m0_request *req, co
 	if (w == NULL)
 		return NULL;
 	memset((char *)w + sizeof(PyObject), 0, sizeof *w - sizeof(PyObject));
-	m0_asgi_conn_start(&w->conn, &ws_kind, ex, slot, req, head, resp, 1);
-	PyObject_GC_Track(w);
+	/* What can fail comes before the slot table takes its reference:
+	 * a failed start leaves nothing there. */
 	if ((w->messages = PyList_New(0)) == NULL ||
 	    (w->subprotocols = subprotocols(req, head, fields)) == NULL) {
-		w->conn.ended = 1;
 		Py_DECREF(w);
 		return NULL;
 	}
+	m0_asgi_conn_start(&w->conn, &ws_kind, ex, slot, req, head, resp, 1);
+	w->buffer_limit = req->buffer_limit;
+	PyObject_GC_Track(w);
 	return (PyObject *)w;
 }
 

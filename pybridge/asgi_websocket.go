@@ -48,11 +48,16 @@ type WebSocketConn interface {
 	Taken()
 }
 
-// WebSocketTrySender is a WebSocketConn that can also queue a message
-// without waiting, for an executor the loop thread steps: false means the
-// output is above its high-water mark and nothing was sent.
-type WebSocketTrySender interface {
-	TrySend(binary bool, payload []byte) (bool, error)
+// WebSocketPoster is a WebSocketConn that takes a message without
+// waiting, called with the GIL held on the executor's thread (driven, the
+// loop thread): the executor then needs no goroutine for its sends. full
+// says the output is above its high-water mark with the message; the
+// send then waits until the connection calls the function SetWritten gave
+// it (closed: the connection ended, and the send raises). The executor
+// calls SetWritten once, right after the accept.
+type WebSocketPoster interface {
+	Post(binary bool, payload []byte) (full bool, err error)
+	SetWritten(f func(closed bool))
 }
 
 // asgiWebSocket is a slot's WebSocketEvents: it posts each message to
@@ -81,6 +86,21 @@ func (ex *ASGIExecutor) deliverWebSocket(e *asgiEvent) {
 	if s.ws != e.ws {
 		return
 	}
+	if e.kind == eventWSWritten {
+		// The posted message that filled the output has gone on (or the
+		// connection ended): its send resumes.
+		if !s.posted {
+			return
+		}
+		s.posted, s.writing = false, false
+		rc := C.int(0)
+		if e.err != nil {
+			rc = -1
+		}
+		C.m0_asgi_resume_write(C.int(s.id), rc)
+		s.settle()
+		return
+	}
 	p := (*C.char)(unsafe.Pointer(unsafe.SliceData(e.data)))
 	if e.kind == eventWSMessage {
 		C.m0_asgi_ws_message(C.int(s.id), C.int(e.n), p, C.long(len(e.data)))
@@ -90,8 +110,10 @@ func (ex *ASGIExecutor) deliverWebSocket(e *asgiEvent) {
 }
 
 //export m0goASGIWSAccept
-func m0goASGIWSAccept(slot C.int, protocol *C.char, n C.size_t, headers *C.m0_response) C.int {
+func m0goASGIWSAccept(slot C.int, protocol *C.char, n C.size_t, headers *C.m0_response) (rc C.int) {
 	s := asgiSlots[slot]
+	rc = -2 // what a panic in the acceptor leaves
+	defer s.ex.catch()
 	acceptor, ok := s.job.Writer.(WebSocketAcceptor)
 	if !ok {
 		return -2
@@ -109,25 +131,40 @@ func m0goASGIWSAccept(slot C.int, protocol *C.char, n C.size_t, headers *C.m0_re
 		return -2
 	}
 	s.ws, s.wsConn = events, conn
+	if p, ok := conn.(WebSocketPoster); ok {
+		ex := s.ex
+		p.SetWritten(func(closed bool) {
+			e := asgiEvent{ws: events, kind: eventWSWritten}
+			if closed {
+				e.err = ErrWebSocketGone
+			}
+			ex.post(e)
+		})
+	}
 	return 0
 }
 
 //export m0goASGIWSSend
 func m0goASGIWSSend(slot C.int, binary C.int, p *C.char, n C.size_t) {
 	s := asgiSlots[slot]
+	defer s.ex.catch()
 	s.write(asgiWrite{p: unsafe.Pointer(p), n: int(n), conn: s.wsConn, binary: binary != 0})
 }
 
 //export m0goASGIWSClose
 func m0goASGIWSClose(slot C.int, code C.int, reason *C.char, n C.size_t) {
-	if s := asgiSlots[slot]; s.wsConn != nil {
+	s := asgiSlots[slot]
+	defer s.ex.catch()
+	if s.wsConn != nil {
 		s.wsConn.Close(int(code), C.GoStringN(reason, C.int(n)))
 	}
 }
 
 //export m0goASGIWSTaken
 func m0goASGIWSTaken(slot C.int) {
-	if s := asgiSlots[slot]; s.wsConn != nil {
+	s := asgiSlots[slot]
+	defer s.ex.catch()
+	if s.wsConn != nil {
 		s.wsConn.Taken()
 	}
 }

@@ -89,3 +89,24 @@ func TestASGIWebSocketBridge(t *testing.T) {
 		}
 	})
 }
+
+// A message that is no mapping is the same error in both scopes: the
+// HTTP request and the WebSocket share one reading of messages. Before,
+// the WebSocket's copy took a non-mapping for one without the key
+// (KeyError; fields with a default read as absent).
+func TestASGIMessageNotAMapping(t *testing.T) {
+	s := startASGI(t, "asgi_ws_app:app", ASGIOptions{Loop: LoopAsyncio})
+	s.get(t, "/not-a-mapping")
+	http := string(s.get(t, "/seen").Response.Body())
+	j := s.job(t, "GET /not-a-mapping HTTP/1.1\r\nHost: x\r\n\r\n")
+	j.Request.WebSocket = true
+	j.Writer = &fakeSocket{sent: make(chan string, 4)}
+	s.run(j)
+	if st := j.Response.Status(); st != 403 {
+		t.Fatalf("status %d, want 403 (the close before accept)", st)
+	}
+	ws := string(s.get(t, "/seen").Response.Body())
+	if http != "TypeError" || ws != http {
+		t.Fatalf("send(None): %q over HTTP, %q over a WebSocket; want TypeError for both", http, ws)
+	}
+}

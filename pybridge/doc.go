@@ -60,8 +60,12 @@
 // the differences:
 //   - One http.response.body is Complete with its length (over
 //     BufferLimit with a Writer it streams); several go to the Writer
-//     piece by piece (Streamed). A send awaits its Write: a blocking
-//     Writer is the back-pressure, off the loop's thread.
+//     piece by piece (Streamed). A Writer that implements PostWriter
+//     takes each piece without blocking, on the executor's thread; the
+//     send awaits the server's Written when the piece filled its
+//     outbox: that wait is the back-pressure, and no thread blocks on
+//     it. Any other Writer is written on a goroutine of the slot's,
+//     the send awaiting its Write.
 //   - Response.Reason is empty: write http1.StatusText for the status.
 //   - http.response.pathsend is Response.File; trailers go to a Writer
 //     that implements TrailerWriter and are dropped otherwise.
@@ -72,12 +76,18 @@
 //     ClientInputEnded(j) (a half-close): receive after the body returns
 //     http.disconnect, send goes on.
 //
-// Hops, counted as calls that cross a language, a goroutine or the wake
-// descriptor. A streamed send: send (C) -> m0goASGIWrite (Go) -> the
-// slot's writer goroutine -> BodyWriter.Write -> post -> eventfd ->
-// _m0asgi.wake (C) -> deliver (Go) -> m0_asgi_resume_write (C) -> the
-// future's set_result: ten, down from fourteen while Python held the send
-// state machine. Telling a task its client left: ClientGone -> post ->
+// Hops, counted as calls that cross a language, a goroutine, a thread or
+// the wake descriptor. A streamed send, before PostWriter: send (C) ->
+// m0goASGIWrite (Go) -> the slot's writer goroutine -> BodyWriter.Write
+// -> (the loop thread's pass) -> post -> eventfd -> _m0asgi.wake (C) ->
+// deliver (Go) -> m0_asgi_resume_write (C) -> the future's set_result:
+// ten (fourteen while Python held the send state machine). Posted, with
+// room in the outbox: send (C) -> m0goASGIWrite (Go) -> PostWriter.Post
+// -> post -> eventfd -> _m0asgi.wake (C) -> deliver (Go) ->
+// m0_asgi_resume_write (C) -> set_result: eight, with the loop thread's
+// pass moving the bytes beside it; driven, the post and the eventfd go
+// (the next Step delivers): six. With the outbox full the loop thread's
+// pass adds Written (OnJobWritten) before the post. Telling a task its client left: ClientGone -> post ->
 // eventfd -> _m0asgi.wake (C) -> deliver (Go) -> m0_asgi_client_gone (C)
 // -> set_result of the waiting receive's future -> the app: seven, down
 // from nine.
@@ -88,10 +98,11 @@
 // completions: it spawns the jobs the pass queued and runs one iteration
 // of the loop (its _run_once), so a request the app answers without
 // suspending goes out in the pass that parsed it: no eventfd, no wake in
-// either direction. A streamed piece the Writer takes without blocking
-// (TryWriter) is written there, its send resumed by the next Step; what
-// goroutines post (body pieces, pieces that would block, ClientGone)
-// raises a flag and kicks the loop (loop.Stepper's Pending).
+// either direction. A streamed piece is posted there (PostWriter), its
+// send resumed by the next Step, or after Written once the loop has sent
+// a full outbox on, called on the loop thread itself; what goroutines
+// post (body pieces, WebSocket messages, ClientGone) raises a flag and
+// kicks the loop (loop.Stepper's Pending).
 // The loop's timers become the loop thread's wait deadline; its own
 // descriptors (the app's sockets, its self-pipe) are watched by a
 // goroutine polling the selector's epoll descriptor. LeaveLoop, on the
@@ -104,9 +115,10 @@
 // offered) and the headers, and the job completes Upgraded; the server then
 // reports messages and the close through WebSocketEvents (posted like a
 // body read, each held untaken until a receive takes it: the server's
-// back-pressure) and takes sends through WebSocketConn on the slot's write
-// goroutine (Send blocks above the connection's high-water mark, so a send
-// awaits it). A close before accept is a 403, websocket.http.response.* the
+// back-pressure) and takes sends through WebSocketConn: posted, when it
+// is a WebSocketPoster (a send past the connection's high-water mark
+// awaits the poster's written call), else on the slot's write goroutine
+// (Send blocks above the mark, so a send awaits it). A close before accept is a 403, websocket.http.response.* the
 // app's own answer, an exception before accept a 500; after accept an
 // exception closes 1011 and a return 1000, and a send once closed raises
 // ClientDisconnected, not logged as the app's error.

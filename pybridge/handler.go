@@ -210,7 +210,7 @@ func (ip *Interpreter) StartHandlers(n, batch int, src JobSource, done Completer
 func (h *Handlers) run(batch int, src JobSource, done Completer, started chan<- error) {
 	defer h.wg.Done()
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	defer threadsched.Unlock() // attach set SCHED_BATCH
 	t, err := attach()
 	started <- err
 	if err != nil {
@@ -288,7 +288,7 @@ func onThread(fn func(t *thread)) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
+		defer threadsched.Unlock() // attach set SCHED_BATCH
 		t, err := attach()
 		if err != nil {
 			errc <- err

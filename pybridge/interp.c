@@ -143,6 +143,11 @@ void m0_log_exception(const char *context)
 {
 	if (m0_log_inline_tracebacks) {
 		char *text = m0_format_exception();
+		if (text == NULL) {
+			/* copy_text's malloc failed: the context alone. */
+			m0_log_error("%s (the traceback could not be formatted: out of memory)", context);
+			return;
+		}
 		size_t n = strlen(context) + 1 + strlen(text);
 		char *line = malloc(n + 1);
 		if (line != NULL) {

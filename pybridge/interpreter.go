@@ -168,7 +168,8 @@ func checkLayout() error {
 		unsafe.Sizeof(http1.Span{}) != unsafe.Sizeof(C.m0_span{}) {
 		return errors.New("pybridge: http1.Field no longer matches m0_field in shim.h; update the C struct")
 	}
-	if Complete != C.M0_COMPLETE || Streamed != C.M0_STREAMED || Aborted != C.M0_ABORTED {
+	if Complete != C.M0_COMPLETE || Streamed != C.M0_STREAMED || Aborted != C.M0_ABORTED ||
+		Upgraded != C.M0_UPGRADED || Suspended != C.M0_SUSPENDED {
 		return errors.New("pybridge: the Outcome values no longer match shim.h")
 	}
 	return nil

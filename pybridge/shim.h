@@ -180,6 +180,11 @@ void m0_log(const char *format, ...) __attribute__((format(printf, 1, 2)));
 /* m0_log_error is m0_log at the error level (the server's --log-level). */
 void m0_log_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 void m0_log_exception(const char *context);
+
+/* The failure policy WSGI and ASGI share (failure.c). */
+int m0_request_line(char *dst, size_t cap, const char *head, const m0_request *req);
+void m0_log_request_exception(const char *line, int len, const char *context);
+void m0_response_failed(m0_response *r, int quiet, int head_sent);
 void m0_print_exception(void);
 extern int m0_log_inline_tracebacks;
 

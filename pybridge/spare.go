@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/m0serve/m0serve/internal/threadsched"
 )
 
 // Spare handler threads: --threads N means N threads running the app at
@@ -299,7 +301,7 @@ func (s *spares) takeHanded(dst []*Job) int {
 func (h *Handlers) spare() {
 	defer h.wg.Done()
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	defer threadsched.Unlock() // attach set SCHED_BATCH
 	s := &h.spares
 	t, err := attach()
 	if err != nil {

@@ -239,32 +239,23 @@ static int drain(m0_thread *t, PyObject *it, PyObject *result)
  * request: a traceback alone does not say which URL failed. */
 static void log_failure(m0_thread *t, const char *context)
 {
-	const m0_span *m = &t->req->method, *tg = &t->req->target;
-	int mlen = (int)(m->end - m->start), tlen = (int)(tg->end - tg->start);
-	char line[512];
-	snprintf(line, sizeof line, "m0serve: %.*s %.*s: %s", mlen > 16 ? 16 : mlen, t->head + m->start,
-	         tlen > 200 ? 200 : tlen, t->head + tg->start, context);
-	m0_log_exception(line);
+	char line[232];
+	int n = m0_request_line(line, sizeof line, t->head, t->req);
+	m0_log_request_exception(line, n, context);
 }
 
-/* fail logs the raised exception and records the outcome: a 500 while
- * nothing has gone out, an abort after. A client that left, or whose body
- * broke off, is not the app's error: no traceback, an abort (the server
- * knows why from Job.BodyErr). */
+/* fail logs the raised exception and records the outcome by the shared
+ * policy (failure.c). A client that left, or whose body broke off, is
+ * not the app's error: no traceback (the server knows why from
+ * Job.BodyErr). */
 static void fail(m0_thread *t, const char *context)
 {
-	if (t->client_gone || t->body_failed) {
+	int quiet = t->client_gone || t->body_failed;
+	if (quiet)
 		PyErr_Clear();
-		t->resp->outcome = M0_ABORTED;
-		return;
-	}
-	log_failure(t, context);
-	if (t->head_sent) {
-		t->resp->outcome = M0_ABORTED;
-		t->resp->app_error = 1;
-		return;
-	}
-	m0_response_plain(t->resp, 500, "Internal Server Error", 1);
+	else
+		log_failure(t, context);
+	m0_response_failed(t->resp, quiet, t->head_sent);
 }
 
 /* close_result calls result.close() if it has one. A missing attribute is

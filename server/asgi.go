@@ -97,6 +97,15 @@ func (p *bridgePool) jobGone(owner any, how loop.JobGone) {
 	p.executor.ClientGone(&w.job)
 }
 
+// jobWritten is the loop's word (Config.OnJobWritten) that the outbox a
+// Post left full has gone to the connection: the task's send resumes.
+// On the loop thread, under the loop job's lock, as jobGone.
+func (p *bridgePool) jobWritten(owner any) {
+	if w, ok := owner.(*bridgeJob); ok && p.executor != nil {
+		p.executor.Written(&w.job)
+	}
+}
+
 // ClientGoneAtStart implements pybridge.GoneAtStart.
 func (w *bridgeJob) ClientGoneAtStart() (closed, inputEnded bool) {
 	return w.gone.Load(), w.inputEnded.Load()
@@ -175,14 +184,18 @@ func (c asgiWebSocketConn) Send(binary bool, payload []byte) error {
 	return c.remote.Send(op, payload)
 }
 
-// TrySend implements pybridge.WebSocketTrySender.
-func (c asgiWebSocketConn) TrySend(binary bool, payload []byte) (bool, error) {
+// Post implements pybridge.WebSocketPoster: a message queued without
+// waiting, on the executor's thread or (driven) the loop thread.
+func (c asgiWebSocketConn) Post(binary bool, payload []byte) (bool, error) {
 	op := ws.OpText
 	if binary {
 		op = ws.OpBinary
 	}
-	return c.remote.TrySend(op, payload)
+	return c.remote.Post(op, payload)
 }
+
+// SetWritten implements pybridge.WebSocketPoster.
+func (c asgiWebSocketConn) SetWritten(f func(closed bool)) { c.remote.SetOnWritten(f) }
 
 func (c asgiWebSocketConn) Close(code int, reason string) {
 	c.remote.Close(ws.CloseCode(code), reason)

@@ -247,9 +247,10 @@ func (p *bridgePool) Arm() bool { return p.queue.Arm() }
 // Closed implements pybridge.NotifySource.
 func (p *bridgePool) Closed() bool { return p.queue.Closed() }
 
-// Complete implements pybridge.Completer. It runs with the GIL held, so
-// nothing here blocks: a Complete body fits the outbox (BufferLimit), and
-// a file body is handed to the loop (sendFile).
+// Complete implements pybridge.Completer. It runs with the GIL held, and
+// for a driven ASGI executor on the loop thread, so nothing here blocks:
+// a Complete body is posted whole (WriteWhole; the bridge keeps it within
+// BufferLimit), and a file body is handed to the loop (sendFile).
 func (p *bridgePool) Complete(j *pybridge.Job) {
 	w := j.Writer.(*bridgeJob)
 	lj := w.loopJob
@@ -271,7 +272,10 @@ func (p *bridgePool) Complete(j *pybridge.Job) {
 			return
 		}
 		if err := w.WriteHead(resp); err == nil && !lj.Request.MethodIs("HEAD") {
-			if n, _ := lj.Write(resp.Body()); n > 0 {
+			// WriteWhole, not Write: this may run on the loop thread
+			// (--asgi-thread loop), where waiting for the outbox to drain
+			// waits for itself.
+			if n, _ := lj.WriteWhole(resp.Body()); n > 0 {
 				w.sent += int64(n)
 			}
 		}
@@ -326,14 +330,16 @@ func (w *bridgeJob) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// TryWrite implements pybridge.TryWriter: a driven ASGI executor's
-// streamed piece, written on the loop thread when the outbox has room.
-func (w *bridgeJob) TryWrite(p []byte) (bool, error) {
-	ok, err := w.loopJob.TryWrite(p)
-	if ok && err == nil {
+// Post implements pybridge.PostWriter: an ASGI streamed piece, posted to
+// the loop job without waiting, on the executor's thread or (driven) the
+// loop thread. When it leaves the outbox full, jobWritten says when the
+// loop has emptied it.
+func (w *bridgeJob) Post(p []byte) (bool, error) {
+	full, err := w.loopJob.Post(p)
+	if err == nil {
 		w.sent += int64(len(p))
 	}
-	return ok, err
+	return full, err
 }
 
 var _ pybridge.TrailerWriter = (*bridgeJob)(nil)

@@ -98,7 +98,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		jobs    *loop.JobQueue
 		py      *python
 		jobGone func(any, loop.JobGone)
-		onExit  func()
+		// jobWritten: the ASGI executor's posted pieces (Job.Post).
+		jobWritten func(any)
+		onExit     func()
 		// passEnded: the inline policy's (--wsgi-inline auto).
 		passEnded func()
 		// stepper: the ASGI event loop, run by the loop thread.
@@ -131,7 +133,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 		if py.executor != nil {
 			handler = asgiRequests{}
-			jobGone = py.pool.jobGone
+			jobGone, jobWritten = py.pool.jobGone, py.pool.jobWritten
 			if py.executor.Driven() {
 				stepper = py.executor
 				onExit = py.executor.LeaveLoop
@@ -203,6 +205,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		Headers:          headers,
 		Logf:             logf,
 		OnJobGone:        jobGone,
+		OnJobWritten:     jobWritten,
 		OnLoopResponse:   loopResponses,
 		WebSocket:        cfg.webSocket(),
 		OnPassEnd:        passEnd,

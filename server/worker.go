@@ -17,7 +17,9 @@ import (
 
 // A worker is one process of several that package supervisor's master
 // started: the same binary, re-executed with these variables set and
-// these files open (exec.Cmd.ExtraFiles start at descriptor 3).
+// these files open as descriptors 3 to 5 (supervisor/spawn.go passes
+// them to syscall.ForkExec; os/exec's ExtraFiles would make the
+// listener blocking).
 const (
 	// WorkerSlotEnv holds the worker's slot number; its presence is what
 	// makes the process a worker.

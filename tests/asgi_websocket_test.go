@@ -5,10 +5,12 @@ package tests
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -283,4 +285,55 @@ func TestASGIWebSocketSendWaits(t *testing.T) {
 		}
 	}
 	s.waitFile(t, "flood-done", "yes")
+}
+
+// TestASGIWebSocketDenialBody: a handshake denied with
+// websocket.http.response.* and a body far past the response outbox (200 000
+// bytes and 10 MiB, in one message and in pieces) reaches the client whole,
+// in both --asgi-thread modes; the server goes on serving and stops on
+// SIGTERM. Before the fix, completing such a denial on the loop thread
+// (--asgi-thread loop) waited for an outbox only that thread empties: the
+// client got nothing and the process did not exit.
+func TestASGIWebSocketDenialBody(t *testing.T) {
+	forEachVariant(t, true, func(t *testing.T, v variant) {
+		for _, mode := range []string{"loop", "executor"} {
+			t.Run(mode, func(t *testing.T) {
+				s := startASGI(t, v, "asgi_websocket_app:app", "--asgi-thread", mode)
+				client := &http.Client{Timeout: 30 * time.Second}
+				for _, c := range []struct{ size, pieces int }{
+					{200000, 1}, {200000, 7}, {10 << 20, 1}, {10 << 20, 40},
+				} {
+					req, err := http.NewRequest("GET", s.url(fmt.Sprintf("/denial-big?size=%d&pieces=%d", c.size, c.pieces)), nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					req.Header.Set("Connection", "Upgrade")
+					req.Header.Set("Upgrade", "websocket")
+					req.Header.Set("Sec-WebSocket-Version", "13")
+					req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+					resp, err := client.Do(req)
+					if err != nil {
+						t.Fatalf("%d bytes in %d pieces: %v\n%s", c.size, c.pieces, err, s.logs)
+					}
+					body, err := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if err != nil || resp.StatusCode != 403 || len(body) != c.size {
+						t.Fatalf("%d bytes in %d pieces: %d, %d bytes, %v\n%s", c.size, c.pieces, resp.StatusCode, len(body), err, s.logs)
+					}
+					step := (c.size + c.pieces - 1) / c.pieces
+					for i := 0; i < c.size; i += step {
+						if body[i] != byte(i%251) {
+							t.Fatalf("%d bytes in %d pieces: byte %d is %d, want %d", c.size, c.pieces, i, body[i], i%251)
+						}
+					}
+					s.waitFile(t, "denial-big", strconv.Itoa(c.size))
+				}
+				// The I/O thread still serves a new connection.
+				if resp, body := get(t, s.url("/plain")); resp.StatusCode != 200 || body != "plain" {
+					t.Fatalf("plain request after the denials: %d %q", resp.StatusCode, body)
+				}
+				s.server.stop()
+			})
+		}
+	})
 }

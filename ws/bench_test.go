@@ -70,9 +70,11 @@ func TestZeroAllocs(t *testing.T) {
 		{"AppendMessage compressed", func() { out = AppendMessage(out[:0], OpText, deflateText, &d) }},
 		{"Deflate", func() { out, _ = d.Deflate(out[:0], deflateText) }},
 	}
+	// Under -race, deflate's pooled state is dropped at random.
+	pooled := map[string]bool{"AppendMessage compressed": true, "Deflate": true}
 	for _, c := range checks {
 		c.fn()
-		if n := testing.AllocsPerRun(100, c.fn); n != 0 {
+		if n := testing.AllocsPerRun(100, c.fn); n != 0 && !(raceEnabled && pooled[c.name]) {
 			t.Errorf("%s: %.1f allocations per run", c.name, n)
 		}
 	}

@@ -11,3 +11,17 @@ func setBatch() error {
 	// to SCHED_BATCH needs no privilege.
 	return unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: schedBatch}, 0)
 }
+
+// setNormal puts the calling thread back under SCHED_OTHER, keeping its
+// nice value; an unprivileged thread may (sched(7), Linux 2.6.39).
+func setNormal() error {
+	attr, err := unix.SchedGetAttr(0, 0)
+	if err != nil {
+		return err
+	}
+	if attr.Policy == 0 {
+		return nil
+	}
+	attr.Policy = 0 // SCHED_OTHER
+	return unix.SchedSetAttr(0, attr, 0)
+}

@@ -18,9 +18,8 @@ import (
 // executor finishing a batch of tasks handed the core to the loop after
 // every response, and the loop sent one response per wake. SCHED_BATCH
 // threads do not preempt on wake-up: each runs until it blocks or its
-// slice ends, and the other finds a batch waiting. Measured on FastAPI,
-// 16 connections, server on one core: 78-82 -> 66-67 server CPU µs per
-// request; bare WSGI and ASGI unchanged within noise. It changes nothing
+// slice ends, and the other finds a batch waiting: FastAPI's CPU per
+// request fell by a sixth, bare apps' did not move (bench/README, "Figures behind the comments"). It changes nothing
 // between threads on different cores, and our threads waking no longer
 // preempt other processes either.
 func Batch() error {
@@ -28,6 +27,17 @@ func Batch() error {
 		return nil
 	}
 	return setBatch()
+}
+
+// Unlock hands a locked thread back to Go's pool (runtime.UnlockOSThread)
+// with the default policy restored, so no other goroutine inherits the
+// SCHED_BATCH that Batch set. Where restoring fails, the thread stays
+// locked: Go ends a thread whose goroutine exits locked. Defer it in
+// place of runtime.UnlockOSThread on a thread that called Batch.
+func Unlock() {
+	if setNormal() == nil {
+		runtime.UnlockOSThread()
+	}
 }
 
 // Yielder passes a locked goroutine through the Go scheduler once per
@@ -42,10 +52,8 @@ func Batch() error {
 // a handler in its futex and cgo calls, the ASGI executor in one cgo call
 // for its whole life. So sysmon kept polling every 20 µs on the server's
 // own core and handed the P off each time, and the thread took one back
-// (futex wakes) at its next syscall exit or callback. Measured on one
-// core: FastAPI at 16 connections 83 -> 47 server CPU µs per request
-// (sysmon's thread 7.2 -> 0.1), asgi_bare 18.6 -> 14.1, wsgi_bare at one
-// connection 62 -> 56. A yield costs a P hand-off (some 10-20 µs) every
+// (futex wakes) at its next syscall exit or callback, a large part of
+// the server's CPU per request (bench/README, "Figures behind the comments"). A yield costs a P hand-off every
 // 5 ms.
 type Yielder struct {
 	last int64

@@ -45,6 +45,30 @@ func TestBatchSetsThePolicyOfTheCallingThreadOnly(t *testing.T) {
 	}
 }
 
+// Unlock gives the thread back to Go's pool under the default policy: the
+// thread, still alive, is not batch-scheduled for its next goroutines
+// (or, where the policy could not be restored, it has ended).
+func TestUnlockRestoresTheDefaultPolicy(t *testing.T) {
+	tid := make(chan int)
+	go func() {
+		runtime.LockOSThread()
+		if err := Batch(); err != nil {
+			t.Errorf("Batch: %v", err)
+		}
+		id := unix.Gettid()
+		Unlock()
+		tid <- id
+	}()
+	id := <-tid
+	attr, err := unix.SchedGetAttr(id, 0)
+	if err == unix.ESRCH {
+		return // ended with its goroutine: nothing leaked
+	}
+	if err != nil || attr.Policy == schedBatch {
+		t.Fatalf("thread %d after Unlock: %+v, %v", id, attr, err)
+	}
+}
+
 func TestNormalOnRequest(t *testing.T) {
 	t.Setenv("M0_SCHED_NORMAL", "1")
 	if got := policyAfterBatch(t); got == schedBatch || got == 255 {

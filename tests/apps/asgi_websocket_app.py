@@ -114,6 +114,20 @@ async def app(scope, receive, send):
                     "headers": [(b"content-type", b"text/plain")]})
         await send({"type": "websocket.http.response.body", "body": b"no ", "more_body": True})
         await send({"type": "websocket.http.response.body", "body": b"entry"})
+    elif path == "/denial-big":
+        # A denial body past the response outbox, in one message or in
+        # pieces (?pieces=N), as tests/asgi_websocket_test.go's
+        # TestASGIWebSocketDenialBody sends it.
+        params = dict(p.split("=") for p in scope["query_string"].decode().split("&"))
+        size, pieces = int(params["size"]), int(params.get("pieces", "1"))
+        await send({"type": "websocket.http.response.start", "status": 403,
+                    "headers": [(b"content-type", b"application/octet-stream")]})
+        step = -(-size // pieces)
+        for start in range(0, size, step):
+            end = min(start + step, size)
+            await send({"type": "websocket.http.response.body",
+                        "body": bytes([start % 251]) * (end - start), "more_body": end < size})
+        record("denial-big", str(size))
     elif path == "/send-first":
         try:
             await send({"type": "websocket.send", "text": "too soon"})

@@ -1,0 +1,164 @@
+package pybridge
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// postingWriter is a PostWriter that reports every piece full: each send
+// must wait for the test's Written before the next piece comes.
+type postingWriter struct {
+	recorder
+	mu          sync.Mutex
+	outstanding bool // a full piece not yet Written
+	overlapped  int  // pieces posted while one was outstanding
+	pieces      chan string
+}
+
+func (p *postingWriter) Post(b []byte) (bool, error) {
+	p.mu.Lock()
+	if p.outstanding {
+		p.overlapped++
+	}
+	p.outstanding = true
+	p.mu.Unlock()
+	p.pieces <- string(b)
+	return true, nil
+}
+
+// written clears the outstanding piece, then tells the executor.
+func (p *postingWriter) written(ex *ASGIExecutor, j *Job) {
+	p.mu.Lock()
+	p.outstanding = false
+	p.mu.Unlock()
+	ex.Written(j)
+}
+
+// A streamed body to a PostWriter goes without a goroutine: each piece is
+// posted, and a piece that fills the writer holds its send until Written,
+// so no two are outstanding; every piece arrives, in each task's order,
+// and the response ends Streamed.
+func TestASGIPostedPiecesWaitForWritten(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_concurrent_send_app:app", ASGIOptions{Loop: loop})
+		j := s.job(t, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+		w := &postingWriter{pieces: make(chan string, 64)}
+		j.Writer = w
+		done := waiting.add(j)
+		s.queue.Push(j)
+		var got []string
+		for len(got) < 2*8+1 {
+			select {
+			case p := <-w.pieces:
+				got = append(got, p)
+				w.written(s.ex, j)
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%d pieces: %q", len(got), got)
+			}
+		}
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the job never completed")
+		}
+		if j.Response.Outcome() != Streamed || w.heads != 1 || len(w.chunks) != 0 {
+			t.Fatalf("outcome %d, heads %d, pieces written on a goroutine %q", j.Response.Outcome(), w.heads, w.chunks)
+		}
+		if w.overlapped != 0 {
+			t.Fatalf("%d pieces posted while one waited for Written", w.overlapped)
+		}
+		if got[len(got)-1] != "end" {
+			t.Fatalf("last piece %q", got[len(got)-1])
+		}
+		var pieces []string
+		for _, c := range got[:len(got)-1] {
+			pieces = append(pieces, c[:1]+" "+strings.TrimSuffix(c[1:], "."))
+		}
+		inTaskOrder(t, pieces, []string{"a", "b"}, 8)
+	})
+}
+
+// postingSocket is a WebSocketPoster that reports every message full:
+// each send waits for the written call the test makes.
+type postingSocket struct {
+	countingSocket
+	written     func(closed bool)
+	outstanding bool
+	overlapped  int
+	messages    chan string
+}
+
+func (p *postingSocket) AcceptWebSocket(protocol []byte, headers *Response, events WebSocketEvents) (WebSocketConn, error) {
+	p.events = events
+	return p, nil
+}
+
+func (p *postingSocket) SetWritten(f func(closed bool)) { p.written = f }
+
+func (p *postingSocket) Post(binary bool, payload []byte) (bool, error) {
+	p.mu.Lock()
+	if p.outstanding {
+		p.overlapped++
+	}
+	p.outstanding = true
+	p.sends++
+	p.mu.Unlock()
+	p.messages <- string(payload)
+	return true, nil
+}
+
+// WebSocket messages to a WebSocketPoster go without a goroutine: each
+// send waits for the poster's written call, no two are outstanding, every
+// message arrives in each task's order, and the close goes out after
+// them.
+func TestASGIPostedMessagesWaitForWritten(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_concurrent_send_app:app", ASGIOptions{Loop: loop})
+		j := s.job(t, "GET /ws HTTP/1.1\r\nHost: x\r\n\r\n")
+		j.Request.WebSocket = true
+		p := &postingSocket{messages: make(chan string, 64)}
+		p.sent = make(chan string, 64)
+		j.Writer = p
+		s.run(j)
+		if j.Response.Outcome() != Upgraded || p.written == nil {
+			t.Fatalf("outcome %d, SetWritten called %v", j.Response.Outcome(), p.written != nil)
+		}
+		p.events.Message(false, []byte("m"))
+		var pieces []string
+		for len(pieces) < 4*8 {
+			select {
+			case m := <-p.messages:
+				pieces = append(pieces, strings.TrimPrefix(m, "m "))
+				p.mu.Lock()
+				p.outstanding = false
+				p.mu.Unlock()
+				p.written(false)
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%d messages: %q", len(pieces), pieces)
+			}
+		}
+		inTaskOrder(t, pieces, []string{"0", "1", "2", "3"}, 8)
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			p.mu.Lock()
+			closes, before, overlapped := p.closes, p.sendsAtClose, p.overlapped
+			p.mu.Unlock()
+			if overlapped != 0 {
+				t.Fatalf("%d messages posted while one waited", overlapped)
+			}
+			if closes == 1 {
+				if before != 4*8 {
+					t.Fatalf("closed after %d of %d messages", before, 4*8)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("closes %d", closes)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		p.events.Closed(4001, nil)
+	})
+}
