@@ -92,7 +92,7 @@ func TestRunExitStatus(t *testing.T) {
 		{"unknown flag as typed", []string{"--prot", "9001", "app:application"}, nil, 2, "unknown flag --prot; did you mean --port?"},
 		{"unknown single-dash flag", []string{"-acess-log"}, nil, 2, "unknown flag -acess-log; did you mean --access-log?"},
 		{"unknown flag with a value", []string{"--max-body=10M"}, nil, 2, "unknown flag --max-body; did you mean --max-body-size?"},
-		{"no suggestion for another word", []string{"--ssl-keyfile"}, nil, 2, "unknown flag --ssl-keyfile (see --help)"},
+		{"no suggestion for another word", []string{"--quic-bind"}, nil, 2, "unknown flag --quic-bind (see --help)"},
 		{"gunicorn's --bind", []string{"--bind", "0.0.0.0:8000", "app:application"}, nil, 2, "unknown flag --bind; use --host and --port"},
 		{"boolean flag then a word", []string{"--access-log", "ON", "app:application"}, nil, 2, "--access-log ON: write --access-log=ON"},
 		{"flag without its value", []string{"app:application", "--port"}, nil, 2, "--port: wants a value"},
@@ -181,9 +181,9 @@ func TestNearestFlag(t *testing.T) {
 		"keep-alive-timeout": "keepalive-timeout",
 		"max-body":           "max-body-size",
 		"lifespa":            "lifespan",
-		"ssl-certfile":       "",
+		"quic-bind":          "",
 		"x":                  "",
-		"ssl-keyfile":        "",
+		"ssl-keyfil":         "ssl-keyfile",
 		"max":                "",
 	} {
 		if got := nearestFlag(fs, name); got != want {

@@ -53,6 +53,9 @@ type Loop struct {
 	notes ring[*Job]
 	// wsNotes does the same for WebSocket connections (websocket_remote.go).
 	wsNotes ring[*WebSocketRemote]
+	// tlsNotes does the same for TLS handshakes and sealed file bodies
+	// (tls.go).
+	tlsNotes ring[tlsNote]
 	// parked is set while the loop is about to wait or waiting: only then
 	// does a handler thread pay for a Wake.
 	parked atomic.Bool
@@ -119,6 +122,9 @@ func New(cfg Config) (*Loop, error) {
 	// connections; twice that leaves room for jobs outliving their slot.
 	l.notes.init(2*cfg.MaxConnections + 64)
 	l.wsNotes.init(cfg.MaxConnections + 64)
+	if cfg.TLS != nil {
+		l.tlsNotes.init(2*cfg.MaxConnections + 64)
+	}
 	l.buffers.init(recvBufferSize(cfg.Limits.MaxHeadBytes))
 	l.writer.loop = l
 	l.request.loop = l
@@ -289,7 +295,7 @@ func (l *Loop) pass() error {
 		l.parked.Store(true)
 		// A note posted before the flag was up found it down and did not
 		// wake us: look once more now that it is up.
-		if !l.notes.empty() || !l.wsNotes.empty() || l.shutdown.Load() != 0 && !l.draining ||
+		if !l.notes.empty() || !l.wsNotes.empty() || l.cfg.TLS != nil && !l.tlsNotes.empty() || l.shutdown.Load() != 0 && !l.draining ||
 			l.cfg.Stepper != nil && l.cfg.Stepper.Pending() {
 			timeout = 0
 		}
@@ -316,6 +322,9 @@ func (l *Loop) pass() error {
 	}
 	l.drainNotes()
 	l.drainWebSocketNotes()
+	if l.cfg.TLS != nil {
+		l.drainTLSNotes()
+	}
 	l.pushHeldJobs()
 	if l.now >= l.nextTick {
 		l.tick()
@@ -415,6 +424,9 @@ func (l *Loop) onAccept(c *Completion) {
 	// behind the previous one's ACK (measured: +5% and a lower p50).
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	s := l.newSlot(fd)
+	if l.cfg.TLS != nil {
+		l.newTLS(s)
+	}
 	if counted {
 		s.remote, s.remoteKnown, s.countedPerIP = peer, true, true
 	}
@@ -524,10 +536,15 @@ func (l *Loop) flush() {
 		if !s.open || s.closing {
 			continue
 		}
-		if len(s.send) > 0 && !s.sending {
+		if s.tls != nil && !s.sending {
+			l.sendSealed(s)
+		} else if len(s.send) > 0 && !s.sending {
 			s.sending = true
 			l.sendQueued(s)
 			l.backend.QueueSend(s.fd, s.index, s.gen, s.send)
+		}
+		if s.closeAfter && !s.sending && s.tls != nil && l.closeNotify(s) {
+			continue // the close follows the alert's send
 		}
 		if s.closeAfter && !s.sending {
 			if s.linger && !s.peerEOF {
@@ -559,6 +576,13 @@ func (l *Loop) queueRecv(s *slot) {
 		// Keep the parser's view: the same bytes from the request's start.
 		n := copy(s.recv, s.recv[s.recvStart:s.recvEnd])
 		s.recvStart, s.recvEnd = 0, n
+	}
+	if s.tls != nil && !s.lingering {
+		if buf := l.tlsRecvBuffer(s); buf != nil {
+			s.recvPending = true
+			l.backend.QueueRecv(s.fd, s.index, s.gen, buf)
+		}
+		return
 	}
 	if s.recvEnd == len(s.recv) {
 		// Full of bytes nobody can take yet (a handler behind on its
@@ -609,8 +633,26 @@ func (l *Loop) onRecv(s *slot, c *Completion) {
 		return
 	case c.Res == 0:
 		s.peerEOF = true
+		if s.tls != nil && !s.tlsReady {
+			l.closeSlot(s)
+			return
+		}
 		if s.job != nil {
 			l.jobPeerEOF(s.job)
+		}
+	case s.tls != nil:
+		var data []byte
+		if c.Provided {
+			data = c.Data[:c.Res]
+		}
+		if s.deadlineKind == deadlineBody {
+			s.deadline = l.now + int64(l.cfg.BodyTimeout)
+		}
+		// The idle deadline turns into the header one once a record
+		// opens into the input (readHead), not at a bare record.
+		if !l.tlsReceived(s, data, int(c.Res)) {
+			l.touch(s)
+			return
 		}
 	default:
 		n := int(c.Res)
@@ -666,6 +708,7 @@ func (l *Loop) appendRecv(s *slot, data []byte) {
 
 func (l *Loop) onSend(s *slot, c *Completion) {
 	s.sending = false
+	s.tlsSent()
 	if s.closing {
 		l.maybeFree(s)
 		return
@@ -721,6 +764,7 @@ func (l *Loop) closeSlot(s *slot) {
 	}
 	s.closing = true
 	s.deadline, s.deadlineKind = 0, deadlineNone
+	s.closeTLS()
 	if s.ws != nil {
 		l.wsEnd(s, ws.CloseAbnormal, nil)
 	}

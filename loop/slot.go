@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/m0serve/m0serve/http1"
+	"github.com/m0serve/m0serve/tlsrec"
 )
 
 // connState is where a connection stands in its request cycle.
@@ -91,6 +92,15 @@ type slot struct {
 	deadlineKind deadlineKind
 
 	touched bool // on the loop's list of slots to flush this pass
+
+	// TLS (Config.TLS, tls.go): the record layer; tlsReady once its
+	// handshake is done; tlsRoom the record layer's space a pending
+	// receive fills; tlsOut the ciphertext being sent.
+	tls         *tlsrec.Conn
+	tlsReady    bool
+	tlsNotified bool // close_notify is sent
+	tlsRoom     []byte
+	tlsOut      []byte
 
 	remote       netip.AddrPort
 	remoteKnown  bool

@@ -94,6 +94,7 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 		Factory:    cfg.Factory,
 		RootPath:   cfg.RootPath,
 		ServerName: listener.serverName(),
+		URLScheme:  cfg.urlScheme(),
 		ServerPort: listener.serverPort(),
 		// --threads 0 calls the app on the loop thread and on the one
 		// handler thread (requests with a body).

@@ -107,6 +107,9 @@ func (c *Conn) Seal(plaintext []byte) error {
 	return err
 }
 
+// CloseNotify queues the close_notify alert: nothing more will be sealed.
+func (c *Conn) CloseNotify() { c.tls.CloseWrite() }
+
 // Output takes the ciphertext waiting to be sent (nil: none). The buffer
 // is the caller's until it gives it back with Sent.
 func (c *Conn) Output() []byte { return c.p.take() }

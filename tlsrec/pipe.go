@@ -66,11 +66,11 @@ func (p *pipe) Read(b []byte) (int, error) {
 		}
 		return 0, ErrWouldBlock
 	}
+	// The offsets are not reset when the input empties: a receive may be
+	// filling in[inEnd:] right now. Only makeRoom, on the loop thread
+	// before the next receive, moves them.
 	n := copy(b, p.in[p.inStart:p.inEnd])
 	p.inStart += n
-	if p.inStart == p.inEnd {
-		p.inStart, p.inEnd = 0, 0
-	}
 	p.mu.Unlock()
 	return n, nil
 }
@@ -104,6 +104,9 @@ func (p *pipe) room(min int) []byte {
 }
 
 func (p *pipe) makeRoom(min int) {
+	if p.inStart == p.inEnd {
+		p.inStart, p.inEnd = 0, 0
+	}
 	if p.inStart > 0 && len(p.in)-p.inEnd < min {
 		n := copy(p.in, p.in[p.inStart:p.inEnd])
 		p.inStart, p.inEnd = 0, n
