@@ -67,3 +67,14 @@ func (c *Config) ListenerURL(l *Listener) string {
 	}
 	return url
 }
+
+// CheckTLS loads the TLS settings' files again, for a master about to
+// start workers that will (a rolling reload): nil when they load or TLS
+// is off.
+func (c *Config) CheckTLS() error {
+	if c.TLS.CertFile == "" {
+		return nil
+	}
+	_, err := tlsrec.NewServer(c.TLS)
+	return err
+}

@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -351,5 +353,90 @@ func TestTLSHeaderTimeout(t *testing.T) {
 		if n != 0 || err != io.EOF {
 			t.Fatalf("after %q: read %d, %v; want the server's close", sent, n, err)
 		}
+	}
+}
+
+// TestTLSReload: SIGHUP reloads the certificate and key; a new connection
+// gets the new one, an open one carries on, and a pair that does not
+// load leaves the old one in place, with the reason in the log. In a
+// single process and under --workers (a rolling reload).
+func TestTLSReload(t *testing.T) {
+	for _, workers := range []bool{false, true} {
+		t.Run(map[bool]string{false: "single", true: "workers"}[workers], func(t *testing.T) {
+			ca := tlstest.NewCA(t, "m0serve-test")
+			first, second := ca.Server(t, tlstest.ECDSA), ca.Server(t, tlstest.RSA)
+			dir := t.TempDir()
+			certFile, keyFile := dir+"/cert.pem", dir+"/key.pem"
+			writeFile(t, certFile, string(first.CertPEM))
+			writeFile(t, keyFile, string(first.KeyPEM))
+			args := []string{"--ssl-certfile", certFile, "--ssl-keyfile", keyFile}
+			var s *server
+			var hup func()
+			if workers {
+				ws := startWorkersApp(t, appsDir(t), "tls_app:application", nil, append(args, "--workers", "2")...)
+				s, hup = ws.server, func() { ws.signal(t, syscall.SIGHUP) }
+			} else {
+				s = startWSGI(t, "tls_app:application", args...)
+				hup = func() {
+					if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			serial := func() string {
+				c, err := tls.Dial("tcp", s.addr, &tls.Config{RootCAs: ca.Pool, ServerName: "localhost"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				return c.ConnectionState().PeerCertificates[0].SerialNumber.String()
+			}
+			if serial() != first.Cert.SerialNumber.String() {
+				t.Fatal("not serving the first certificate")
+			}
+			open, err := tls.Dial("tcp", s.addr, &tls.Config{RootCAs: ca.Pool, ServerName: "localhost"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer open.Close()
+
+			// A half-written pair (the new certificate, the old key) stays out.
+			writeFile(t, certFile, string(second.CertPEM))
+			hup()
+			waitLogLine(t, s, "does not match")
+			if serial() != first.Cert.SerialNumber.String() {
+				t.Fatal("a pair that does not load replaced the certificate")
+			}
+			writeFile(t, keyFile, string(second.KeyPEM))
+			hup()
+			want := second.Cert.SerialNumber.String()
+			deadline := time.Now().Add(60 * time.Second)
+			for serial() != want {
+				if time.Now().After(deadline) {
+					t.Fatalf("the new certificate was not served:\n%s", s.logs)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if !workers {
+				// The connection opened before the reload still works.
+				open.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+				resp, err := http.ReadResponse(bufio.NewReader(open), nil)
+				if err != nil || resp.StatusCode != 200 {
+					t.Fatalf("the open connection: %v", err)
+				}
+				readBody(t, resp)
+			}
+		})
+	}
+}
+
+func waitLogLine(t *testing.T, s *server, substr string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(s.logs.String(), substr) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the log:\n%s", substr, s.logs)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
