@@ -134,7 +134,7 @@ func (l *Loop) tlsRecvBuffer(s *slot) []byte {
 	if s.tls.Buffered() >= tlsInboxHigh {
 		return nil
 	}
-	s.tlsRoom = s.tls.Room(16 << 10)
+	s.tlsRoom = s.tls.Room(4 << 10)
 	return s.tlsRoom
 }
 
@@ -164,6 +164,9 @@ func (l *Loop) openRecords(s *slot) bool {
 		case err == nil:
 			continue
 		case err == tlsrec.ErrWouldBlock:
+			if s.tlsRoom == nil {
+				s.tls.Trim()
+			}
 			return true
 		case err == io.EOF:
 			// close_notify: the client's end of input.

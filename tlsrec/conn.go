@@ -79,6 +79,10 @@ func (c *Conn) Handshake() (done bool, err error) {
 // then reports how many it filled. Not while a receive into it is pending.
 func (c *Conn) Room(min int) []byte { return c.p.room(max(min, 1)) }
 
+// Trim drops an input buffer grown past its usual size once it is empty.
+// Not while a receive into it (Room) is pending.
+func (c *Conn) Trim() { c.p.trim() }
+
 // Received reports n bytes written into the space Room returned.
 func (c *Conn) Received(n int) { c.p.received(n) }
 

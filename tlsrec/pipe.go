@@ -23,13 +23,14 @@ func (wouldBlock) Temporary() bool { return true }
 // open: more input must arrive first.
 var ErrWouldBlock net.Error = wouldBlock{}
 
-// inboxChunk is the least room a receive into the pipe is given: a whole
-// TLS record (16 KiB of plaintext and its overhead) fits.
-const inboxChunk = 16<<10 + 512
+// inboxMin is the least an input buffer is made: a request's record
+// fits, and an idle connection holds no more (a bigger record takes a few
+// receives, and grows the buffer while it does).
+const inboxMin = 4 << 10
 
 // spareLimit: an output buffer grown past this by a big response is not
 // kept for the next one, so an idle connection holds little.
-const spareLimit = 64 << 10
+const spareLimit = 16 << 10
 
 // pipe is the in-memory net.Conn a tls.Conn runs over. Its input is the
 // ciphertext the loop received; its output is the ciphertext the loop is
@@ -112,10 +113,20 @@ func (p *pipe) makeRoom(min int) {
 		p.inStart, p.inEnd = 0, n
 	}
 	if len(p.in)-p.inEnd < min {
-		grown := make([]byte, max(2*len(p.in), p.inEnd+max(min, inboxChunk)))
+		grown := make([]byte, max(2*len(p.in), p.inEnd+min, inboxMin))
 		copy(grown, p.in[:p.inEnd])
 		p.in = grown
 	}
+}
+
+// trim drops an input buffer a big body grew, once it is read, so an idle
+// connection holds inboxMin at most. Not while a receive fills it.
+func (p *pipe) trim() {
+	p.mu.Lock()
+	if p.inStart == p.inEnd && len(p.in) > inboxMin {
+		p.in, p.inStart, p.inEnd = nil, 0, 0
+	}
+	p.mu.Unlock()
 }
 
 func (p *pipe) received(n int) {
