@@ -730,6 +730,9 @@ func (l *Loop) onSend(s *slot, c *Completion) {
 	if len(s.send) == 0 && s.state == stateHead {
 		l.buffers.putSend(s.send)
 		s.send = nil
+		if s.tls != nil {
+			s.tls.Idle()
+		}
 	}
 	l.touch(s)
 }

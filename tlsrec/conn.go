@@ -121,6 +121,10 @@ func (c *Conn) Output() []byte { return c.p.take() }
 // Sent gives back a buffer Output returned, once sent.
 func (c *Conn) Sent(buf []byte) { c.p.sent(buf) }
 
+// Idle drops an output buffer a big response grew: the connection waits
+// for its next request.
+func (c *Conn) Idle() { c.p.trimOutput() }
+
 // Close ends the connection's record layer: a handshake still running
 // fails at its next read. No close_notify is sent (the socket closes).
 func (c *Conn) Close() { c.p.Close() }

@@ -28,9 +28,14 @@ var ErrWouldBlock net.Error = wouldBlock{}
 // receives, and grows the buffer while it does).
 const inboxMin = 4 << 10
 
-// spareLimit: an output buffer grown past this by a big response is not
-// kept for the next one, so an idle connection holds little.
-const spareLimit = 16 << 10
+// spareLimit: an output buffer grown past this is not kept for the next
+// send; spareIdle: nor past this once the connection is idle (trimOutput),
+// so a big body's sends reuse one buffer and an idle connection holds
+// little.
+const (
+	spareLimit = 1 << 20
+	spareIdle  = 16 << 10
+)
 
 // pipe is the in-memory net.Conn a tls.Conn runs over. Its input is the
 // ciphertext the loop received; its output is the ciphertext the loop is
@@ -178,6 +183,14 @@ func (p *pipe) sent(buf []byte) {
 	}
 	p.mu.Lock()
 	p.spare = buf[:0]
+	p.mu.Unlock()
+}
+
+func (p *pipe) trimOutput() {
+	p.mu.Lock()
+	if cap(p.spare) > spareIdle {
+		p.spare = nil
+	}
 	p.mu.Unlock()
 }
 

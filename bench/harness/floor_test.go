@@ -44,7 +44,7 @@ func startFloor(t *testing.T) (*Server, string) {
 
 func TestFloorAnswersEachPipelinedRequest(t *testing.T) {
 	_, addr := startFloor(t)
-	if _, err := checkParity(addr, helloBody, 5*time.Second); err != nil {
+	if _, err := checkParity(addr, helloBody, 5*time.Second, false); err != nil {
 		t.Fatal(err)
 	}
 	conn, err := net.Dial("tcp", addr)

@@ -70,7 +70,7 @@ func (s *Session) Start(arms []Arm, portBase int) {
 		}
 		// Generous: a framework's first request imports lazily, and a
 		// busy machine makes that seconds.
-		parity, err := checkParity(server.Addr(s.Host), arm.Body(), 30*time.Second)
+		parity, err := checkParity(server.Addr(s.Host), arm.Body(), 30*time.Second, arm.TLS)
 		record.Parity = &parity
 		if err != nil {
 			server.Stop(3 * time.Second)
@@ -197,6 +197,9 @@ func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRec
 		return s.runWebSocket(ctx, scenario, record, server, duration)
 	}
 	url := "http://" + server.Addr(s.Host) + "/"
+	if record.TLS {
+		url = "https://" + server.Addr(s.Host) + "/"
+	}
 	args := append([]string{"-c", s.LoadCPU, "wrk"}, scenario.WrkArgs(url, duration, s.PipelineScript)...)
 	// wrk stops itself after -d; the context bounds a wrk that hangs.
 	runCtx, cancel := context.WithTimeout(ctx, duration+30*time.Second)

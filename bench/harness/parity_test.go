@@ -35,7 +35,7 @@ func serveOnce(t *testing.T, raw string) string {
 func TestParityAcceptsTheHelloResponse(t *testing.T) {
 	raw := "HTTP/1.1 200 OK\r\nServer: m0\r\nDate: Mon, 30 Nov 2026 09:14:29 GMT\r\n" +
 		"Content-Type: text/plain\r\nContent-Length: 13\r\n\r\nHello, World!"
-	p, err := checkParity(serveOnce(t, raw), helloBody, 5*time.Second)
+	p, err := checkParity(serveOnce(t, raw), helloBody, 5*time.Second, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestParityRefusesOtherResponses(t *testing.T) {
 		"short":  "HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nHello",
 	}
 	for name, raw := range cases {
-		if _, err := checkParity(serveOnce(t, raw), helloBody, 5*time.Second); err == nil {
+		if _, err := checkParity(serveOnce(t, raw), helloBody, 5*time.Second, false); err == nil {
 			t.Errorf("%s: parity accepted %q", name, raw)
 		} else if !strings.Contains(err.Error(), "parity") {
 			t.Errorf("%s: error without context: %v", name, err)
@@ -68,10 +68,10 @@ func TestParityChecksTheArmsOwnBody(t *testing.T) {
 	raw := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 28\r\n\r\n" + json
 	addr := serveOnce(t, raw)
 	flask := Arm{Name: "flask", ExpectBody: json}
-	if _, err := checkParity(addr, flask.Body(), 5*time.Second); err != nil {
+	if _, err := checkParity(addr, flask.Body(), 5*time.Second, false); err != nil {
 		t.Errorf("the arm's own body refused: %v", err)
 	}
-	if _, err := checkParity(addr, Arm{Name: "hello"}.Body(), 5*time.Second); err == nil {
+	if _, err := checkParity(addr, Arm{Name: "hello"}.Body(), 5*time.Second, false); err == nil {
 		t.Error("a JSON body passed as the hello body")
 	}
 }
