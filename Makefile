@@ -270,7 +270,8 @@ bench-metrics: packages-bench build
 # m0serve in the clear, and nginx terminating TLS in front of m0serve (the
 # pair's CPU), WSGI and ASGI bare hello at c16 and c64; then a connection
 # per request (handshake-bound) with ECDSA P-256 and RSA-2048
-# certificates, each run alternated. The certificates are throwaway ones
+# certificates, each run alternated: wrk's (which resumes its sessions)
+# and bench/tlshandshake's full handshakes. The certificates are throwaway ones
 # made here. QUICK=1 shortens it.
 .PHONY: bench-tls
 bench-tls: packages-bench build
@@ -284,6 +285,9 @@ bench-tls: packages-bench build
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms tls-arms.json \
 		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) -scenarios c16-close $(if $(QUICK),-quick) \
 		-arms m0serve-native,m0serve-native-tls-ecdsa,m0serve-native-tls-rsa
+	cd bench && $(GO) build -o ../bin/tlshandshake ./tlshandshake
+	taskset -c $(or $(LOAD_CPU),1) bin/tlshandshake -server-cpu $(or $(SERVER_CPU),0) $(if $(QUICK),-n 400 -rounds 1) \
+		ecdsa bench/tls/cert.pem bench/tls/key.pem rsa bench/tls/rsa-cert.pem bench/tls/rsa-key.pem
 
 # make wheel: dist/m0serve-<VERSION>-cpXY-cpXY-linux_<arch>.whl for each
 # embeddable CPython here: Debian's python3 and the pyenv builds (3.10 and
