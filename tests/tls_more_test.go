@@ -334,3 +334,26 @@ func TestTLSBrowser(t *testing.T) {
 		t.Fatalf("the browser reported:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestTLSProxyHeaders: with --proxy-headers, a trusted proxy's
+// X-Forwarded-Proto still sets the scheme over TLS; HTTPS and SSL_*
+// describe the connection itself, as mod_ssl's do.
+func TestTLSProxyHeaders(t *testing.T) {
+	ca := tlstest.NewCA(t, "m0serve-test")
+	cert := ca.Server(t, tlstest.ECDSA)
+	s := &tlsServer{server: startWSGI(t, "tls_app:application", "--ssl-certfile", cert.CertFile, "--ssl-keyfile", cert.KeyFile,
+		"--proxy-headers"), ca: ca, cert: cert}
+	req, _ := http.NewRequest("GET", s.url("/"), nil)
+	req.Header.Set("X-Forwarded-Proto", "http")
+	resp, err := s.client(nil).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(readBody(t, resp), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["wsgi.url_scheme"] != "http" || got["HTTPS"] != "on" || got["SSL_PROTOCOL"] != "TLSv1.3" {
+		t.Fatalf("environ %v", got)
+	}
+}
