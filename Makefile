@@ -35,8 +35,8 @@ RUN_PACKAGES          := pkg-config python3-dev
 TEST_PACKAGES         := $(RUN_PACKAGES) curl chromium gunicorn python3-flask python3-django python3-whitenoise \
 	python3-uvloop python3-starlette python3-fastapi python3-multipart python3-pyflakes python3-websockets \
 	python3-uvicorn python3-wsproto python3-build python3-setuptools python3-wheel python3-venv python3-pip \
-	prometheus util-linux iproute2 nginx systemd
-BENCH_PACKAGES        := $(RUN_PACKAGES) wrk strace
+	prometheus util-linux iproute2 nginx systemd openssl sslscan libnss3-tools
+BENCH_PACKAGES        := $(RUN_PACKAGES) wrk strace openssl nginx
 # make test-deploy runs the manifest's command in namespaces of its own.
 DEPLOY_PACKAGES       := $(RUN_PACKAGES) util-linux iproute2
 BENCH_PYTHON_PACKAGES := $(BENCH_PACKAGES) gunicorn python3-flask python3-uvloop python3-starlette \
@@ -161,7 +161,7 @@ cross-check:
 
 # The packages whose tests run again under the race detector (each
 # passed under it); tests/ drives a separate binary.
-RACE_PACKAGES = ./loop/... ./server/ ./supervisor/ ./pybridge/ ./http1/ ./http2/ ./ws/ ./epoll/ ./uring/ ./internal/...
+RACE_PACKAGES = ./loop/... ./server/ ./supervisor/ ./pybridge/ ./http1/ ./http2/ ./ws/ ./epoll/ ./uring/ ./internal/... ./tlsrec/
 
 test: packages-test $(TEST_VENV)/.installed tests/node_modules/.package-lock.json wheel-tools wheel-cache fmt-check lint cross-check build test-tools
 	$(GO) test $(LDFLAGS) -count=1 ./...
@@ -352,6 +352,29 @@ bench-workers: packages-bench-python build
 bench-metrics: packages-bench build
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms metrics-arms.json \
 		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) -scenarios c16,c64 $(if $(QUICK),-quick)
+
+# TLS's cost (bench/README.md, TLS section): HTTPS keep-alive against
+# m0serve in the clear, and nginx terminating TLS in front of m0serve (the
+# pair's CPU), WSGI and ASGI bare hello at c16 and c64; then a connection
+# per request (handshake-bound) with ECDSA P-256 and RSA-2048
+# certificates, each run alternated: wrk's (which resumes its sessions)
+# and bench/tlshandshake's full handshakes. The certificates are throwaway ones
+# made here. QUICK=1 shortens it.
+.PHONY: bench-tls
+bench-tls: packages-bench build
+	@[ -f bench/tls/cert.pem ] || openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
+		-subj /CN=localhost -keyout bench/tls/key.pem -out bench/tls/cert.pem 2>/dev/null
+	@[ -f bench/tls/rsa-cert.pem ] || openssl req -x509 -newkey rsa:2048 -nodes -days 30 \
+		-subj /CN=localhost -keyout bench/tls/rsa-key.pem -out bench/tls/rsa-cert.pem 2>/dev/null
+	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms tls-arms.json \
+		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) -scenarios c16,c64 $(if $(QUICK),-quick) \
+		-arms m0serve-wsgi,m0serve-wsgi-tls,nginx-tls+m0serve-wsgi,m0serve-asgi,m0serve-asgi-tls,nginx-tls+m0serve-asgi
+	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms tls-arms.json \
+		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) -scenarios c16-close $(if $(QUICK),-quick) \
+		-arms m0serve-native,m0serve-native-tls-ecdsa,m0serve-native-tls-rsa
+	cd bench && $(GO) build -o ../bin/tlshandshake ./tlshandshake
+	taskset -c $(or $(LOAD_CPU),1) bin/tlshandshake -server-cpu $(or $(SERVER_CPU),0) $(if $(QUICK),-n 400 -rounds 1) \
+		ecdsa bench/tls/cert.pem bench/tls/key.pem rsa bench/tls/rsa-cert.pem bench/tls/rsa-key.pem
 
 # make wheel: dist/m0serve-<VERSION>.tar.gz (the sdist) and
 # dist/m0serve-<VERSION>-cpXY-cpXY-manylinux_2_34_<arch>.whl for

@@ -8,14 +8,14 @@ import (
 
 // helpGroups orders --help: the flags of one concern together, in the
 // order a user looks for them. TestHelpGroups checks that every flag is
-// in one group. (TLS goes after WebSocket when it lands.)
+// in one group.
 var helpGroups = []struct {
 	title string
 	flags []string
 }{
 	{"General", []string{"help", "version"}},
 	{"Server", []string{"bind", "host", "port", "uds", "uds-mode", "fd", "backlog", "backend",
-		"proxy-headers", "forwarded-allow-ips", "header", "no-server-header", "no-date-header"}},
+		"proxy-headers", "forwarded-allow-ips", "forwarded-headers", "header", "no-server-header", "no-date-header"}},
 	{"Application", []string{"app-dir", "venv", "factory", "interface", "root-path", "native",
 		"threads", "wsgi-inline", "max-client-waits", "loop", "lifespan", "asgi-thread",
 		"reload", "reload-dir", "reload-include", "reload-exclude"}},
@@ -25,9 +25,11 @@ var helpGroups = []struct {
 		"graceful-timeout", "body-min-rate", "max-body-size", "max-head-size", "max-fields",
 		"max-connections", "max-connections-per-ip", "limit-concurrency"}},
 	{"Logging", []string{"log-level", "log-format", "access-log", "access-log-file", "access-log-format", "error-log-file"}},
-	{"Static files", []string{"static-path-mount", "static-path-route", "static-path-expires"}},
+	{"Static files", []string{"static-path-mount", "static-path-route", "static-path-expires", "static-path-dotfiles"}},
 	{"Metrics", []string{"metrics-address"}},
 	{"WebSocket", []string{"ws", "ws-max-size", "ws-max-queue", "ws-ping-interval", "ws-ping-timeout", "ws-per-message-deflate"}},
+	{"TLS", []string{"ssl-certfile", "ssl-keyfile", "ssl-keyfile-password", "ssl-ca-certs", "ssl-cert-reqs",
+		"ssl-ciphers", "ssl-protocol-min"}},
 }
 
 // shortNames are the one-letter spellings gunicorn users type (-h is
@@ -39,7 +41,8 @@ var shortNames = map[string]string{"h": "help", "V": "version", "w": "workers", 
 var placeholders = map[string]string{
 	"bind": "HOST:PORT", "host": "HOST", "port": "PORT", "uds": "PATH", "uds-mode": "MODE", "fd": "FD",
 	"backlog": "N", "backend": "auto|uring|epoll|kqueue", "forwarded-allow-ips": "ADDRESSES",
-	"header": "NAME:VALUE", "app-dir": "DIR", "venv": "DIR", "interface": "auto|wsgi|asgi",
+	"forwarded-headers": "x-forwarded|forwarded",
+	"header":            "NAME:VALUE", "app-dir": "DIR", "venv": "DIR", "interface": "auto|wsgi|asgi",
 	"root-path": "PATH", "native": "NAME", "threads": "N", "wsgi-inline": "auto|off",
 	"max-client-waits": "N", "loop": "auto|asyncio|uvloop", "lifespan": "auto|on|off",
 	"asgi-thread": "auto|loop|executor", "reload-dir": "DIR", "reload-include": "GLOB",
@@ -54,7 +57,9 @@ var placeholders = map[string]string{
 	"access-log-format": "FORMAT", "error-log-file": "FILE", "static-path-mount": "DIR",
 	"static-path-route": "PATH", "static-path-expires": "DURATION", "metrics-address": "HOST:PORT",
 	"ws": "auto|none", "ws-max-size": "BYTES", "ws-max-queue": "N", "ws-ping-interval": "DURATION",
-	"ws-ping-timeout": "DURATION",
+	"ws-ping-timeout": "DURATION", "ssl-certfile": "FILE", "ssl-keyfile": "FILE",
+	"ssl-keyfile-password": "PASSWORD", "ssl-ca-certs": "FILE", "ssl-cert-reqs": "0|1|2",
+	"ssl-ciphers": "LIST", "ssl-protocol-min": "tls1.2|tls1.3",
 }
 
 func usage(w io.Writer, fs *flag.FlagSet, options []option) {

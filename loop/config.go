@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/m0serve/m0serve/http1"
+	"github.com/m0serve/m0serve/tlsrec"
 )
 
 // Config is what a Loop needs. Zero durations and sizes take the defaults
@@ -113,6 +114,9 @@ type Config struct {
 	// second while it runs: a supervisor reading it sees a loop that
 	// stopped turning.
 	Heartbeat *atomic.Int64
+
+	// TLS, when set, terminates TLS on every connection (tls.go).
+	TLS *tlsrec.Server
 
 	// WebSocket is the policy for upgraded connections (websocket.go).
 	WebSocket WebSocketConfig

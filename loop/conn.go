@@ -17,6 +17,9 @@ const continue100 = "HTTP/1.1 100 Continue\r\n\r\n"
 // in order (RFC 9112 §9.3), and their responses gather in one send buffer.
 func (l *Loop) advance(s *slot) {
 	for s.open && !s.closing && !s.closeAfter && !s.sending {
+		if s.tls != nil && !l.openRecords(s) {
+			return
+		}
 		var more bool
 		switch s.state {
 		case stateHead:

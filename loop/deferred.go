@@ -18,6 +18,10 @@ func (l *Loop) startJob(s *slot, head []byte, webSocket bool) {
 	s.req, j.Request = j.Request, s.req
 	j.Request.Rebase(j.Head)
 	j.RemoteAddr = s.remoteAddr()
+	j.TLS = nil
+	if s.tls != nil {
+		j.TLS = s.tls.Facts()
+	}
 	j.Arrived = l.now
 	j.slot, j.gen = s.index, s.gen
 	j.expect100 = j.Request.Expect100 && j.Request.HasBody()

@@ -45,6 +45,15 @@ func (r *Request) JobsInFlight() int { return r.loop.jobsOut }
 // receive may hold two pipelined requests, or half of one).
 func (r *Request) PassReceives() int { return r.loop.passReceives }
 
+// TLS returns the connection's TLS facts (tlsrec.Conn.Facts), nil when
+// it is plain HTTP; read only.
+func (r *Request) TLS() []byte {
+	if r.slot.tls == nil {
+		return nil
+	}
+	return r.slot.tls.Facts()
+}
+
 // Head returns the request's head as received, which the Request's spans
 // index into; valid only during ServeInline.
 func (r *Request) Head() []byte { return r.head }

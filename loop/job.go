@@ -52,6 +52,9 @@ type Job struct {
 	Head []byte
 	// RemoteAddr is the client's address (the zero value if unknown).
 	RemoteAddr netip.AddrPort
+	// TLS is the connection's TLS facts (tlsrec.Conn.Facts), nil when it
+	// is plain HTTP; read only.
+	TLS []byte
 	// Arrived is when the loop read the head and queued the job (unix
 	// nanoseconds, the loop's clock of that pass): an access log's request
 	// duration, and where Config.RequestTimeout counts from.

@@ -67,6 +67,9 @@ type Loop struct {
 	notes ring[*Job]
 	// wsNotes does the same for WebSocket connections (websocket_remote.go).
 	wsNotes ring[*WebSocketRemote]
+	// tlsNotes does the same for TLS handshakes and sealed file bodies
+	// (tls.go).
+	tlsNotes ring[tlsNote]
 	// parked is set while the loop is about to wait or waiting: only then
 	// does a handler thread pay for a Wake.
 	parked atomic.Bool
@@ -133,6 +136,9 @@ func New(cfg Config) (*Loop, error) {
 	// connections; twice that leaves room for jobs outliving their slot.
 	l.notes.init(2*cfg.MaxConnections + 64)
 	l.wsNotes.init(cfg.MaxConnections + 64)
+	if cfg.TLS != nil {
+		l.tlsNotes.init(2*cfg.MaxConnections + 64)
+	}
 	l.buffers.init(recvBufferSize(cfg.Limits.MaxHeadBytes))
 	l.writer.loop = l
 	l.request.loop = l
@@ -306,7 +312,7 @@ func (l *Loop) pass() error {
 		l.parked.Store(true)
 		// A note posted before the flag was up found it down and did not
 		// wake us: look once more now that it is up.
-		if !l.notes.empty() || !l.wsNotes.empty() || l.shutdown.Load() != 0 && !l.draining ||
+		if !l.notes.empty() || !l.wsNotes.empty() || l.cfg.TLS != nil && !l.tlsNotes.empty() || l.shutdown.Load() != 0 && !l.draining ||
 			l.cfg.Stepper != nil && l.cfg.Stepper.Pending() {
 			timeout = 0
 		}
@@ -333,6 +339,9 @@ func (l *Loop) pass() error {
 	}
 	l.drainNotes()
 	l.drainWebSocketNotes()
+	if l.cfg.TLS != nil {
+		l.drainTLSNotes()
+	}
 	l.pushHeldJobs()
 	if l.acceptRetryAt != 0 && l.now >= l.acceptRetryAt {
 		l.acceptRetryAt = 0
@@ -437,6 +446,9 @@ func (l *Loop) onAccept(c *Completion) {
 	// behind the previous one's ACK (measured: +5% and a lower p50).
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	s := l.newSlot(fd)
+	if l.cfg.TLS != nil {
+		l.newTLS(s)
+	}
 	if counted {
 		s.remote, s.remoteKnown, s.countedPerIP = peer, true, true
 	}
@@ -571,10 +583,15 @@ func (l *Loop) flush() {
 		if !s.open || s.closing {
 			continue
 		}
-		if len(s.send) > 0 && !s.sending {
+		if s.tls != nil && !s.sending {
+			l.sendSealed(s)
+		} else if len(s.send) > 0 && !s.sending {
 			s.sending = true
 			l.sendQueued(s)
 			l.backend.QueueSend(s.fd, s.index, s.gen, s.send)
+		}
+		if s.closeAfter && !s.sending && s.tls != nil && l.closeNotify(s) {
+			continue // the close follows the alert's send
 		}
 		if s.closeAfter && !s.sending {
 			if s.linger && !s.peerEOF {
@@ -606,6 +623,13 @@ func (l *Loop) queueRecv(s *slot) {
 		// Keep the parser's view: the same bytes from the request's start.
 		n := copy(s.recv, s.recv[s.recvStart:s.recvEnd])
 		s.recvStart, s.recvEnd = 0, n
+	}
+	if s.tls != nil && !s.lingering {
+		if buf := l.tlsRecvBuffer(s); buf != nil {
+			s.recvPending = true
+			l.backend.QueueRecv(s.fd, s.index, s.gen, buf)
+		}
+		return
 	}
 	if s.recvEnd == len(s.recv) {
 		// Full of bytes nobody can take yet (a handler behind on its
@@ -656,8 +680,26 @@ func (l *Loop) onRecv(s *slot, c *Completion) {
 		return
 	case c.Res == 0:
 		s.peerEOF = true
+		if s.tls != nil && !s.tlsReady {
+			l.closeSlot(s)
+			return
+		}
 		if s.job != nil {
 			l.jobPeerEOF(s.job)
+		}
+	case s.tls != nil:
+		var data []byte
+		if c.Provided {
+			data = c.Data[:c.Res]
+		}
+		if s.deadlineKind == deadlineBody {
+			s.deadline = l.now + int64(l.cfg.BodyTimeout)
+		}
+		// The idle deadline turns into the header one once a record
+		// opens into the input (readHead), not at a bare record.
+		if !l.tlsReceived(s, data, int(c.Res)) {
+			l.touch(s)
+			return
 		}
 	default:
 		n := int(c.Res)
@@ -714,6 +756,7 @@ func (l *Loop) appendRecv(s *slot, data []byte) {
 
 func (l *Loop) onSend(s *slot, c *Completion) {
 	s.sending = false
+	s.tlsSent()
 	if s.closing {
 		l.maybeFree(s)
 		return
@@ -735,6 +778,9 @@ func (l *Loop) onSend(s *slot, c *Completion) {
 	if len(s.send) == 0 && s.state == stateHead {
 		l.buffers.putSend(s.send)
 		s.send = nil
+		if s.tls != nil {
+			s.tls.Idle()
+		}
 	}
 	l.touch(s)
 }
@@ -769,6 +815,7 @@ func (l *Loop) closeSlot(s *slot) {
 	}
 	s.closing = true
 	s.deadline, s.deadlineKind = 0, deadlineNone
+	s.closeTLS()
 	if s.ws != nil {
 		l.wsEnd(s, ws.CloseAbnormal, nil)
 	}

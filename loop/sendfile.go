@@ -20,6 +20,9 @@ type fileBody struct {
 	set    bool  // SendFile took fd: the loop (or the backend) closes it
 	framed bool  // the chunk-size line of a chunked body is written
 	queued bool  // the backend has fd and closes it at the completion
+	// read: over TLS, the goroutine reading the file for sealing
+	// (tls_file.go); it owns fd once set.
+	read *fileRead
 }
 
 // SendFile ends the response with length bytes of the file fd from
@@ -100,6 +103,9 @@ func (l *Loop) serviceFile(s *slot, j *Job) bool {
 		j.file = fileBody{}
 		return true
 	}
+	if s.tls != nil {
+		return l.sealFile(s, j, length)
+	}
 	if len(s.send) > 0 {
 		// The head, the outbox and the chunk-size line go first: flush
 		// sends them, and their completion brings the loop back here.
@@ -117,6 +123,11 @@ func (l *Loop) serviceFile(s *slot, j *Job) bool {
 // handed to the backend (the client left first); once handed over, the
 // backend closes it.
 func dropFileBody(j *Job) {
+	if r := j.file.read; r != nil {
+		r.drop()
+		j.file = fileBody{}
+		return
+	}
 	if j.file.set && !j.file.queued {
 		unix.Close(j.file.fd)
 	}

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/m0serve/m0serve/http1"
+	"github.com/m0serve/m0serve/tlsrec"
 )
 
 // connState is where a connection stands in its request cycle.
@@ -94,6 +95,15 @@ type slot struct {
 	// busy: counted in Loop.busy, from a request's first byte until the
 	// connection waits for the next one with nothing received.
 	busy bool
+
+	// TLS (Config.TLS, tls.go): the record layer; tlsReady once its
+	// handshake is done; tlsRoom the record layer's space a pending
+	// receive fills; tlsOut the ciphertext being sent.
+	tls         *tlsrec.Conn
+	tlsReady    bool
+	tlsNotified bool // close_notify is sent
+	tlsRoom     []byte
+	tlsOut      []byte
 
 	remote       netip.AddrPort
 	remoteKnown  bool

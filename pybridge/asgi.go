@@ -569,7 +569,7 @@ func (ex *ASGIExecutor) spawn(j *Job) {
 	// As in serve: every pointer passed points at memory holding no Go
 	// pointer, and C copies what it keeps.
 	C.m0_asgi_spawn(ex.c, C.int(s.id), &ex.creq,
-		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.Head))),
+		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.cHead()))),
 		(*C.m0_field)(unsafe.Pointer(unsafe.SliceData(r.Fields))),
 		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.RemoteAddr))),
 		j.Response.c, C.int(writer))

@@ -217,7 +217,8 @@ PyObject *m0_asgi_scope_build(m0_asgi *ex, const m0_request *req,
 	    m0_set_steal(scope, k_client, client(remote, req->remote_len, req->remote_port)) < 0 ||
 	    (req->scheme != M0_SCHEME_DEFAULT &&
 	     PyDict_SetItem(scope, k_scheme, req->scheme == M0_SCHEME_HTTPS ? v_https : v_http) < 0) ||
-	    m0_set_steal(scope, k_state, PyDict_Copy(ex->state)) < 0) {
+	    m0_set_steal(scope, k_state, PyDict_Copy(ex->state)) < 0 ||
+	    (req->tls.end > req->tls.start && m0_tls_scope(scope, SPAN(req->tls)) < 0)) {
 		Py_DECREF(scope);
 		return NULL;
 	}

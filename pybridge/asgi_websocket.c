@@ -559,11 +559,22 @@ int m0_asgi_websocket_scope(PyObject *scope, PyObject *conn)
 	PyObject *scheme = PyDict_GetItemWithError(scope, k_scheme);
 	int secure = scheme != NULL && PyUnicode_Check(scheme) &&
 	             PyUnicode_CompareWithASCIIString(scheme, "https") == 0;
-	if (PyDict_SetItem(scope, k_type, v_websocket) < 0 ||
+	/* The TLS extension (tls_facts.c) stays in the websocket scope's. */
+	PyObject *old = PyDict_GetItemWithError(scope, k_extensions);
+	PyObject *tls = old != NULL && PyDict_Check(old) ? PyDict_GetItemString(old, "tls") : NULL;
+	Py_XINCREF(tls);
+	PyObject *ext = PyDict_Copy(extensions);
+	if (ext == NULL || (tls != NULL && PyDict_SetItemString(ext, "tls", tls) < 0)) {
+		Py_XDECREF(tls);
+		Py_XDECREF(ext);
+		return -1;
+	}
+	Py_XDECREF(tls);
+	if (m0_set_steal(scope, k_extensions, ext) < 0 ||
+	    PyDict_SetItem(scope, k_type, v_websocket) < 0 ||
 	    PyDict_SetItem(scope, k_scheme, secure ? v_wss : v_ws) < 0 ||
 	    PyDict_SetItem(scope, k_asgi, asgi_info) < 0 ||
-	    PyDict_SetItem(scope, k_subprotocols, w->subprotocols) < 0 ||
-	    m0_set_steal(scope, k_extensions, PyDict_Copy(extensions)) < 0)
+	    PyDict_SetItem(scope, k_subprotocols, w->subprotocols) < 0)
 		return -1;
 	if (PyDict_DelItem(scope, k_method) < 0)
 		PyErr_Clear();

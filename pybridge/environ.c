@@ -238,7 +238,8 @@ PyObject *m0_environ_build(m0_thread *t, m0_app *app, const m0_request *req,
 	    (req->scheme != M0_SCHEME_DEFAULT &&
 	     PyDict_SetItem(env, k_wsgi_url_scheme,
 	                    req->scheme == M0_SCHEME_HTTPS ? v_scheme_https : v_scheme_http) < 0) ||
-	    PyDict_SetItem(env, k_wsgi_input, (PyObject *)t->input) < 0)
+	    PyDict_SetItem(env, k_wsgi_input, (PyObject *)t->input) < 0 ||
+	    (req->tls.end > req->tls.start && m0_tls_environ(env, SPAN(req->tls)) < 0))
 		goto fail;
 	for (uint32_t i = 0; i < req->nfields; i++) {
 		const m0_field *f = &fields[i];

@@ -101,7 +101,7 @@ func (t *thread) serve(j *Job, mode C.int) {
 	// Each pointer passed points at memory holding no Go pointer (bytes,
 	// spans, the pointer-free request record), as cgo requires.
 	C.m0_wsgi_serve(t.c, j.App.c, &t.creq,
-		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.Head))),
+		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.cHead()))),
 		(*C.m0_field)(unsafe.Pointer(unsafe.SliceData(r.Fields))),
 		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.RemoteAddr))),
 		j.Response.c, mode)
@@ -165,6 +165,7 @@ func fillRequest(c *C.m0_request, j *Job) {
 	}
 	c.gather_limit = C.uint32_t(min(max(j.GatherLimit, 0), 1<<31))
 	c.gather_us = C.uint32_t(min(max(j.GatherTime.Microseconds(), 0), 1<<31))
+	c.tls = C.m0_span{start: C.uint32_t(len(r.Head)), end: C.uint32_t(len(r.Head) + len(r.TLS))}
 	j.BodyErr = nil
 }
 

@@ -33,6 +33,13 @@ type Request struct {
 	// proxy's X-Forwarded-Proto or Forwarded proto=).
 	Scheme Scheme
 
+	// TLS is the connection's TLS facts (tlsrec.Conn.Facts), nil for
+	// plain HTTP: environ's HTTPS and SSL_* entries, the ASGI scope's TLS
+	// extension.
+	TLS []byte
+	// withTLS is Head and TLS end to end, the buffer C reads both from.
+	withTLS []byte
+
 	// WebSocket: the request is a checked WebSocket opening handshake; an
 	// ASGI executor serves it as the websocket scope, and the job's
 	// Writer implements WebSocketAcceptor.
@@ -48,6 +55,16 @@ const (
 	SchemeHTTP
 	SchemeHTTPS
 )
+
+// cHead is the buffer passed to C: Head, followed by the TLS facts when
+// there are any (fillRequest's span says where).
+func (r *Request) cHead() []byte {
+	if len(r.TLS) == 0 {
+		return r.Head
+	}
+	r.withTLS = append(append(r.withTLS[:0], r.Head...), r.TLS...)
+	return r.withTLS
+}
 
 // FromHTTP1 fills the request from a parsed head; head is the buffer its
 // spans index (a copy the job owns: the receive buffer moves on). The

@@ -49,6 +49,10 @@ typedef struct {
 	 * M0_SUSPENDED. */
 	uint32_t gather_limit;
 	uint32_t gather_us;
+	/* The connection's TLS facts in the head buffer, after the head
+	 * (tlsrec.Conn.Facts: NUL-terminated name/value pairs); empty: plain
+	 * HTTP. */
+	m0_span tls;
 } m0_request;
 
 /* m0_request.scheme: the app's default, or a trusted proxy's word. */
@@ -304,5 +308,10 @@ extern int m0goStream(int thread, int op, char *p, size_t n);
 enum { M0_STREAM_HEAD = 1, M0_STREAM_WRITE = 2 };
 /* The server's logger (log.go): one line, without its newline. */
 extern void m0goLog(char *line, int n, int error);
+
+/* tls_facts.c: the connection's TLS facts (m0_request.tls) as environ
+ * entries (HTTPS, SSL_*) and as the ASGI TLS extension. */
+int m0_tls_environ(PyObject *env, const char *facts, size_t n);
+int m0_tls_scope(PyObject *scope, const char *facts, size_t n);
 
 #endif

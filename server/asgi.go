@@ -58,6 +58,7 @@ func (py *python) startASGI(cfg *Config, app *pybridge.App, listener *Listener) 
 		Loop:       asgiLoops[cfg.Loop],
 		Lifespan:   asgiLifespans[cfg.Lifespan],
 		ServerName: listener.serverName(),
+		URLScheme:  cfg.urlScheme(),
 		ServerPort: listener.serverPort(),
 		Driven:     asgiOnLoopThread(cfg),
 	}, py.pool, py.pool)

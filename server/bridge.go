@@ -132,6 +132,7 @@ func (p *bridgePool) wrap(lj *loop.Job) *pybridge.Job {
 	r.FromHTTP1(&lj.Request, lj.Head)
 	w.remote, r.RemotePort, r.Scheme = p.proxy.client(w.remote, lj.RemoteAddr, &lj.Request.Header)
 	r.RemoteAddr = w.remote
+	r.TLS = lj.TLS
 	r.WebSocket = lj.IsWebSocket()
 	if p.inline != nil {
 		w.handedOff = time.Now()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
+	"github.com/m0serve/m0serve/tlsrec"
 )
 
 // Config is the whole server configuration, as package cli parses it from
@@ -114,6 +115,10 @@ type Config struct {
 	NoServerHeader bool     // no Server field
 	NoDateHeader   bool     // no Date field
 	Headers        []string // "Name: value" fields (--header); a Server one replaces m0serve's
+
+	// TLS (tls.go): uvicorn's --ssl-* flags; on when TLS.CertFile is set.
+	TLS tlsrec.Settings
+	tls *tlsrec.Server // loaded by Validate
 
 	// WebSockets (websocket.go); names follow uvicorn's flags.
 	WS                  string // auto or none
@@ -274,6 +279,9 @@ func (c *Config) Validate() error {
 		}
 		trust.forwarded = c.ForwardedHeaders == "forwarded"
 		c.proxyTrust = trust
+	}
+	if err := c.loadTLS(); err != nil {
+		return err
 	}
 	if c.App != "" {
 		return c.validatePython()

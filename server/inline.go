@@ -74,6 +74,7 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 	j.Request.FromHTTP1(req.Request, req.Head())
 	h.remote, j.Request.RemotePort, j.Request.Scheme = h.pool.proxy.client(h.remote, req.RemoteAddr(), &req.Request.Header)
 	j.Request.RemoteAddr = h.remote
+	j.Request.TLS = req.TLS()
 	record := h.pool.inFlight.claim(req.Request.Bytes(req.Request.Method), req.Request.Bytes(req.Request.Target))
 	if h.policy != nil {
 		h.policy.inApp.Store(true)

@@ -94,6 +94,7 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 		Factory:    cfg.Factory,
 		RootPath:   cfg.RootPath,
 		ServerName: listener.serverName(),
+		URLScheme:  cfg.urlScheme(),
 		ServerPort: listener.serverPort(),
 		// CGI's name/version, as gunicorn's "gunicorn/23.0.0".
 		ServerSoftware: "m0serve/" + cfg.Version,

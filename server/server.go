@@ -48,14 +48,18 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	}
 
 	// SIGHUP would end the process mid-request (its default action);
-	// a single process has nothing to reload, so it is logged and
-	// ignored. From here on, so that a HUP during the app's import is
-	// ignored too.
+	// a single process reloads its TLS certificate on it (tls.go), and
+	// has nothing else to reload, so otherwise it is logged and ignored.
+	// From here on, so that a HUP during the app's import is ignored too.
 	hangups := make(chan os.Signal, 1)
 	signal.Notify(hangups, syscall.SIGHUP)
 	defer signal.Stop(hangups)
 	go func() {
 		for range hangups {
+			if cfg.tls != nil && cfg.Worker == nil {
+				cfg.reloadTLS(logf)
+				continue
+			}
 			logf("m0serve: warning: SIGHUP: ignored (reloading needs --workers)")
 		}
 	}()
@@ -185,7 +189,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			}
 		}
 	}
-	url := listener.URL()
+	url := cfg.ListenerURL(&listener)
 	l, err := loop.New(loop.Config{
 		NewBackend: func() (loop.Backend, error) {
 			return newBackend(cfg.Backend, logf)
@@ -242,6 +246,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		},
 		Heartbeat: cfg.Worker.heartbeatStamp(),
 
+		TLS:                 cfg.tls,
 		MaxConnectionsPerIP: cfg.MaxConnectionsPerIP,
 		SendTimeout:         cfg.SendTimeout,
 		BufferBodies:        wsgi,

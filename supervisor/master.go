@@ -224,7 +224,7 @@ func (m *master) addSlot(port *int) error {
 		}
 		*port = int(listener.Addr.Port())
 		m.port = *port
-		m.url = listener.URL()
+		m.url = m.cfg.Server.ListenerURL(&listener)
 		s.listenFD = listener.FD
 		if m.cfg.Listener == "shared" {
 			m.shared = listener.FD

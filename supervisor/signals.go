@@ -90,6 +90,12 @@ func (m *master) signal(sig syscall.Signal) {
 
 // startReload starts a rolling reload, one slot at a time.
 func (m *master) startReload(why string) {
+	// New workers load the TLS certificate afresh: one that does not
+	// load would fail them all, so the old workers keep serving instead.
+	if err := m.cfg.Server.CheckTLS(); err != nil {
+		m.logf("m0serve: %s: no reload: the workers keep the TLS certificate they have: %v", why, err)
+		return
+	}
 	m.logf("m0serve: %s: rolling reload of %s, one slot at a time", why, workers(len(m.slots)))
 	m.reload = -1
 	m.advanceReload()

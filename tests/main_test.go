@@ -103,7 +103,7 @@ type server struct {
 	done bool
 }
 
-var servingLine = regexp.MustCompile(`serving on http://([0-9.]+:[0-9]+) \((.*)\)`)
+var servingLine = regexp.MustCompile(`serving on https?://([0-9.]+:[0-9]+) \((.*)\)`)
 
 // start runs m0serve with the variant's environment, on a free port,
 // with args added, and waits for its start line.

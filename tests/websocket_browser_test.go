@@ -85,10 +85,14 @@ func TestWebSocketBrowser(t *testing.T) {
 }
 
 // runBrowser loads url in headless chromium and returns the lines its
-// page logged with the prefix "WS ", up to "DONE".
-func runBrowser(t *testing.T, chromium, url string) []string {
+// page logged with the prefix "WS ", up to "DONE". The browser trusts the
+// CA certificates in trustCAs (PEM files; tls_test.go's servers).
+func runBrowser(t *testing.T, chromium, url string, trustCAs ...string) []string {
 	dir := t.TempDir()
 	profile := filepath.Join(dir, "profile")
+	if len(trustCAs) > 0 {
+		trustInNSS(t, profile, trustCAs)
+	}
 	cmd := exec.Command(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--enable-logging=stderr", "--v=0", "--user-data-dir="+profile, url)

@@ -22,7 +22,7 @@ import (
 )
 
 var (
-	masterLine      = regexp.MustCompile(`m0serve: master \(pid ([0-9]+)\) on http://([0-9.]+:[0-9]+)`)
+	masterLine      = regexp.MustCompile(`m0serve: master \(pid ([0-9]+)\) on https?://([0-9.]+:[0-9]+)`)
 	workersReady    = regexp.MustCompile(`m0serve: [0-9]+ workers? ready`)
 	workerReadyLine = regexp.MustCompile(`worker ([0-9]+) \(pid ([0-9]+)\): ready`)
 )

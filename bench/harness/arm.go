@@ -34,6 +34,9 @@ type Arm struct {
 	// group (a Flask JSON row against a bare hello peer would say nothing
 	// about either server). Empty is the native hello group.
 	Group string `json:"group,omitempty"`
+	// TLS: the arm serves HTTPS (wrk and the parity GET speak TLS to it,
+	// trusting any certificate: make bench-tls makes a throwaway one).
+	TLS bool `json:"tls,omitempty"`
 	// ExpectBody is the body the parity GET must return; empty means
 	// "Hello, World!", what every hello arm sends.
 	ExpectBody string `json:"expect_body,omitempty"`

@@ -198,7 +198,11 @@ func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRec
 	if scenario.WebSocket != "" && record.WebSocketPath != "" {
 		return s.runWebSocket(ctx, scenario, record, server, duration)
 	}
-	url := "http://" + server.Addr(s.Host) + record.Target()
+	scheme := "http://"
+	if record.TLS {
+		scheme = "https://"
+	}
+	url := scheme + server.Addr(s.Host) + record.Target()
 	wrkArgs := scenario.WrkArgs(url, duration, s.PipelineScript)
 	if record.Posts() {
 		body, err := s.bodyFile(record)

@@ -1,0 +1,240 @@
+package loop
+
+import (
+	"io"
+	"runtime"
+
+	"github.com/m0serve/m0serve/tlsrec"
+)
+
+// TLS (Config.TLS): each connection's slot gets a record layer,
+// tlsrec.Conn. The hooks are few: a receive lands in the record layer
+// rather than the slot's input (queueRecv, tlsReceived), advance opens
+// records into the input before it parses (openRecords), and flush seals
+// the slot's output before it sends (sendSealed). The handshake runs on
+// the record layer's goroutine; its flights and its end come back as
+// notes (tlsNotes), as jobs' news do.
+
+// tlsNote is news for a TLS slot from another goroutine: handshake
+// output or its end, or a file chunk read for a sealed file body.
+type tlsNote struct {
+	index, gen uint32
+}
+
+// tlsInboxHigh bounds the ciphertext a slot buffers ahead of its
+// handler: past it no receive is queued, as recvHighWater does for
+// plaintext.
+const tlsInboxHigh = 64 << 10
+
+// plainHTTPReason is nginx's answer to plain HTTP on a TLS port.
+const plainHTTPReason = "The plain HTTP request was sent to HTTPS port"
+
+// newTLS gives an accepted slot its record layer.
+func (l *Loop) newTLS(s *slot) {
+	note := tlsNote{index: s.index, gen: s.gen}
+	s.tls = l.cfg.TLS.NewConn(nil, func() { l.postTLS(note) })
+	s.tlsReady = false
+}
+
+// postTLS posts a TLS slot's news from another goroutine and wakes the
+// loop if it waits.
+func (l *Loop) postTLS(n tlsNote) {
+	for !l.tlsNotes.push(n) {
+		if l.exited.Load() {
+			return
+		}
+		runtime.Gosched()
+	}
+	l.kick()
+}
+
+// drainTLSNotes runs every pass: a handshake's flight is sent, its end
+// makes the slot a plain HTTP one over records, and a file chunk read for
+// the slot goes on.
+func (l *Loop) drainTLSNotes() {
+	for {
+		n, ok := l.tlsNotes.pop()
+		if !ok {
+			return
+		}
+		if n.index == 0 || int(n.index) >= len(l.slots) {
+			continue
+		}
+		s := l.slots[n.index]
+		if s == nil || !s.open || s.gen != n.gen || s.closing || s.tls == nil {
+			continue
+		}
+		if !s.tlsReady {
+			done, err := s.tls.Handshake()
+			if done && err != nil {
+				// Its alert (if any) goes out, then the close.
+				s.closeAfter = true
+			} else if done {
+				s.tlsReady = true
+			}
+			l.touch(s)
+			if !s.tlsReady {
+				continue
+			}
+		}
+		l.advance(s)
+		l.touch(s)
+	}
+}
+
+// tlsReceived takes n received bytes for a TLS slot: data when the
+// backend delivered into its own buffer, else they are in the room
+// queueRecv gave. It reports whether the slot can advance.
+func (l *Loop) tlsReceived(s *slot, data []byte, n int) bool {
+	if !s.tls.Started() {
+		first := data
+		if first == nil {
+			first = s.tlsRoom[:n]
+		}
+		tlsLike, plainHTTP := tlsrec.Sniff(first)
+		if !tlsLike {
+			s.tls.Close()
+			s.tls, s.tlsRoom = nil, nil
+			if plainHTTP {
+				// nginx's answer (and its 400), in the clear, then the
+				// close; writeError lingers for the rest of the request.
+				l.answerError(s, nil, 400, plainHTTPReason)
+			} else {
+				s.closeAfter = true
+			}
+			return false
+		}
+	}
+	if data != nil {
+		s.tls.Feed(data)
+	} else {
+		s.tls.Received(n)
+	}
+	s.tlsRoom = nil
+	if !s.tls.Started() {
+		s.tls.Start()
+	}
+	if !s.tlsReady {
+		s.recvWanted = true // the rest of the handshake
+	}
+	if s.tls.Buffered() > tlsInboxHigh {
+		if s.recvPending && !s.recvPausing {
+			if canceler, ok := l.backend.(RecvCanceler); ok {
+				s.recvPausing = true
+				canceler.CancelRecv(s.fd, s.index, s.gen)
+			}
+		}
+	}
+	return s.tlsReady
+}
+
+// tlsRecvBuffer is where a TLS slot's next receive goes (the record
+// layer's input), or nil when it holds enough not yet opened.
+func (l *Loop) tlsRecvBuffer(s *slot) []byte {
+	if s.tls.Buffered() >= tlsInboxHigh {
+		return nil
+	}
+	s.tlsRoom = s.tls.Room(4 << 10)
+	return s.tlsRoom
+}
+
+// openRecords opens what the record layer holds into the slot's input,
+// as far as the input has room. It reports false when the slot cannot
+// advance: the handshake is not done, or the connection ended.
+func (l *Loop) openRecords(s *slot) bool {
+	if !s.tlsReady {
+		return false
+	}
+	if s.recv == nil {
+		s.recv = l.buffers.getRecv()
+	}
+	for {
+		if s.recvStart == s.recvEnd {
+			s.recvStart, s.recvEnd = 0, 0
+		} else if s.recvEnd == len(s.recv) && s.recvStart > 0 {
+			n := copy(s.recv, s.recv[s.recvStart:s.recvEnd])
+			s.recvStart, s.recvEnd = 0, n
+		}
+		if s.recvEnd == len(s.recv) {
+			return true // full: the handler takes some first
+		}
+		n, err := s.tls.Open(s.recv[s.recvEnd:])
+		s.recvEnd += n
+		switch {
+		case err == nil:
+			continue
+		case err == tlsrec.ErrWouldBlock:
+			if s.tlsRoom == nil {
+				s.tls.Trim()
+			}
+			return true
+		case err == io.EOF:
+			// close_notify: the client's end of input.
+			if !s.peerEOF {
+				s.peerEOF = true
+				if s.job != nil {
+					l.jobPeerEOF(s.job)
+				}
+			}
+			return true
+		default:
+			// A record that does not authenticate, or another alert:
+			// crypto/tls queued its own alert; send it and close.
+			s.closeAfter = true
+			l.touch(s)
+			return false
+		}
+	}
+}
+
+// sendSealed seals the slot's output and queues the ciphertext. Called
+// by flush for a TLS slot with no send in flight.
+func (l *Loop) sendSealed(s *slot) {
+	if s.tlsReady && len(s.send) > 0 {
+		if err := s.tls.Seal(s.send); err != nil {
+			l.closeSlot(s)
+			return
+		}
+		s.send = s.send[:0]
+	}
+	out := s.tls.Output()
+	if out == nil {
+		return
+	}
+	s.sending = true
+	s.tlsOut = out
+	l.sendQueued(s)
+	l.backend.QueueSend(s.fd, s.index, s.gen, out)
+}
+
+// closeNotify sends TLS's close_notify alert (RFC 8446 §6.1) before a
+// close the server decided on, so a client tells the end of the response
+// from a truncation (OpenSSL 3 reports an EOF without it as an error). It
+// reports whether a send was queued.
+func (l *Loop) closeNotify(s *slot) bool {
+	if !s.tlsReady || s.tlsNotified {
+		return false
+	}
+	s.tlsNotified = true
+	s.tls.CloseNotify()
+	l.sendSealed(s)
+	return s.sending
+}
+
+// tlsSent gives the record layer its output buffer back.
+func (s *slot) tlsSent() {
+	if s.tlsOut != nil {
+		if s.tls != nil {
+			s.tls.Sent(s.tlsOut)
+		}
+		s.tlsOut = nil
+	}
+}
+
+// closeTLS ends the record layer as the slot closes; a handshake still
+// running fails at its next read.
+func (s *slot) closeTLS() {
+	if s.tls != nil {
+		s.tls.Close()
+	}
+}
