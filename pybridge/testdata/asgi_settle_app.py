@@ -59,7 +59,8 @@ async def app(scope, receive, send):
     seen.clear()
     if path in ("/written-raises", "/gone-raises"):
         assert (await receive())["type"] == "http.request"
-        waiter = refusing_receive(receive)  # waits for the disconnect
+        # Held until the response ends: it waits for the disconnect.
+        waiters = [refusing_receive(receive)]
         await send({"type": "http.response.start", "status": 200, "headers": []})
         try:
             # Past the buffer: a write, whose resume ends the response
@@ -68,7 +69,7 @@ async def app(scope, receive, send):
             seen.append("sent")
         except OSError as e:
             seen.append(type(e).__name__)
-        del waiter
+        waiters.clear()
         return
     if path == "/close-task":
         # What asyncio does to a task it drops: close its coroutine.
