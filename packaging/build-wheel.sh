@@ -61,7 +61,9 @@ for dir in $packages; do
 		case "$file" in
 		*_test.go | */testdata/*) continue ;;
 		esac
-		[ "$(dirname "$file")" = "$rel" ] && cp "$root/$file" "$stage/go/$file"
+		if [ "$(dirname "$file")" = "$rel" ]; then
+			cp "$root/$file" "$stage/go/$file"
+		fi
 	done
 done
 (cd "$stage/go" && GOFLAGS=-mod=mod "$go" mod vendor)
