@@ -4,6 +4,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,10 +52,19 @@ func TestHandlerThreadsLeaveNoBatchPolicy(t *testing.T) {
 		}
 	}
 	defer end()
-	var handlers []int // the threads Batch set while the group runs
-	for tid := range batchThreads(t) {
-		if !before[tid] {
-			handlers = append(handlers, tid)
+	// The threads Batch set while the group runs. Each handler sets it
+	// on its own thread as it starts, which may be after StartHandlers
+	// returns: wait for the four (a bound against hanging, not a timing).
+	var handlers []int
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		handlers = handlers[:0]
+		for tid := range batchThreads(t) {
+			if !before[tid] {
+				handlers = append(handlers, tid)
+			}
+		}
+		if len(handlers) >= 4 || time.Now().After(deadline) {
+			break
 		}
 	}
 	if len(handlers) < 4 {
