@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/m0serve/m0serve/server"
+	"github.com/m0serve/m0serve/internal/workerproto"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,7 +17,7 @@ import (
 // the worker takes as one drain however often it comes (the kernel sends
 // it again as each of the master's threads exits).
 func workerProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: server.MasterGoneSignal}
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: workerproto.MasterGoneSignal}
 }
 
 // residentBytes reads a process's resident set size from /proc/PID/statm.

@@ -9,10 +9,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
+	"github.com/m0serve/m0serve/internal/workerproto"
 	"github.com/m0serve/m0serve/loop"
-	"github.com/m0serve/m0serve/server"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,9 +21,9 @@ type worker struct {
 	pid             int
 	control         *os.File // the master's end of the socketpair
 	heartbeat       *atomic.Int64
-	stats           *loop.Stats      // the worker's loop's counters, in heartMem
-	appStats        *server.AppStats // its handlers', in heartMem
-	backend         string           // its loop's backend description, once told
+	stats           *loop.Stats           // the worker's loop's counters, in heartMem
+	appStats        *workerproto.AppStats // its handlers', in heartMem
+	backend         string                // its loop's backend description, once told
 	heartMem        []byte
 	started         time.Time
 	readyAt         time.Time // zero until ready
@@ -33,9 +32,12 @@ type worker struct {
 	rssHigh         int       // consecutive RSS samples over the limit
 	heartbeatKilled bool
 	exited          bool
+	// layoutOK: its heartbeat file is of this master's layout (checked
+	// at its first line); refused: it was not, and it was killed.
+	layoutOK, refused bool
 
 	// stoppedAccepting: the worker began its shutdown and will not
-	// accept again (server.WorkerStopping).
+	// accept again (workerproto.Stopping).
 	stoppedAccepting bool
 	// capacity is how many requests its app serves at once (WSGI's
 	// handler threads; 0: not bounded, never busy), and busy says they
@@ -113,10 +115,10 @@ func (m *master) spawn(s *slot) (*worker, error) {
 		unix.Close(pair[0])
 		return nil, err
 	}
-	if err := heart.Truncate(int64(server.HeartbeatSize)); err != nil {
+	if err := heart.Truncate(int64(workerproto.HeartbeatSize)); err != nil {
 		return fail(fmt.Errorf("heartbeat file: %w", err))
 	}
-	mem, err := unix.Mmap(int(heart.Fd()), 0, server.HeartbeatSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	mem, err := unix.Mmap(int(heart.Fd()), 0, workerproto.HeartbeatSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return fail(fmt.Errorf("heartbeat mapping: %w", err))
 	}
@@ -125,8 +127,8 @@ func (m *master) spawn(s *slot) (*worker, error) {
 		limit += m.rand.IntN(m.cfg.MaxRequestsJitter + 1)
 	}
 	env := append(os.Environ(),
-		server.WorkerSlotEnv+"="+strconv.Itoa(s.index),
-		server.WorkerMaxRequestsEnv+"="+strconv.Itoa(limit))
+		workerproto.SlotEnv+"="+strconv.Itoa(s.index),
+		workerproto.MaxRequestsEnv+"="+strconv.Itoa(limit))
 	files := []uintptr{0, 1, 2, uintptr(s.listenFD), uintptr(pair[1]), heart.Fd()}
 	pid, err := m.spawner.start(m.command[0], append(m.command[1:len(m.command):len(m.command)], m.cfg.Args...), env, files)
 	if err != nil {
@@ -137,9 +139,9 @@ func (m *master) spawn(s *slot) (*worker, error) {
 		slot:      s,
 		pid:       pid,
 		control:   os.NewFile(uintptr(pair[0]), "control"),
-		heartbeat: (*atomic.Int64)(unsafe.Pointer(&mem[0])),
-		stats:     server.WorkerStats(mem),
-		appStats:  server.WorkerAppStats(mem),
+		heartbeat: workerproto.Stamp(mem),
+		stats:     workerproto.Stats(mem),
+		appStats:  workerproto.AppStatsIn(mem),
 		heartMem:  mem,
 		started:   time.Now(),
 	}
