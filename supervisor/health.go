@@ -19,7 +19,7 @@ func (m *master) sweep(now time.Time) {
 			m.logf("m0serve: warning: %s still running after %v: killing them", workers(len(m.live)), m.cfg.Server.GracefulTimeout()+killGrace)
 			m.stopBy = now.Add(time.Hour)
 			for w := range m.live {
-				syscall.Kill(w.pid, syscall.SIGKILL)
+				w.proc.signal(syscall.SIGKILL)
 			}
 		}
 		return
@@ -57,7 +57,7 @@ func (m *master) sweep(now time.Time) {
 		if w.draining {
 			if now.After(w.killAt) {
 				m.logf("m0serve: warning: %s: still draining after %v: killing it", w, m.cfg.Server.GracefulTimeout()+killGrace)
-				syscall.Kill(w.pid, syscall.SIGKILL)
+				w.proc.signal(syscall.SIGKILL)
 				w.killAt = now.Add(time.Hour)
 			}
 			continue
@@ -68,7 +68,7 @@ func (m *master) sweep(now time.Time) {
 			if now.Sub(beat) > m.cfg.WorkerTimeout {
 				m.logf("m0serve: critical: %s: its loop has not turned for %v (--worker-timeout %v): killing it",
 					w, now.Sub(beat).Round(time.Millisecond), m.cfg.WorkerTimeout)
-				syscall.Kill(w.pid, syscall.SIGKILL)
+				w.proc.signal(syscall.SIGKILL)
 				w.draining, w.heartbeatKilled = true, true // no second kill; its exit respawns the slot
 				w.killAt = now.Add(time.Hour)
 				continue

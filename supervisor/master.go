@@ -60,7 +60,9 @@ type master struct {
 	port    int
 	rand    *rand.Rand
 	spawner spawner
-	events  chan event
+	// launch starts a worker for a slot: spawn, or the tests' fakes.
+	launch func(*slot) (*worker, error)
+	events chan event
 
 	shared   int // the one socket of --listener shared, or -1
 	slots    []*slot
@@ -116,21 +118,9 @@ func Run(cfg Config, logf func(string, ...any)) error {
 		}
 		command = []string{exe, os.Args[0]}
 	}
-	m := &master{
-		cfg:     cfg,
-		logf:    logf,
-		command: command,
-		rand:    rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid()))),
-		spawner: newSpawner(),
-		events:  make(chan event, 64),
-		shared:  -1,
-		live:    map[*worker]bool{},
-		reload:  -1,
-
-		spawnCounts: map[string]int{},
-		exitCounts:  map[string]int{},
-		scrapes:     make(chan chan metricsSnapshot),
-	}
+	m := newMaster(cfg, logf)
+	m.command, m.spawner = command, newSpawner()
+	m.launch = m.spawn
 	// Signals first: one that comes while the workers boot is not lost.
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP,
@@ -212,6 +202,22 @@ func Run(cfg Config, logf func(string, ...any)) error {
 	return m.err
 }
 
+func newMaster(cfg Config, logf func(string, ...any)) *master {
+	return &master{
+		cfg:    cfg,
+		logf:   logf,
+		rand:   rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid()))),
+		events: make(chan event, 64),
+		shared: -1,
+		live:   map[*worker]bool{},
+		reload: -1,
+
+		spawnCounts: map[string]int{},
+		exitCounts:  map[string]int{},
+		scrapes:     make(chan chan metricsSnapshot),
+	}
+}
+
 // done: stopping and every worker has exited.
 func (m *master) done() bool { return m.stopping && len(m.live) == 0 }
 
@@ -250,7 +256,7 @@ func (m *master) closeSockets() {
 
 // start spawns the slot's worker (current), or logs why it could not.
 func (m *master) start(s *slot, why string) *worker {
-	w, err := m.spawn(s)
+	w, err := m.launch(s)
 	if err != nil {
 		m.logf("m0serve: error: worker %d: %v", s.index, err)
 		if !m.booted {
@@ -268,8 +274,9 @@ func (m *master) start(s *slot, why string) *worker {
 
 func (m *master) handle(e event) {
 	w := e.w
-	if e.exit != nil {
-		m.exited(w, e.status)
+	if e.exit {
+		// Reaped here, on the goroutine that sends every signal.
+		m.exited(w, describeExit(w.proc.reap()))
 		return
 	}
 	if w.exited || !m.layoutChecked(w) {
@@ -318,7 +325,7 @@ func (m *master) layoutChecked(w *worker) bool {
 	if err := workerproto.CheckLayout(w.heartMem); err != nil {
 		m.logf("m0serve: error: %s: refused: %v", w, err)
 		w.refused = true
-		syscall.Kill(w.pid, syscall.SIGKILL)
+		w.proc.signal(syscall.SIGKILL)
 		return false
 	}
 	w.layoutOK = true
@@ -510,7 +517,7 @@ func (m *master) stop(sig syscall.Signal) {
 			w.send(workerproto.Stop)
 			continue
 		}
-		syscall.Kill(w.pid, sig)
+		w.proc.signal(sig)
 	}
 	m.stopListening()
 }

@@ -49,3 +49,17 @@ func heartbeatFile() (*os.File, error) {
 	}
 	return os.NewFile(uintptr(fd), "m0serve-heartbeat"), nil
 }
+
+// waitExit returns once the worker pid has ended, without reaping it
+// (WNOWAIT): the master's goroutine reaps it (osProcess.reap), so the pid
+// stays this master's zombie, never another process's, while a kill of it
+// may still be on its way.
+func waitExit(pid int) error {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -19,7 +20,9 @@ import (
 type worker struct {
 	slot            *slot
 	pid             int
-	control         *os.File // the master's end of the socketpair
+	proc            process        // signals it, reaps it
+	control         io.WriteCloser // the master's end of the socketpair
+	unmap           func()         // unmaps heartMem (nil: not mapped)
 	heartbeat       *atomic.Int64
 	stats           *loop.Stats           // the worker's loop's counters, in heartMem
 	appStats        *workerproto.AppStats // its handlers', in heartMem
@@ -55,10 +58,49 @@ func (w *worker) send(line string) {
 
 // events a worker's goroutines report to the master's loop.
 type event struct {
-	w      *worker
-	line   string              // a control line: ready or limit
-	exit   *syscall.WaitStatus // set when the process has ended
-	status string              // the exit, in words
+	w    *worker
+	line string // a control line: ready or limit
+	// exit: the process has ended. Not yet reaped: the master's
+	// goroutine reaps it as it handles this (process.reap), so none of
+	// its kills can reach another process that was given the pid.
+	exit bool
+}
+
+// process is a worker's process as the master acts on it; the state
+// machine's tests (master_test.go) give it fakes.
+type process interface {
+	// signal sends sig, unless the process was reaped (it is gone, and
+	// its pid may be another's).
+	signal(sig syscall.Signal)
+	// reap collects the exit status once its end was reported.
+	reap() syscall.WaitStatus
+}
+
+// osProcess is a real worker process. Only the master's goroutine signals
+// and reaps it; the waiter goroutine (waitExit) reports its end without
+// reaping, so until reap the pid stays a zombie that no new process can
+// be given.
+type osProcess struct {
+	pid    int
+	reaped bool
+}
+
+func (p *osProcess) signal(sig syscall.Signal) {
+	if !p.reaped {
+		syscall.Kill(p.pid, sig)
+	}
+}
+
+func (p *osProcess) reap() syscall.WaitStatus {
+	var status syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(p.pid, &status, 0, nil)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	p.reaped = true
+	return status
 }
 
 // spawner starts processes from one OS thread that never exits: a child's
@@ -135,10 +177,13 @@ func (m *master) spawn(s *slot) (*worker, error) {
 		unix.Munmap(mem)
 		return fail(fmt.Errorf("starting a worker: %w", err))
 	}
+	control := os.NewFile(uintptr(pair[0]), "control")
 	w := &worker{
 		slot:      s,
 		pid:       pid,
-		control:   os.NewFile(uintptr(pair[0]), "control"),
+		proc:      &osProcess{pid: pid},
+		control:   control,
+		unmap:     func() { unix.Munmap(mem) },
 		heartbeat: workerproto.Stamp(mem),
 		stats:     workerproto.Stats(mem),
 		appStats:  workerproto.AppStatsIn(mem),
@@ -146,20 +191,16 @@ func (m *master) spawn(s *slot) (*worker, error) {
 		started:   time.Now(),
 	}
 	go func() {
-		lines := bufio.NewScanner(w.control)
+		lines := bufio.NewScanner(control)
 		for lines.Scan() {
 			m.events <- event{w: w, line: lines.Text()}
 		}
 	}()
 	go func() {
-		var status syscall.WaitStatus
-		for {
-			_, err := syscall.Wait4(pid, &status, 0, nil)
-			if err != syscall.EINTR {
-				break
-			}
+		if err := waitExit(pid); err != nil {
+			m.logf("m0serve: error: %s: waiting for its exit: %v", w, err)
 		}
-		m.events <- event{w: w, exit: &status, status: describeExit(status)}
+		m.events <- event{w: w, exit: true}
 	}()
 	return w, nil
 }
@@ -178,7 +219,9 @@ func describeExit(status syscall.WaitStatus) string {
 func (w *worker) release() {
 	w.exited = true
 	w.control.Close()
-	unix.Munmap(w.heartMem)
+	if w.unmap != nil {
+		w.unmap()
+	}
 	w.heartbeat = nil
 }
 
