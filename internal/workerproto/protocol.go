@@ -7,9 +7,8 @@
 package workerproto
 
 // A worker is the same binary, re-executed by the master with these
-// variables set and these files open as descriptors 3 to 5 (the master
-// passes them to syscall.ForkExec; os/exec's ExtraFiles would make the
-// listener blocking).
+// variables set and these files open as descriptors 3 to 5 (the master's
+// spawn.go says why it forks with syscall.ForkExec).
 const (
 	// SlotEnv holds the worker's slot number; its presence is what makes
 	// the process a worker.
