@@ -80,6 +80,8 @@ type master struct {
 
 	nextRSS time.Time
 	err     error
+	// waitWarned: a refused waitid was logged (once).
+	waitWarned bool
 
 	// sharedListener is shared's: with --uds, --fd or systemd's socket,
 	// always.
@@ -275,6 +277,10 @@ func (m *master) start(s *slot, why string) *worker {
 func (m *master) handle(e event) {
 	w := e.w
 	if e.exit {
+		if e.waitErr != nil && !m.waitWarned {
+			m.waitWarned = true
+			m.logf("m0serve: warning: %s: waiting for a worker's end without reaping it: %v; the waiter reaps instead", w, e.waitErr)
+		}
 		// Reaped here, on the goroutine that sends every signal.
 		m.exited(w, describeExit(w.proc.reap()))
 		return

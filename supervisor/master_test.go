@@ -355,6 +355,21 @@ func TestMasterStateMachine(t *testing.T) {
 				t.Fatal("SIGTTOU removed the last worker")
 			}
 		}},
+		{name: "a waiter that had to reap: said once, the exit handled alike", workers: 2, run: func(t *testing.T, f *fakeMaster) {
+			for _, w := range []*worker{f.slots[0].current, f.slots[1].current} {
+				w.proc.(*fakeProc).status = segfault
+				f.handle(event{w: w, exit: true, waitErr: syscall.EPERM})
+			}
+			warnings := 0
+			for _, line := range f.logs {
+				if strings.Contains(line, "without reaping it: operation not permitted") {
+					warnings++
+				}
+			}
+			if warnings != 1 || f.exitCounts["crash"] != 2 || f.slots[0].current == nil || f.slots[1].current == nil {
+				t.Fatalf("%d warnings, exits %v", warnings, f.exitCounts)
+			}
+		}},
 		{name: "boot: a first worker that dies before ready stops the master", workers: 2, run: func(t *testing.T, f *fakeMaster) {
 			// Undo boot: a fresh master whose first worker fails.
 			g := newFakeMaster(t, 2, nil)

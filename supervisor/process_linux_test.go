@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -57,7 +58,13 @@ func TestExitReportedUnreaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	reported := make(chan error, 1)
-	go func() { reported <- waitExit(pid) }()
+	go func() {
+		reaped, err := waitExit(pid)
+		if reaped != nil {
+			err = fmt.Errorf("reaped by the waiter: %v", err)
+		}
+		reported <- err
+	}()
 	select {
 	case err := <-reported:
 		if err != nil {

@@ -42,8 +42,17 @@ func heartbeatFile() (*os.File, error) {
 // here). The master's goroutine reaps it (osProcess.reap), so the pid
 // stays this master's zombie, never another process's, while a kill of it
 // may still be on its way. ESRCH at registration: it has ended already
-// (a zombie of ours: nobody else reaps it).
-func waitExit(pid int) error {
+// (a zombie of ours: nobody else reaps it). Where the kqueue fails, it
+// reaps the worker itself and returns the status, with the failure.
+func waitExit(pid int) (*syscall.WaitStatus, error) {
+	if err := waitExitKqueue(pid); err != nil {
+		status := reapNow(pid)
+		return &status, err
+	}
+	return nil, nil
+}
+
+func waitExitKqueue(pid int) error {
 	kq, err := unix.Kqueue()
 	if err != nil {
 		return fmt.Errorf("kqueue: %w", err)

@@ -64,6 +64,8 @@ type event struct {
 	// goroutine reaps it as it handles this (process.reap), so none of
 	// its kills can reach another process that was given the pid.
 	exit bool
+	// waitErr: the waiter could not wait without reaping, and reaped.
+	waitErr error
 }
 
 // process is a worker's process as the master acts on it; the state
@@ -83,6 +85,9 @@ type process interface {
 type osProcess struct {
 	pid    int
 	reaped bool
+	// early is the status the waiter reaped where it could not wait
+	// without (waitExit): set before it reports the exit, read after.
+	early *syscall.WaitStatus
 }
 
 func (p *osProcess) signal(sig syscall.Signal) {
@@ -92,15 +97,22 @@ func (p *osProcess) signal(sig syscall.Signal) {
 }
 
 func (p *osProcess) reap() syscall.WaitStatus {
+	p.reaped = true
+	if p.early != nil {
+		return *p.early
+	}
+	return reapNow(p.pid)
+}
+
+// reapNow waits for pid to end and reaps it.
+func reapNow(pid int) syscall.WaitStatus {
 	var status syscall.WaitStatus
 	for {
-		_, err := syscall.Wait4(p.pid, &status, 0, nil)
+		_, err := syscall.Wait4(pid, &status, 0, nil)
 		if err != syscall.EINTR {
-			break
+			return status
 		}
 	}
-	p.reaped = true
-	return status
 }
 
 // spawner starts processes from one OS thread that never exits: a child's
@@ -178,10 +190,11 @@ func (m *master) spawn(s *slot) (*worker, error) {
 		return fail(fmt.Errorf("starting a worker: %w", err))
 	}
 	control := os.NewFile(uintptr(pair[0]), "control")
+	proc := &osProcess{pid: pid}
 	w := &worker{
 		slot:      s,
 		pid:       pid,
-		proc:      &osProcess{pid: pid},
+		proc:      proc,
 		control:   control,
 		unmap:     func() { unix.Munmap(mem) },
 		heartbeat: workerproto.Stamp(mem),
@@ -197,10 +210,9 @@ func (m *master) spawn(s *slot) (*worker, error) {
 		}
 	}()
 	go func() {
-		if err := waitExit(pid); err != nil {
-			m.logf("m0serve: error: %s: waiting for its exit: %v", w, err)
-		}
-		m.events <- event{w: w, exit: true}
+		var err error
+		proc.early, err = waitExit(pid)
+		m.events <- event{w: w, exit: true, waitErr: err}
 	}()
 	return w, nil
 }
