@@ -119,6 +119,15 @@ func (f *fakeMaster) boot() {
 	}
 }
 
+// readyAll has every worker not yet ready say so, slot by slot.
+func (f *fakeMaster) readyAll() {
+	for _, s := range f.slots {
+		if s.current != nil && s.current.readyAt.IsZero() {
+			f.say(s.current, workerproto.Ready)
+		}
+	}
+}
+
 func (f *fakeMaster) say(w *worker, line string) {
 	f.t.Helper()
 	if w == nil {
@@ -136,7 +145,7 @@ func (f *fakeMaster) exit(w *worker, status syscall.WaitStatus) {
 	}
 }
 
-// logged reports whether a log line since line number from holds text.
+// logged reports whether a log line holds text.
 func (f *fakeMaster) logged(text string) bool {
 	for _, line := range f.logs {
 		if strings.Contains(line, text) {
@@ -158,10 +167,11 @@ const (
 
 func TestMasterStateMachine(t *testing.T) {
 	cases := []struct {
-		name    string
-		workers int
-		tweak   func(*Config)
-		run     func(t *testing.T, f *fakeMaster)
+		name     string
+		workers  int
+		unbooted bool // run gets the master before its first worker starts
+		tweak    func(*Config)
+		run      func(t *testing.T, f *fakeMaster)
 	}{
 		{name: "crash: respawned at once, counted", workers: 2, run: func(t *testing.T, f *fakeMaster) {
 			old := f.slots[0].current
@@ -295,6 +305,52 @@ func TestMasterStateMachine(t *testing.T) {
 				t.Errorf("exits %v", f.exitCounts)
 			}
 		}},
+		{name: "recycle: the old worker ends its drain before its replacement is ready", workers: 1, tweak: func(c *Config) { c.MaxRequests = 100 }, run: func(t *testing.T, f *fakeMaster) {
+			s := f.slots[0]
+			old := s.current
+			f.say(old, workerproto.Limit)
+			next := s.replacement
+			f.exit(old, exited0)
+			if s.current != nil || s.replacement != next || !f.logged("exit status 0 after draining") {
+				t.Fatalf("after the old one exited: current %v, replacement %v", s.current, s.replacement)
+			}
+			f.say(next, workerproto.Ready)
+			if s.current != next || s.replacement != nil || len(f.launched) != 2 {
+				t.Fatalf("the replacement did not take the slot: current %v", s.current)
+			}
+		}},
+		{name: "recycle: a replacement that fails to boot, then the old worker's end, backs off", workers: 1, tweak: func(c *Config) { c.MaxRequests = 100 }, run: func(t *testing.T, f *fakeMaster) {
+			s := f.slots[0]
+			old := s.current
+			f.say(old, workerproto.Limit)
+			f.exit(s.replacement, exited1)
+			if s.replacement != nil || s.current != old || !f.logged("exit status 1 before it was ready") {
+				t.Fatalf("after the replacement died: current %v, replacement %v", s.current, s.replacement)
+			}
+			f.exit(old, exited0)
+			if !f.logged("after draining, with no replacement") || s.current == nil {
+				t.Fatalf("no respawn after the drain with no replacement: current %v", s.current)
+			}
+			f.exit(s.current, exited1)
+			if s.current != nil || s.respawnAt.IsZero() {
+				t.Fatal("a second death in a row was not backed off")
+			}
+		}},
+		{name: "--reload: a first boot that fails waits for a change", workers: 2, unbooted: true, tweak: func(c *Config) { c.Reload = &Reload{} }, run: func(t *testing.T, g *fakeMaster) {
+			g.slots[0].current = g.start(g.slots[0], "booting")
+			g.exit(g.slots[0].current, exited1)
+			if g.err != nil || g.stopping || !g.awaitingFix || g.slots[0].current != nil {
+				t.Fatalf("err %v, stopping %v, awaiting a fix %v", g.err, g.stopping, g.awaitingFix)
+			}
+			g.signal(syscall.SIGHUP) // a fix the watcher cannot see
+			if g.awaitingFix || g.slots[0].current == nil {
+				t.Fatal("SIGHUP did not boot again")
+			}
+			g.readyAll()
+			if !g.booted || g.slots[1].current == nil {
+				t.Fatal("the second boot did not start every slot")
+			}
+		}},
 		{name: "recycle: a draining worker past its grace is killed, once", workers: 1, tweak: func(c *Config) { c.MaxRequests, c.WorkerTimeout = 100, 0 }, run: func(t *testing.T, f *fakeMaster) {
 			old := f.slots[0].current
 			f.say(old, workerproto.Limit)
@@ -370,9 +426,7 @@ func TestMasterStateMachine(t *testing.T) {
 				t.Fatalf("%d warnings, exits %v", warnings, f.exitCounts)
 			}
 		}},
-		{name: "boot: a first worker that dies before ready stops the master", workers: 2, run: func(t *testing.T, f *fakeMaster) {
-			// Undo boot: a fresh master whose first worker fails.
-			g := newFakeMaster(t, 2, nil)
+		{name: "boot: a first worker that dies before ready stops the master", workers: 2, unbooted: true, run: func(t *testing.T, g *fakeMaster) {
 			g.slots[0].current = g.start(g.slots[0], "booting")
 			g.exit(g.slots[0].current, exited1)
 			bootErr, ok := g.err.(*BootError)
@@ -408,7 +462,9 @@ func TestMasterStateMachine(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeMaster(t, tc.workers, tc.tweak)
-			f.boot()
+			if !tc.unbooted {
+				f.boot()
+			}
 			tc.run(t, f)
 		})
 	}
