@@ -102,7 +102,7 @@ func serve(cfg server.Config, fs *flag.FlagSet, args []string, stderr io.Writer)
 		}
 	}
 	if master.Workers != 0 {
-		master.Server, master.Args, master.Command = cfg, args, hostedWorkerCommand()
+		master.Server, master.Args, master.Command = masterServer{&cfg}, args, hostedWorkerCommand()
 		return supervisor.Run(master, logf)
 	}
 	if name := masterOnlyFlag(fs); name != "" {

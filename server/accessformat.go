@@ -70,7 +70,7 @@ func (e *accessEntry) appendTime(b []byte) []byte {
 func compileAccessFormat(format string) (*accessFormat, error) {
 	f := &accessFormat{}
 	bad := func(reason string) (*accessFormat, error) {
-		return nil, &ConfigError{"access-log-format", reason}
+		return nil, &ConfigError{Flag: "access-log-format", Reason: reason}
 	}
 	var literal strings.Builder
 	flush := func() {

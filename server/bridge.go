@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/m0serve/m0serve/http1"
+	"github.com/m0serve/m0serve/internal/workerproto"
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
 	"golang.org/x/sys/unix"
@@ -53,7 +54,7 @@ type bridgePool struct {
 	proxy     *proxyTrust // --proxy-headers; nil: off
 	logf      func(format string, args ...any)
 	// inFlight names what is in the app for the master (nil: no master).
-	inFlight *inFlight
+	inFlight *workerproto.InFlight
 	// stats counts the time spent with the app (nil: metrics off).
 	stats *AppStats
 	// inline learns the app's service time from handed-off requests too
@@ -108,12 +109,12 @@ func (p *bridgePool) put(w *bridgeJob) {
 	if p.stats != nil {
 		// A handler thread serves its batch in order: this job's end is
 		// the next one's start, one clock reading for both.
-		ended := p.stats.served(w.taken)
+		ended := p.stats.Served(w.taken)
 		if w.next != nil {
 			w.next.taken, w.next = ended, nil
 		}
 	}
-	p.inFlight.release(w.record)
+	p.inFlight.Release(w.record)
 	w.record = -1
 	w.loopJob = nil
 	p.mu.Lock()
@@ -126,8 +127,8 @@ func (p *bridgePool) wrap(lj *loop.Job) *pybridge.Job {
 	w := p.get()
 	w.loopJob = lj
 	w.sent = 0
-	w.record = p.inFlight.claim(lj.Request.Bytes(lj.Request.Method), lj.Request.Bytes(lj.Request.Target))
-	w.taken, w.next = p.stats.start(), nil
+	w.record = p.inFlight.Claim(lj.Request.Bytes(lj.Request.Method), lj.Request.Bytes(lj.Request.Target))
+	w.taken, w.next = p.stats.Start(), nil
 	r := &w.job.Request
 	r.FromHTTP1(&lj.Request, lj.Head)
 	w.remote, r.RemotePort, r.Scheme = p.proxy.client(w.remote, lj.RemoteAddr, &lj.Request.Header)

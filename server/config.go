@@ -4,6 +4,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/m0serve/m0serve/internal/configerr"
 	"io/fs"
 	"os"
 	"runtime"
@@ -171,61 +172,51 @@ var Defaults = Config{
 
 // ConfigError is a configuration mistake: the command line reports it in
 // one line and exits with status 2.
-type ConfigError struct {
-	Flag   string
-	Reason string
-}
-
-func (e *ConfigError) Error() string {
-	if e.Flag == "" {
-		return e.Reason
-	}
-	return "--" + e.Flag + ": " + e.Reason
-}
+type ConfigError = configerr.Error
 
 // Validate checks what flag parsing cannot.
 func (c *Config) Validate() error {
 	switch {
 	case c.Port < 0 || c.Port > 65535:
-		return &ConfigError{"port", fmt.Sprintf("%d is not a TCP port (0-65535)", c.Port)}
+		return &ConfigError{Flag: "port", Reason: fmt.Sprintf("%d is not a TCP port (0-65535)", c.Port)}
 	case c.UDS != "" && c.FD >= 0:
-		return &ConfigError{"uds", "and --fd: one listener at a time"}
+		return &ConfigError{Flag: "uds", Reason: "and --fd: one listener at a time"}
 	case c.FD < -1:
-		return &ConfigError{"fd", fmt.Sprintf("%d: not a descriptor", c.FD)}
+		return &ConfigError{Flag: "fd", Reason: fmt.Sprintf("%d: not a descriptor", c.FD)}
 	case c.UDSMode&^fs.ModePerm != 0:
-		return &ConfigError{"uds-mode", fmt.Sprintf("%o: want permission bits such as 666 or 660", c.UDSMode)}
+		return &ConfigError{Flag: "uds-mode", Reason: fmt.Sprintf("%o: want permission bits such as 666 or 660", c.UDSMode)}
 	case c.Backlog < 1:
-		return &ConfigError{"backlog", "must be at least 1"}
+		return &ConfigError{Flag: "backlog", Reason: "must be at least 1"}
 	case c.MaxConnections < 1:
-		return &ConfigError{"max-connections", "must be at least 1"}
+		return &ConfigError{Flag: "max-connections", Reason: "must be at least 1"}
 	case c.LimitConcurrency < 0:
-		return &ConfigError{"limit-concurrency", "must not be negative (0: no limit)"}
+		return &ConfigError{Flag: "limit-concurrency", Reason: "must not be negative (0: no limit)"}
 	case c.HeaderTimeout <= 0:
-		return &ConfigError{"header-timeout", "must be positive"}
+		return &ConfigError{Flag: "header-timeout", Reason: "must be positive"}
 	case c.KeepAliveTimeout <= 0:
-		return &ConfigError{"keepalive-timeout", "must be positive"}
+		return &ConfigError{Flag: "keepalive-timeout", Reason: "must be positive"}
 	case c.BodyTimeout <= 0:
-		return &ConfigError{"body-timeout", "must be positive"}
+		return &ConfigError{Flag: "body-timeout", Reason: "must be positive"}
 	case c.GracefulTimeout <= 0:
-		return &ConfigError{"graceful-timeout", "must be positive"}
+		return &ConfigError{Flag: "graceful-timeout", Reason: "must be positive"}
 	case c.RequestTimeout < 0:
-		return &ConfigError{"request-timeout", "must not be negative (0: off)"}
+		return &ConfigError{Flag: "request-timeout", Reason: "must not be negative (0: off)"}
 	case c.RequestTimeout > 0 && c.Threads == 0 && c.App != "":
-		return &ConfigError{"request-timeout", "--threads 0 runs the app on the I/O thread, which cannot time it out (--worker-timeout does): give --threads 1 or more"}
+		return &ConfigError{Flag: "request-timeout", Reason: "--threads 0 runs the app on the I/O thread, which cannot time it out (--worker-timeout does): give --threads 1 or more"}
 	case c.WSGIInline != "auto" && c.WSGIInline != "off":
-		return &ConfigError{"wsgi-inline", fmt.Sprintf("%q: want auto or off", c.WSGIInline)}
+		return &ConfigError{Flag: "wsgi-inline", Reason: fmt.Sprintf("%q: want auto or off", c.WSGIInline)}
 	case c.MaxBodySize < 0:
-		return &ConfigError{"max-body-size", "must not be negative"}
+		return &ConfigError{Flag: "max-body-size", Reason: "must not be negative"}
 	case c.MaxHeadSize < 256:
-		return &ConfigError{"max-head-size", "must be at least 256 bytes"}
+		return &ConfigError{Flag: "max-head-size", Reason: "must be at least 256 bytes"}
 	case c.MaxFields < 1:
-		return &ConfigError{"max-fields", "must be at least 1"}
+		return &ConfigError{Flag: "max-fields", Reason: "must be at least 1"}
 	case c.MaxConnectionsPerIP < 0:
-		return &ConfigError{"max-connections-per-ip", "must not be negative"}
+		return &ConfigError{Flag: "max-connections-per-ip", Reason: "must not be negative"}
 	case c.SendTimeout <= 0:
-		return &ConfigError{"send-timeout", "must be positive"}
+		return &ConfigError{Flag: "send-timeout", Reason: "must be positive"}
 	case c.BodyMinRate < 0:
-		return &ConfigError{"body-min-rate", "must not be negative"}
+		return &ConfigError{Flag: "body-min-rate", Reason: "must not be negative"}
 	}
 	if err := c.validateWebSocket(); err != nil {
 		return err
@@ -234,28 +225,28 @@ func (c *Config) Validate() error {
 	case "auto":
 	case "uring", "epoll":
 		if runtime.GOOS != "linux" {
-			return &ConfigError{"backend", c.Backend + ": not available on " + runtime.GOOS}
+			return &ConfigError{Flag: "backend", Reason: c.Backend + ": not available on " + runtime.GOOS}
 		}
 	case "kqueue":
 		if runtime.GOOS == "linux" {
-			return &ConfigError{"backend", "kqueue: not available on linux"}
+			return &ConfigError{Flag: "backend", Reason: "kqueue: not available on linux"}
 		}
 	default:
-		return &ConfigError{"backend", fmt.Sprintf("%q: want auto, uring, epoll or kqueue", c.Backend)}
+		return &ConfigError{Flag: "backend", Reason: fmt.Sprintf("%q: want auto, uring, epoll or kqueue", c.Backend)}
 	}
 	if _, _, err := c.responseFields(); err != nil {
 		return err
 	}
 	for _, m := range c.StaticMounts {
 		if !strings.HasPrefix(m.Route, "/") || strings.ContainsAny(m.Route, "?#%") {
-			return &ConfigError{"static-path-route", fmt.Sprintf("%q: want a path starting with /", m.Route)}
+			return &ConfigError{Flag: "static-path-route", Reason: fmt.Sprintf("%q: want a path starting with /", m.Route)}
 		}
 		if info, err := os.Stat(m.Dir); err != nil || !info.IsDir() {
-			return &ConfigError{"static-path-mount", fmt.Sprintf("%s: not a directory", m.Dir)}
+			return &ConfigError{Flag: "static-path-mount", Reason: fmt.Sprintf("%s: not a directory", m.Dir)}
 		}
 	}
 	if c.StaticExpires < 0 {
-		return &ConfigError{"static-path-expires", "must not be negative"}
+		return &ConfigError{Flag: "static-path-expires", Reason: "must not be negative"}
 	}
 	format, err := compileAccessFormat(c.AccessLogFormat)
 	if err != nil {
@@ -270,7 +261,7 @@ func (c *Config) Validate() error {
 	}
 	c.accessFormat = format
 	if c.ForwardedHeaders != "x-forwarded" && c.ForwardedHeaders != "forwarded" {
-		return &ConfigError{"forwarded-headers", fmt.Sprintf("%q: want x-forwarded or forwarded", c.ForwardedHeaders)}
+		return &ConfigError{Flag: "forwarded-headers", Reason: fmt.Sprintf("%q: want x-forwarded or forwarded", c.ForwardedHeaders)}
 	}
 	if c.ProxyHeaders {
 		trust, err := newProxyTrust(c.ForwardedAllowIPs)
@@ -287,54 +278,54 @@ func (c *Config) Validate() error {
 		return c.validatePython()
 	}
 	if c.Native == "" {
-		return &ConfigError{"", "no application: give module:attr, or --native with one of " + NativeNames()}
+		return &ConfigError{Flag: "", Reason: "no application: give module:attr, or --native with one of " + NativeNames()}
 	}
 	if _, ok := natives[c.Native]; !ok {
-		return &ConfigError{"native", fmt.Sprintf("%q: unknown; want one of %s", c.Native, NativeNames())}
+		return &ConfigError{Flag: "native", Reason: fmt.Sprintf("%q: unknown; want one of %s", c.Native, NativeNames())}
 	}
 	return nil
 }
 
 func (c *Config) validatePython() error {
 	if c.Native != "" {
-		return &ConfigError{"native", fmt.Sprintf("%q and the Python app %q: serve one or the other", c.Native, c.App)}
+		return &ConfigError{Flag: "native", Reason: fmt.Sprintf("%q and the Python app %q: serve one or the other", c.Native, c.App)}
 	}
 	// Without :attr the bridge looks for application, then app.
 	module, attr, ok := strings.Cut(c.App, ":")
 	if module == "" || ok && attr == "" {
-		return &ConfigError{"", fmt.Sprintf("application %q: want module:attr (e.g. myproject.wsgi:application)", c.App)}
+		return &ConfigError{Flag: "", Reason: fmt.Sprintf("application %q: want module:attr (e.g. myproject.wsgi:application)", c.App)}
 	}
 	switch c.Interface {
 	case "auto", "wsgi", "asgi":
 	default:
-		return &ConfigError{"interface", fmt.Sprintf("%q: want auto, wsgi or asgi", c.Interface)}
+		return &ConfigError{Flag: "interface", Reason: fmt.Sprintf("%q: want auto, wsgi or asgi", c.Interface)}
 	}
 	if _, ok := asgiLoops[c.Loop]; !ok {
-		return &ConfigError{"loop", fmt.Sprintf("%q: want auto, asyncio or uvloop", c.Loop)}
+		return &ConfigError{Flag: "loop", Reason: fmt.Sprintf("%q: want auto, asyncio or uvloop", c.Loop)}
 	}
 	if _, ok := asgiLifespans[c.Lifespan]; !ok {
-		return &ConfigError{"lifespan", fmt.Sprintf("%q: want auto, on or off", c.Lifespan)}
+		return &ConfigError{Flag: "lifespan", Reason: fmt.Sprintf("%q: want auto, on or off", c.Lifespan)}
 	}
 	switch c.ASGIThread {
 	case "auto", "executor":
 	case "loop":
 		if c.Loop == "uvloop" {
-			return &ConfigError{"asgi-thread", `"loop" steps asyncio's event loop; --loop uvloop needs --asgi-thread executor`}
+			return &ConfigError{Flag: "asgi-thread", Reason: `"loop" steps asyncio's event loop; --loop uvloop needs --asgi-thread executor`}
 		}
 		if c.RequestTimeout > 0 {
-			return &ConfigError{"asgi-thread", `"loop": --request-timeout needs the I/O thread free to answer 504 while the app is stuck; use --asgi-thread executor`}
+			return &ConfigError{Flag: "asgi-thread", Reason: `"loop": --request-timeout needs the I/O thread free to answer 504 while the app is stuck; use --asgi-thread executor`}
 		}
 	default:
-		return &ConfigError{"asgi-thread", fmt.Sprintf("%q: want auto, loop or executor", c.ASGIThread)}
+		return &ConfigError{Flag: "asgi-thread", Reason: fmt.Sprintf("%q: want auto, loop or executor", c.ASGIThread)}
 	}
 	if c.Threads < 0 || c.Threads > maxThreads {
-		return &ConfigError{"threads", fmt.Sprintf("%d: want 0 to %d", c.Threads, maxThreads)}
+		return &ConfigError{Flag: "threads", Reason: fmt.Sprintf("%d: want 0 to %d", c.Threads, maxThreads)}
 	}
 	if c.MaxClientWaits < 0 || c.MaxClientWaits > maxClientWaits {
-		return &ConfigError{"max-client-waits", fmt.Sprintf("%d: want 0 to %d", c.MaxClientWaits, maxClientWaits)}
+		return &ConfigError{Flag: "max-client-waits", Reason: fmt.Sprintf("%d: want 0 to %d", c.MaxClientWaits, maxClientWaits)}
 	}
 	if c.RootPath != "" && (c.RootPath[0] != '/' || strings.ContainsAny(c.RootPath, "?#")) {
-		return &ConfigError{"root-path", fmt.Sprintf("%q: want a path starting with / (no query)", c.RootPath)}
+		return &ConfigError{Flag: "root-path", Reason: fmt.Sprintf("%q: want a path starting with / (no query)", c.RootPath)}
 	}
 	return nil
 }
@@ -354,9 +345,9 @@ func (c *Config) responseFields() (server []byte, headers []http1.FieldLine, err
 		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 		switch {
 		case !ok || !http1.ValidFieldName([]byte(name)):
-			return nil, nil, &ConfigError{"header", fmt.Sprintf("%q: want NAME:VALUE (e.g. X-Frame-Options:DENY)", h)}
+			return nil, nil, &ConfigError{Flag: "header", Reason: fmt.Sprintf("%q: want NAME:VALUE (e.g. X-Frame-Options:DENY)", h)}
 		case !http1.ValidFieldValue([]byte(value)):
-			return nil, nil, &ConfigError{"header", fmt.Sprintf("%q: the value holds a control character", h)}
+			return nil, nil, &ConfigError{Flag: "header", Reason: fmt.Sprintf("%q: the value holds a control character", h)}
 		}
 		switch strings.ToLower(name) {
 		case "server":
@@ -365,14 +356,14 @@ func (c *Config) responseFields() (server []byte, headers []http1.FieldLine, err
 			}
 			continue
 		case "date":
-			return nil, nil, &ConfigError{"header", fmt.Sprintf("%q: the server writes Date (--no-date-header leaves it out)", h)}
+			return nil, nil, &ConfigError{Flag: "header", Reason: fmt.Sprintf("%q: the server writes Date (--no-date-header leaves it out)", h)}
 		case "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "proxy-connection":
-			return nil, nil, &ConfigError{"header", fmt.Sprintf("%q: %s frames the message; the server writes it", h, name)}
+			return nil, nil, &ConfigError{Flag: "header", Reason: fmt.Sprintf("%q: %s frames the message; the server writes it", h, name)}
 		}
 		headers = append(headers, http1.FieldLine{Name: []byte(name), Value: []byte(value)})
 	}
 	if len(headers) > maxHeaders {
-		return nil, nil, &ConfigError{"header", fmt.Sprintf("%d fields: at most %d", len(headers), maxHeaders)}
+		return nil, nil, &ConfigError{Flag: "header", Reason: fmt.Sprintf("%d fields: at most %d", len(headers), maxHeaders)}
 	}
 	return server, headers, nil
 }

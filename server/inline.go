@@ -75,17 +75,17 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 	h.remote, j.Request.RemotePort, j.Request.Scheme = h.pool.proxy.client(h.remote, req.RemoteAddr(), &req.Request.Header)
 	j.Request.RemoteAddr = h.remote
 	j.Request.TLS = req.TLS()
-	record := h.pool.inFlight.claim(req.Request.Bytes(req.Request.Method), req.Request.Bytes(req.Request.Target))
+	record := h.pool.inFlight.Claim(req.Request.Bytes(req.Request.Method), req.Request.Bytes(req.Request.Target))
 	if h.policy != nil {
 		h.policy.inApp.Store(true)
 	}
-	taken := h.pool.stats.start()
+	taken := h.pool.stats.Start()
 	h.in.Serve(j)
-	h.pool.stats.served(taken)
+	h.pool.stats.Served(taken)
 	if h.policy != nil {
 		h.policy.inApp.Store(false)
 	}
-	h.pool.inFlight.release(record)
+	h.pool.inFlight.Release(record)
 	if h.policy != nil {
 		h.policy.ranInline(time.Since(arrived))
 	}

@@ -31,7 +31,7 @@ func Listen(cfg *Config, port int, reusePort bool) (Listener, error) {
 func listenSocket(host string, port, backlog int, reusePort bool) (int, netip.AddrPort, error) {
 	addr, err := resolveHost(host)
 	if err != nil {
-		return -1, netip.AddrPort{}, &ConfigError{"host", err.Error()}
+		return -1, netip.AddrPort{}, &ConfigError{Flag: "host", Reason: err.Error()}
 	}
 	family := unix.AF_INET
 	if addr.Is6() {

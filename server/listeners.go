@@ -111,11 +111,11 @@ func systemdListenFDs() int {
 func listenUnix(path string, mode fs.FileMode, backlog int) (Listener, error) {
 	if info, err := os.Lstat(path); err == nil {
 		if info.Mode().Type() != fs.ModeSocket {
-			return Listener{}, &ConfigError{"uds", fmt.Sprintf("%s: exists and is not a socket", path)}
+			return Listener{}, &ConfigError{Flag: "uds", Reason: fmt.Sprintf("%s: exists and is not a socket", path)}
 		}
 		if conn, err := net.Dial("unix", path); err == nil {
 			conn.Close()
-			return Listener{}, &ConfigError{"uds", fmt.Sprintf("%s: another server is listening on it", path)}
+			return Listener{}, &ConfigError{Flag: "uds", Reason: fmt.Sprintf("%s: another server is listening on it", path)}
 		}
 		if err := os.Remove(path); err != nil {
 			return Listener{}, fmt.Errorf("removing the stale socket %s: %w", path, err)
@@ -156,7 +156,7 @@ func inheritedListener(fd int, flag string) (Listener, error) {
 		if flag == "" {
 			return Listener{}, errors.New(reason)
 		}
-		return Listener{}, &ConfigError{flag, fmt.Sprintf("%d: %s", fd, reason)}
+		return Listener{}, &ConfigError{Flag: flag, Reason: fmt.Sprintf("%d: %s", fd, reason)}
 	}
 	if listening, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ACCEPTCONN); err != nil || listening != 1 {
 		return fail("not a listening socket")

@@ -26,7 +26,7 @@ func ReopenLogFiles(cfg *Config) error {
 	defer reopenMu.Unlock()
 	if cfg.ErrorLogFile != "" {
 		if err := reopenOnto(cfg.ErrorLogFile, 2); err != nil {
-			return &ConfigError{"error-log-file", err.Error()}
+			return &ConfigError{Flag: "error-log-file", Reason: err.Error()}
 		}
 	}
 	if cfg.AccessLogFile != "" {
@@ -35,13 +35,13 @@ func ReopenLogFiles(cfg *Config) error {
 			// First open: a descriptor of its own, kept for the process's life.
 			file, err := openLog(cfg.AccessLogFile)
 			if err != nil {
-				return &ConfigError{"access-log-file", err.Error()}
+				return &ConfigError{Flag: "access-log-file", Reason: err.Error()}
 			}
 			accessLogFD.Store(int32(file))
 			return nil
 		}
 		if err := reopenOnto(cfg.AccessLogFile, fd); err != nil {
-			return &ConfigError{"access-log-file", err.Error()}
+			return &ConfigError{Flag: "access-log-file", Reason: err.Error()}
 		}
 	}
 	return nil

@@ -38,7 +38,7 @@ const logPrefix = "m0serve: "
 func NewLogf(w io.Writer, format, level string, worker int) (func(string, ...any), error) {
 	threshold, ok := logLevels[level]
 	if !ok {
-		return nil, &ConfigError{"log-level", fmt.Sprintf("%q: want critical, error, warning, info, debug or trace", level)}
+		return nil, &ConfigError{Flag: "log-level", Reason: fmt.Sprintf("%q: want critical, error, warning, info, debug or trace", level)}
 	}
 	switch format {
 	case "text":
@@ -76,7 +76,7 @@ func NewLogf(w io.Writer, format, level string, worker int) (func(string, ...any
 			logger.Log(context.Background(), lineLevel, message)
 		}, nil
 	}
-	return nil, &ConfigError{"log-format", fmt.Sprintf("%q: want text or json", format)}
+	return nil, &ConfigError{Flag: "log-format", Reason: fmt.Sprintf("%q: want text or json", format)}
 }
 
 // lineLevel is a message's level (see logPrefix).

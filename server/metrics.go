@@ -1,174 +1,23 @@
 package server
 
 import (
-	"context"
-	"fmt"
-	"net"
-	"net/http"
-	"strconv"
-	"strings"
 	"sync/atomic"
-	"time"
-	"unsafe"
 
+	"github.com/m0serve/m0serve/internal/metrics"
+	"github.com/m0serve/m0serve/internal/workerproto"
 	"github.com/m0serve/m0serve/loop"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// AppStats are the counters the handler threads keep for the metrics
-// (the loop's own are loop.Stats). In a worker they live in the heartbeat
-// file, beside the loop's, for the master to read.
-type AppStats struct {
-	// Busy is the nanoseconds requests spent with the app: from a
-	// handler thread (or the ASGI executor, or the loop thread with
-	// --threads 0) taking one to its response's end.
-	Busy atomic.Int64
-}
-
-// served adds the time since taken (a handler's clock reading; zero: no
-// start known) and returns now (zero when the metrics are off).
-func (s *AppStats) served(taken time.Time) time.Time {
-	if s == nil {
-		return time.Time{}
-	}
-	now := time.Now()
-	if !taken.IsZero() {
-		s.Busy.Add(int64(now.Sub(taken)))
-	}
-	return now
-}
-
-// start is the clock reading served takes: one vDSO call when the
-// metrics are on, none when they are off.
-func (s *AppStats) start() time.Time {
-	if s == nil {
-		return time.Time{}
-	}
-	return time.Now()
-}
-
-// WorkerAppStats is the AppStats in a mapped heartbeat file.
-func WorkerAppStats(mem []byte) *AppStats {
-	return (*AppStats)(unsafe.Pointer(&mem[appStatsOffset]))
-}
-
-// Counters are what the metrics read of one process's loop.Stats and
-// AppStats, or of a master's workers summed.
-type Counters struct {
-	Responses   [6]int64
-	Durations   [len(loop.DurationBounds) + 1]int64
-	DurationSum int64 // nanoseconds
-	Overloaded  int64
-	Busy        int64 // nanoseconds
-	Open        int64
-	InFlight    int64
-}
-
-// Add adds a process's counts (not its gauges: the counts of a worker
-// gone stay in the totals, its gauges do not). Either may be nil.
-func (c *Counters) Add(stats *loop.Stats, app *AppStats) {
-	if stats != nil {
-		for i := range c.Responses {
-			c.Responses[i] += stats.Responses[i].Load()
-		}
-		for i := range c.Durations {
-			c.Durations[i] += stats.Durations[i].Load()
-		}
-		c.DurationSum += stats.DurationSum.Load()
-		c.Overloaded += stats.Overloaded.Load()
-	}
-	if app != nil {
-		c.Busy += app.Busy.Load()
-	}
-}
-
-// AddGauges adds a live process's gauges.
-func (c *Counters) AddGauges(stats *loop.Stats) {
-	if stats != nil {
-		c.Open += stats.Open.Load()
-		c.InFlight += stats.InFlight.Load()
-	}
-}
-
-// RequestMetrics describes Counters and the backend in Prometheus' terms;
-// a master's collector and a single process's share it.
-type RequestMetrics struct {
-	responses, duration, open, inFlight, overloaded, busy, backend *prometheus.Desc
-}
-
-// NewRequestMetrics returns the descriptions.
-func NewRequestMetrics() *RequestMetrics {
-	return &RequestMetrics{
-		responses:  prometheus.NewDesc("m0serve_responses_total", "Responses by status class.", []string{"class"}, nil),
-		duration:   prometheus.NewDesc("m0serve_request_duration_seconds", "Time from a request's head to its response's head.", nil, nil),
-		open:       prometheus.NewDesc("m0serve_open_connections", "Connections open.", nil, nil),
-		inFlight:   prometheus.NewDesc("m0serve_requests_in_flight", "Requests handed to the app and not yet answered.", nil, nil),
-		overloaded: prometheus.NewDesc("m0serve_limit_concurrency_refusals_total", "Requests answered 503 by the server under --limit-concurrency, without calling the app.", nil, nil),
-		busy: prometheus.NewDesc("m0serve_python_busy_seconds_total",
-			"Seconds requests spent with the Python app, from a handler thread (or the ASGI executor) taking one to its response's end; ASGI requests overlap.", nil, nil),
-		backend: prometheus.NewDesc("m0serve_backend_info", "The I/O backend in use and its optional features (1 per combination in use).", []string{"backend", "features"}, nil),
-	}
-}
-
-// Describe sends the descriptions.
-func (r *RequestMetrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{r.responses, r.duration, r.open, r.inFlight, r.overloaded, r.busy, r.backend} {
-		ch <- d
-	}
-}
-
-// Collect sends c's metrics; busy only where there is an app, and one
-// backend_info per backend description (loop.Backend.Name) in backends.
-func (r *RequestMetrics) Collect(ch chan<- prometheus.Metric, c *Counters, app bool, backends []string) {
-	for i, n := range c.Responses {
-		class := strconv.Itoa(i) + "xx"
-		if i == 0 {
-			class = "other"
-		}
-		ch <- prometheus.MustNewConstMetric(r.responses, prometheus.CounterValue, float64(n), class)
-	}
-	buckets, count := map[float64]uint64{}, uint64(0)
-	for i, bound := range loop.DurationBounds {
-		count += uint64(c.Durations[i])
-		buckets[bound.Seconds()] = count
-	}
-	count += uint64(c.Durations[len(loop.DurationBounds)])
-	ch <- prometheus.MustNewConstHistogram(r.duration, count, time.Duration(c.DurationSum).Seconds(), buckets)
-	ch <- prometheus.MustNewConstMetric(r.open, prometheus.GaugeValue, float64(c.Open))
-	ch <- prometheus.MustNewConstMetric(r.inFlight, prometheus.GaugeValue, float64(c.InFlight))
-	ch <- prometheus.MustNewConstMetric(r.overloaded, prometheus.CounterValue, float64(c.Overloaded))
-	if app {
-		ch <- prometheus.MustNewConstMetric(r.busy, prometheus.CounterValue, time.Duration(c.Busy).Seconds())
-	}
-	seen := map[[2]string]bool{}
-	for _, name := range backends {
-		labels := backendLabels(name)
-		if name == "" || seen[labels] {
-			continue
-		}
-		seen[labels] = true
-		ch <- prometheus.MustNewConstMetric(r.backend, prometheus.GaugeValue, 1, labels[0], labels[1])
-	}
-}
-
-// backendLabels splits a backend's description ("io_uring: a, b" or
-// "epoll (a, b)") into its name and features.
-func backendLabels(name string) [2]string {
-	if backend, features, ok := strings.Cut(name, ": "); ok {
-		return [2]string{backend, features}
-	}
-	if backend, features, ok := strings.Cut(name, " ("); ok {
-		return [2]string{backend, strings.TrimSuffix(features, ")")}
-	}
-	return [2]string{name, ""}
-}
+// AppStats are the handlers' counters for the metrics; in a worker they
+// live in the heartbeat file (package workerproto).
+type AppStats = workerproto.AppStats
 
 // processMetrics is a single process's collector (no --workers): its
 // own loop's and handlers' counters, read where they are kept.
 type processMetrics struct {
-	desc    *RequestMetrics
+	desc    *metrics.Requests
 	stats   *loop.Stats
 	app     *AppStats // nil: no Python app
 	backend atomic.Pointer[string]
@@ -177,7 +26,7 @@ type processMetrics struct {
 func (p *processMetrics) Describe(ch chan<- *prometheus.Desc) { p.desc.Describe(ch) }
 
 func (p *processMetrics) Collect(ch chan<- prometheus.Metric) {
-	var c Counters
+	var c metrics.Counters
 	c.Add(p.stats, p.app)
 	c.AddGauges(p.stats)
 	var backends []string
@@ -187,50 +36,18 @@ func (p *processMetrics) Collect(ch chan<- prometheus.Metric) {
 	p.desc.Collect(ch, &c, p.app != nil, backends)
 }
 
-// ServeMetrics serves registry's metrics at http://addr/metrics from a
-// goroutine of its own (never the loop's thread); stop ends it. It logs
-// where, with the port a :0 got. GET and HEAD only (405 otherwise), at
-// most metricsMaxConns connections (metrics_listen.go: the idlest
-// makes way), each with read, write and idle timeouts.
-func ServeMetrics(addr string, registry *prometheus.Registry, logf func(string, ...any)) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, &ConfigError{Flag: "metrics-address", Reason: fmt.Sprintf("%s: %v", addr, err)}
-	}
-	mux := http.NewServeMux()
-	// "GET" matches HEAD too; another method gets 405 with Allow.
-	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: metricsReadHeaderTimeout,
-		ReadTimeout:       metricsReadTimeout,
-		WriteTimeout:      metricsWriteTimeout,
-		IdleTimeout:       metricsIdleTimeout,
-		MaxHeaderBytes:    16 << 10,
-	}
-	capped := newCappedListener(ln, metricsMaxConns)
-	srv.ConnState = capped.connState
-	go srv.Serve(capped)
-	logf("m0serve: metrics on http://%s/metrics", ln.Addr())
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	}, nil
-}
-
 // startProcessMetrics serves a single process's metrics (--metrics-
 // address without --workers): its counters, and the process's own
 // (resident memory, CPU, descriptors) from client_golang's process
 // collector.
 func startProcessMetrics(cfg *Config, logf func(string, ...any)) (*processMetrics, func(), error) {
-	p := &processMetrics{desc: NewRequestMetrics(), stats: new(loop.Stats)}
+	p := &processMetrics{desc: metrics.NewRequests(), stats: new(loop.Stats)}
 	if cfg.App != "" {
 		p.app = new(AppStats)
 	}
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(p, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	stop, err := ServeMetrics(cfg.MetricsAddress, registry, logf)
+	stop, err := metrics.Serve(cfg.MetricsAddress, registry, logf)
 	if err != nil {
 		return nil, nil, err
 	}

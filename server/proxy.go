@@ -38,7 +38,7 @@ func newProxyTrust(list string) (*proxyTrust, error) {
 		case strings.Contains(item, "/"):
 			prefix, err := netip.ParsePrefix(item)
 			if err != nil {
-				return nil, &ConfigError{"forwarded-allow-ips", fmt.Sprintf("%q: not an address or CIDR prefix", item)}
+				return nil, &ConfigError{Flag: "forwarded-allow-ips", Reason: fmt.Sprintf("%q: not an address or CIDR prefix", item)}
 			}
 			if prefix.Addr().Is4In6() {
 				prefix = netip.PrefixFrom(prefix.Addr().Unmap(), max(0, prefix.Bits()-96))
@@ -47,7 +47,7 @@ func newProxyTrust(list string) (*proxyTrust, error) {
 		default:
 			addr, err := netip.ParseAddr(item)
 			if err != nil {
-				return nil, &ConfigError{"forwarded-allow-ips", fmt.Sprintf("%q: not an address or CIDR prefix", item)}
+				return nil, &ConfigError{Flag: "forwarded-allow-ips", Reason: fmt.Sprintf("%q: not an address or CIDR prefix", item)}
 			}
 			addr = addr.Unmap().WithZone("")
 			t.prefixes = append(t.prefixes, netip.PrefixFrom(addr, addr.BitLen()))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/m0serve/m0serve/internal/metrics"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -73,17 +74,17 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	// The metrics' counters: a worker's in its heartbeat file, for the
 	// master; a single process's in its own memory, served from here.
 	var stats *loop.Stats
-	var metrics *processMetrics
+	var procMetrics *processMetrics
 	if cfg.MetricsAddress != "" {
 		if cfg.Worker != nil {
 			stats, cfg.appStats = cfg.Worker.stats, cfg.Worker.appStats
 		} else {
 			var stopMetrics func()
-			if metrics, stopMetrics, err = startProcessMetrics(&cfg, logf); err != nil {
+			if procMetrics, stopMetrics, err = startProcessMetrics(&cfg, logf); err != nil {
 				return err
 			}
 			defer stopMetrics()
-			stats, cfg.appStats = metrics.stats, metrics.app
+			stats, cfg.appStats = procMetrics.stats, procMetrics.app
 		}
 	}
 
@@ -221,12 +222,12 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			}
 		},
 		OnStart: func(name string) {
-			if metrics != nil {
-				metrics.backend.Store(&name)
+			if procMetrics != nil {
+				procMetrics.backend.Store(&name)
 			}
 			// A person reads the start line: the backend's features are
 			// an engineer's, at debug.
-			backend := backendLabels(name)
+			backend := metrics.BackendLabels(name)
 			if backend[1] != "" {
 				logf("m0serve: debug: %s features: %s", backend[0], backend[1])
 			}

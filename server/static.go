@@ -79,7 +79,7 @@ func newStaticFiles(mounts []StaticMount, expires time.Duration, dotfiles bool) 
 		root, err := os.OpenRoot(m.Dir)
 		if err != nil {
 			s.close()
-			return nil, &ConfigError{"static-path-mount", err.Error()}
+			return nil, &ConfigError{Flag: "static-path-mount", Reason: err.Error()}
 		}
 		s.mounts = append(s.mounts, staticMount{route: strings.TrimSuffix(m.Route, "/"), root: root})
 	}

@@ -24,7 +24,7 @@ func (c *Config) loadTLS() error {
 			{"ssl-ca-certs", s.CAFile != ""}, {"ssl-cert-reqs", s.CertReqs != 0},
 			{"ssl-ciphers", s.Ciphers != ""}, {"ssl-protocol-min", s.MinVersion != "" && s.MinVersion != "tls1.2"}} {
 			if set.set {
-				return &ConfigError{set.flag, "needs --ssl-certfile"}
+				return &ConfigError{Flag: set.flag, Reason: "needs --ssl-certfile"}
 			}
 		}
 		return nil
@@ -33,9 +33,9 @@ func (c *Config) loadTLS() error {
 	if err != nil {
 		var e *tlsrec.Error
 		if errors.As(err, &e) {
-			return &ConfigError{e.Flag, e.Err.Error()}
+			return &ConfigError{Flag: e.Flag, Reason: e.Err.Error()}
 		}
-		return &ConfigError{"ssl-certfile", err.Error()}
+		return &ConfigError{Flag: "ssl-certfile", Reason: err.Error()}
 	}
 	c.tls = srv
 	return nil

@@ -9,15 +9,15 @@ import (
 func (c *Config) validateWebSocket() error {
 	switch {
 	case c.WS != "auto" && c.WS != "none":
-		return &ConfigError{"ws", fmt.Sprintf("%q: want auto or none", c.WS)}
+		return &ConfigError{Flag: "ws", Reason: fmt.Sprintf("%q: want auto or none", c.WS)}
 	case c.WSMaxSize < 1:
-		return &ConfigError{"ws-max-size", "must be at least 1 byte"}
+		return &ConfigError{Flag: "ws-max-size", Reason: "must be at least 1 byte"}
 	case c.WSMaxQueue < 1:
-		return &ConfigError{"ws-max-queue", "must be at least 1"}
+		return &ConfigError{Flag: "ws-max-queue", Reason: "must be at least 1"}
 	case c.WSPingInterval < 0:
-		return &ConfigError{"ws-ping-interval", "must not be negative (0: no pings)"}
+		return &ConfigError{Flag: "ws-ping-interval", Reason: "must not be negative (0: no pings)"}
 	case c.WSPingTimeout <= 0:
-		return &ConfigError{"ws-ping-timeout", "must be positive"}
+		return &ConfigError{Flag: "ws-ping-timeout", Reason: "must be positive"}
 	}
 	return nil
 }

@@ -9,66 +9,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
+	"github.com/m0serve/m0serve/internal/workerproto"
 	"github.com/m0serve/m0serve/loop"
 	"golang.org/x/sys/unix"
 )
 
 // A worker is one process of several that package supervisor's master
-// started: the same binary, re-executed with these variables set and
-// these files open as descriptors 3 to 5 (supervisor/spawn.go passes
-// them to syscall.ForkExec; os/exec's ExtraFiles would make the
-// listener blocking).
-const (
-	// WorkerSlotEnv holds the worker's slot number; its presence is what
-	// makes the process a worker.
-	WorkerSlotEnv = "M0_WORKER_SLOT"
-	// WorkerMaxRequestsEnv holds the requests the worker serves before it
-	// asks to be replaced (0: no limit); the master adds the jitter.
-	WorkerMaxRequestsEnv = "M0_WORKER_MAX_REQUESTS"
-
-	WorkerListenFD    = 3 // the listening socket, owned by the master
-	WorkerControlFD   = 4 // one end of a socketpair: lines both ways
-	WorkerHeartbeatFD = 5 // a file of HeartbeatSize bytes, mapped by both processes
-)
-
-// The control lines. A worker says ready once the app is imported, ASGI
-// lifespan startup has completed and the loop is about to arm accept;
-// limit once it has served its --max-requests and started draining. The
-// master says drain (stop accepting, finish, exit: a replacement takes
-// over the socket), stop (shut down as at a first SIGTERM) or reopen (the
-// log files). It stops a ready worker with a line rather than SIGTERM:
-// where the operator signals every process (systemd's default
-// KillMode=control-group), the master's SIGTERM would be the worker's
-// second, "exit now"; a booting worker, which reads no line yet, gets
-// SIGTERM.
-const (
-	WorkerReady = "ready"
-	WorkerLimit = "limit"
-	// WorkerStuck: a request outlived --request-timeout; the worker has
-	// started draining and wants a replacement.
-	WorkerStuck  = "stuck"
-	WorkerDrain  = "drain"
-	WorkerStop   = "stop"
-	WorkerReopen = "reopen"
-	// WorkerBackend, then a space and the loop's backend description,
-	// goes before ready: the master's metrics name the backend in use.
-	WorkerBackend = "backend"
-	// WorkerCapacity, then a space and a number, goes before ready from a
-	// worker whose app serves that many requests at once (WSGI's handler
-	// threads): the master steers new connections away from it while
-	// that many have been in the app for a while.
-	WorkerCapacity = "capacity"
-	// WorkerStopping: the worker has begun its shutdown (a signal, or the
-	// master gone) and accepts no more; a stopping master ends the
-	// listening of a socket once every worker holding it has said so.
-	WorkerStopping = "stopping"
-)
-
-// WorkerStats is the loop's Stats in a mapped heartbeat file
-// (inflight.go has the layout).
-func WorkerStats(mem []byte) *loop.Stats { return (*loop.Stats)(unsafe.Pointer(&mem[statsOffset])) }
+// started: the same binary, re-executed with workerproto's variables set
+// and its descriptors open (package workerproto has the protocol).
 
 // Worker is the worker side of the master's supervision. Its methods do
 // nothing on a nil Worker (the single process of today).
@@ -78,9 +27,9 @@ type Worker struct {
 
 	control   *os.File
 	heartbeat *atomic.Int64
-	inFlight  *inFlight   // in the heartbeat file (inflight.go)
-	stats     *loop.Stats // in the heartbeat file
-	appStats  *AppStats   // in the heartbeat file
+	inFlight  *workerproto.InFlight // in the heartbeat file
+	stats     *loop.Stats           // in the heartbeat file
+	appStats  *AppStats             // in the heartbeat file
 	loop      *loop.Loop
 	grace     time.Duration
 	served    int  // on the loop thread
@@ -89,7 +38,7 @@ type Worker struct {
 	logf      func(string, ...any)
 
 	// told gets, once, why the master wants the worker to shut down: it
-	// stops (WorkerStop), or it is gone (its death signal or the end of
+	// stops (workerproto.Stop), or it is gone (its death signal or the end of
 	// the control socket, whichever comes first). The stopper drains the
 	// loop once, however many times and ways it is told.
 	told     chan string
@@ -100,40 +49,42 @@ type Worker struct {
 // WorkerFromEnv returns the Worker this process is, or nil when it was
 // not started by a master.
 func WorkerFromEnv() (*Worker, error) {
-	slotText, ok := os.LookupEnv(WorkerSlotEnv)
+	slotText, ok := os.LookupEnv(workerproto.SlotEnv)
 	if !ok {
 		return nil, nil
 	}
 	slot, err := strconv.Atoi(slotText)
 	if err != nil {
-		return nil, fmt.Errorf("%s=%q: not a slot number", WorkerSlotEnv, slotText)
+		return nil, fmt.Errorf("%s=%q: not a slot number", workerproto.SlotEnv, slotText)
 	}
-	limit, _ := strconv.Atoi(os.Getenv(WorkerMaxRequestsEnv))
+	limit, _ := strconv.Atoi(os.Getenv(workerproto.MaxRequestsEnv))
 	// Not for the app's subprocesses: they are not workers.
-	os.Unsetenv(WorkerSlotEnv)
-	os.Unsetenv(WorkerMaxRequestsEnv)
-	for _, fd := range []int{WorkerListenFD, WorkerControlFD, WorkerHeartbeatFD} {
+	os.Unsetenv(workerproto.SlotEnv)
+	os.Unsetenv(workerproto.MaxRequestsEnv)
+	for _, fd := range []int{workerproto.ListenFD, workerproto.ControlFD, workerproto.HeartbeatFD} {
 		unix.CloseOnExec(fd)
 	}
-	mem, err := unix.Mmap(WorkerHeartbeatFD, 0, HeartbeatSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	mem, err := unix.Mmap(workerproto.HeartbeatFD, 0, workerproto.HeartbeatSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("worker %d: mapping the heartbeat: %w", slot, err)
 	}
+	// First: the master reads nothing else before it has checked this.
+	workerproto.WriteLayout(mem)
 	w := &Worker{
 		Slot:        slot,
 		MaxRequests: limit,
-		control:     os.NewFile(WorkerControlFD, "control"),
-		heartbeat:   (*atomic.Int64)(unsafe.Pointer(&mem[0])),
-		inFlight:    &inFlight{mem: mem},
-		stats:       WorkerStats(mem),
-		appStats:    WorkerAppStats(mem),
+		control:     os.NewFile(workerproto.ControlFD, "control"),
+		heartbeat:   workerproto.Stamp(mem),
+		inFlight:    workerproto.NewInFlight(mem),
+		stats:       workerproto.Stats(mem),
+		appStats:    workerproto.AppStatsIn(mem),
 		told:        make(chan string, 1),
 	}
-	if MasterGoneSignal != 0 {
+	if workerproto.MasterGoneSignal != 0 {
 		// From the start, before the app's import: unhandled, Go would
 		// ignore a realtime signal.
 		deaths := make(chan os.Signal, 1)
-		signal.Notify(deaths, MasterGoneSignal)
+		signal.Notify(deaths, workerproto.MasterGoneSignal)
 		go func() {
 			<-deaths
 			w.masterGone()
@@ -178,11 +129,11 @@ func (c *Config) openListener() (Listener, error) {
 
 // listener returns the socket the master made, and what it is bound to.
 func (w *Worker) listener() (Listener, error) {
-	l, err := describeListener(WorkerListenFD)
+	l, err := describeListener(workerproto.ListenFD)
 	if err != nil {
 		return Listener{}, fmt.Errorf("worker %d: the inherited listener: %w", w.Slot, err)
 	}
-	if err := unix.SetNonblock(WorkerListenFD, true); err != nil {
+	if err := unix.SetNonblock(workerproto.ListenFD, true); err != nil {
 		return Listener{}, fmt.Errorf("worker %d: non-blocking listener: %w", w.Slot, err)
 	}
 	return l, nil
@@ -199,7 +150,7 @@ func (w *Worker) handler(next loop.Handler) loop.Handler {
 		w.served++
 		if w.served == w.MaxRequests {
 			w.loop.Drain(w.grace)
-			w.send(WorkerLimit)
+			w.send(workerproto.Limit)
 		}
 		next.ServeInline(req, rw)
 	})
@@ -207,7 +158,7 @@ func (w *Worker) handler(next loop.Handler) loop.Handler {
 
 // requests is the worker's table of requests inside the app; nil in a
 // single process.
-func (w *Worker) requests() *inFlight {
+func (w *Worker) requests() *workerproto.InFlight {
 	if w == nil {
 		return nil
 	}
@@ -226,11 +177,11 @@ func (w *Worker) heartbeatStamp() *atomic.Int64 {
 // once (0: not bounded by threads).
 func (w *Worker) started(backend string, capacity int) {
 	if w != nil {
-		w.send(WorkerBackend + " " + backend)
+		w.send(workerproto.Backend + " " + backend)
 		if capacity > 0 {
-			w.send(WorkerCapacity + " " + strconv.Itoa(capacity))
+			w.send(workerproto.Capacity + " " + strconv.Itoa(capacity))
 		}
-		w.send(WorkerReady)
+		w.send(workerproto.Ready)
 	}
 }
 
@@ -238,7 +189,7 @@ func (w *Worker) started(backend string, capacity int) {
 // will not arm accept again.
 func (w *Worker) stoppedAccepting() {
 	if w != nil {
-		w.send(WorkerStopping)
+		w.send(workerproto.Stopping)
 	}
 }
 
@@ -264,12 +215,12 @@ func (w *Worker) follow() {
 	lines := bufio.NewScanner(w.control)
 	for lines.Scan() {
 		switch lines.Text() {
-		case WorkerDrain:
+		case workerproto.Drain:
 			w.logf("m0serve: draining: a new worker serves this slot (up to %v)", w.grace)
 			w.loop.Drain(w.grace)
-		case WorkerStop:
+		case workerproto.Stop:
 			w.tell("the master stops")
-		case WorkerReopen:
+		case workerproto.Reopen:
 			if err := ReopenLogFiles(w.cfg); err != nil {
 				w.logf("m0serve: error: reopening log files: %v", err)
 			}
@@ -314,7 +265,7 @@ func (w *Worker) requestTimedOut(j *loop.Job) {
 		w.logf("m0serve: error: dumping Python's stacks: %v", err)
 	}
 	w.loop.Drain(w.grace)
-	w.send(WorkerStuck)
+	w.send(workerproto.Stuck)
 }
 
 // stuckInApp: a request timed out. Read on the loop's goroutine once its

@@ -10,13 +10,13 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/m0serve/m0serve/server"
+	"github.com/m0serve/m0serve/internal/configerr"
 )
 
 // Config is the master's configuration; Server is what every worker
 // serves (and where the master listens).
 type Config struct {
-	Server server.Config
+	Server Server
 	// Args are the command-line arguments a worker is started with: the
 	// master's own, so a worker parses the same configuration.
 	Args []string
@@ -63,25 +63,25 @@ const maxWorkers = 1024
 func (c *Config) Validate() error {
 	switch {
 	case c.Workers < 1 || c.Workers > maxWorkers:
-		return &server.ConfigError{Flag: "workers", Reason: fmt.Sprintf("%d: want 1 to %d", c.Workers, maxWorkers)}
+		return &configerr.Error{Flag: "workers", Reason: fmt.Sprintf("%d: want 1 to %d", c.Workers, maxWorkers)}
 	case c.Listener != "reuseport" && c.Listener != "shared":
-		return &server.ConfigError{Flag: "listener", Reason: fmt.Sprintf("%q: want reuseport or shared", c.Listener)}
+		return &configerr.Error{Flag: "listener", Reason: fmt.Sprintf("%q: want reuseport or shared", c.Listener)}
 	case c.Listener == "reuseport" && runtime.GOOS != "linux":
-		return &server.ConfigError{Flag: "listener", Reason: "reuseport: the kernel spreads connections over SO_REUSEPORT sockets on Linux only; use shared"}
+		return &configerr.Error{Flag: "listener", Reason: "reuseport: the kernel spreads connections over SO_REUSEPORT sockets on Linux only; use shared"}
 	case c.WorkerTimeout < 0:
-		return &server.ConfigError{Flag: "worker-timeout", Reason: "must not be negative (0: off)"}
+		return &configerr.Error{Flag: "worker-timeout", Reason: "must not be negative (0: off)"}
 	case c.MaxRequests < 0:
-		return &server.ConfigError{Flag: "max-requests", Reason: "must not be negative (0: off)"}
+		return &configerr.Error{Flag: "max-requests", Reason: "must not be negative (0: off)"}
 	case c.MaxRequestsJitter < 0:
-		return &server.ConfigError{Flag: "max-requests-jitter", Reason: "must not be negative"}
+		return &configerr.Error{Flag: "max-requests-jitter", Reason: "must not be negative"}
 	case c.MaxWorkerLifetime < 0:
-		return &server.ConfigError{Flag: "max-worker-lifetime", Reason: "must not be negative (0: off)"}
+		return &configerr.Error{Flag: "max-worker-lifetime", Reason: "must not be negative (0: off)"}
 	case c.MaxWorkerRSS < 0:
-		return &server.ConfigError{Flag: "max-worker-rss", Reason: "must not be negative (0: off)"}
+		return &configerr.Error{Flag: "max-worker-rss", Reason: "must not be negative (0: off)"}
 	case c.MaxWorkerRSS > 0 && runtime.GOOS != "linux":
-		return &server.ConfigError{Flag: "max-worker-rss", Reason: "reads /proc/PID/statm: Linux only"}
+		return &configerr.Error{Flag: "max-worker-rss", Reason: "reads /proc/PID/statm: Linux only"}
 	case c.RSSCheckInterval <= 0:
-		return &server.ConfigError{Flag: "rss-check-interval", Reason: "must be positive"}
+		return &configerr.Error{Flag: "rss-check-interval", Reason: "must be positive"}
 	}
 	return c.Server.Validate()
 }

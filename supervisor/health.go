@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/m0serve/m0serve/server"
+	"github.com/m0serve/m0serve/internal/workerproto"
 )
 
 // sweep runs every sweepEvery: respawns that are due, heartbeats,
@@ -16,10 +16,10 @@ import (
 func (m *master) sweep(now time.Time) {
 	if m.stopping {
 		if now.After(m.stopBy) && len(m.live) > 0 {
-			m.logf("m0serve: warning: %s still running after %v: killing them", workers(len(m.live)), m.cfg.Server.GracefulTimeout+killGrace)
+			m.logf("m0serve: warning: %s still running after %v: killing them", workers(len(m.live)), m.cfg.Server.GracefulTimeout()+killGrace)
 			m.stopBy = now.Add(time.Hour)
 			for w := range m.live {
-				syscall.Kill(w.pid, syscall.SIGKILL)
+				w.proc.signal(syscall.SIGKILL)
 			}
 		}
 		return
@@ -31,7 +31,7 @@ func (m *master) sweep(now time.Time) {
 	held := now.Add(-busyAfter)
 	for _, s := range m.slots {
 		if w := s.current; w != nil && !w.exited {
-			w.busy = w.capacity > 0 && !w.readyAt.IsZero() && server.InAppBefore(w.heartMem, held) >= w.capacity
+			w.busy = w.capacity > 0 && !w.readyAt.IsZero() && workerproto.InAppBefore(w.heartMem, held) >= w.capacity
 		}
 		if s.removed {
 			if !s.emptyBy.IsZero() {
@@ -56,8 +56,8 @@ func (m *master) sweep(now time.Time) {
 		}
 		if w.draining {
 			if now.After(w.killAt) {
-				m.logf("m0serve: warning: %s: still draining after %v: killing it", w, m.cfg.Server.GracefulTimeout+killGrace)
-				syscall.Kill(w.pid, syscall.SIGKILL)
+				m.logf("m0serve: warning: %s: still draining after %v: killing it", w, m.cfg.Server.GracefulTimeout()+killGrace)
+				w.proc.signal(syscall.SIGKILL)
 				w.killAt = now.Add(time.Hour)
 			}
 			continue
@@ -68,7 +68,7 @@ func (m *master) sweep(now time.Time) {
 			if now.Sub(beat) > m.cfg.WorkerTimeout {
 				m.logf("m0serve: critical: %s: its loop has not turned for %v (--worker-timeout %v): killing it",
 					w, now.Sub(beat).Round(time.Millisecond), m.cfg.WorkerTimeout)
-				syscall.Kill(w.pid, syscall.SIGKILL)
+				w.proc.signal(syscall.SIGKILL)
 				w.draining, w.heartbeatKilled = true, true // no second kill; its exit respawns the slot
 				w.killAt = now.Add(time.Hour)
 				continue
@@ -111,7 +111,7 @@ func (m *master) checkRSS(w *worker) {
 // that has exited, from its heartbeat file: what a crash (os._exit, a
 // segfault) or a kill cut off. Empty when none was.
 func inFlightNote(w *worker, now time.Time) string {
-	requests := server.InFlightRequests(w.heartMem)
+	requests := workerproto.InFlightRequests(w.heartMem)
 	if len(requests) == 0 {
 		return ""
 	}

@@ -12,7 +12,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/m0serve/m0serve/server"
+	"github.com/m0serve/m0serve/internal/configerr"
+	"github.com/m0serve/m0serve/internal/metrics"
+	"github.com/m0serve/m0serve/internal/workerproto"
 )
 
 // Backoff for a worker that keeps dying after it was ready: the first
@@ -58,7 +60,9 @@ type master struct {
 	port    int
 	rand    *rand.Rand
 	spawner spawner
-	events  chan event
+	// launch starts a worker for a slot: spawn, or the tests' fakes.
+	launch func(*slot) (*worker, error)
+	events chan event
 
 	shared   int // the one socket of --listener shared, or -1
 	slots    []*slot
@@ -76,10 +80,12 @@ type master struct {
 
 	nextRSS time.Time
 	err     error
+	// waitWarned: a refused waitid was logged (once).
+	waitWarned bool
 
 	// sharedListener is shared's: with --uds, --fd or systemd's socket,
 	// always.
-	sharedListener server.Listener
+	sharedListener Socket
 	// reloadPending: a source changed (--reload); a rolling reload
 	// starts once none is under way.
 	reloadPending bool
@@ -91,7 +97,7 @@ type master struct {
 	// workers gone, and scrapes waiting for a snapshot.
 	spawnCounts map[string]int
 	exitCounts  map[string]int
-	gone        server.Counters // the counters of workers gone
+	gone        metrics.Counters // the counters of workers gone
 	scrapes     chan chan metricsSnapshot
 }
 
@@ -114,28 +120,16 @@ func Run(cfg Config, logf func(string, ...any)) error {
 		}
 		command = []string{exe, os.Args[0]}
 	}
-	m := &master{
-		cfg:     cfg,
-		logf:    logf,
-		command: command,
-		rand:    rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid()))),
-		spawner: newSpawner(),
-		events:  make(chan event, 64),
-		shared:  -1,
-		live:    map[*worker]bool{},
-		reload:  -1,
-
-		spawnCounts: map[string]int{},
-		exitCounts:  map[string]int{},
-		scrapes:     make(chan chan metricsSnapshot),
-	}
+	m := newMaster(cfg, logf)
+	m.command, m.spawner = command, newSpawner()
+	m.launch = m.spawn
 	// Signals first: one that comes while the workers boot is not lost.
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP,
 		syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGUSR1)
 	defer signal.Stop(signals)
 
-	port := cfg.Server.Port
+	port := cfg.Server.Port()
 	for i := 0; i < cfg.Workers; i++ {
 		if err := m.addSlot(&port); err != nil {
 			m.closeSockets()
@@ -145,7 +139,7 @@ func Run(cfg Config, logf func(string, ...any)) error {
 	defer m.closeSockets()
 	if cfg.PidFile != "" {
 		if err := os.WriteFile(cfg.PidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
-			return &server.ConfigError{Flag: "pid-file", Reason: err.Error()}
+			return &configerr.Error{Flag: "pid-file", Reason: err.Error()}
 		}
 		defer os.Remove(cfg.PidFile)
 	}
@@ -155,8 +149,8 @@ func Run(cfg Config, logf func(string, ...any)) error {
 	}
 	logf("m0serve: master (pid %d) on %s: %s, %s (Press CTRL+C to quit)", os.Getpid(), m.url, workerSlots(cfg.Workers), listener)
 
-	if cfg.Server.MetricsAddress != "" {
-		stop, err := m.serveMetrics(cfg.Server.MetricsAddress)
+	if addr := cfg.Server.MetricsAddress(); addr != "" {
+		stop, err := m.serveMetrics(addr)
 		if err != nil {
 			return err
 		}
@@ -210,6 +204,22 @@ func Run(cfg Config, logf func(string, ...any)) error {
 	return m.err
 }
 
+func newMaster(cfg Config, logf func(string, ...any)) *master {
+	return &master{
+		cfg:    cfg,
+		logf:   logf,
+		rand:   rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid()))),
+		events: make(chan event, 64),
+		shared: -1,
+		live:   map[*worker]bool{},
+		reload: -1,
+
+		spawnCounts: map[string]int{},
+		exitCounts:  map[string]int{},
+		scrapes:     make(chan chan metricsSnapshot),
+	}
+}
+
 // done: stopping and every worker has exited.
 func (m *master) done() bool { return m.stopping && len(m.live) == 0 }
 
@@ -218,13 +228,13 @@ func (m *master) done() bool { return m.stopping && len(m.live) == 0 }
 func (m *master) addSlot(port *int) error {
 	s := &slot{index: len(m.slots), listenFD: m.shared}
 	if s.listenFD < 0 {
-		listener, err := server.Listen(&m.cfg.Server, *port, m.cfg.Listener == "reuseport")
+		listener, err := m.cfg.Server.Listen(*port, m.cfg.Listener == "reuseport")
 		if err != nil {
 			return err
 		}
-		*port = int(listener.Addr.Port())
+		*port = listener.Port
 		m.port = *port
-		m.url = m.cfg.Server.ListenerURL(&listener)
+		m.url = listener.URL
 		s.listenFD = listener.FD
 		if m.cfg.Listener == "shared" {
 			m.shared = listener.FD
@@ -248,7 +258,7 @@ func (m *master) closeSockets() {
 
 // start spawns the slot's worker (current), or logs why it could not.
 func (m *master) start(s *slot, why string) *worker {
-	w, err := m.spawn(s)
+	w, err := m.launch(s)
 	if err != nil {
 		m.logf("m0serve: error: worker %d: %v", s.index, err)
 		if !m.booted {
@@ -266,35 +276,66 @@ func (m *master) start(s *slot, why string) *worker {
 
 func (m *master) handle(e event) {
 	w := e.w
-	if e.exit != nil {
-		m.exited(w, e.status)
+	if e.exit {
+		if e.waitErr != nil && !m.waitWarned {
+			m.waitWarned = true
+			m.logf("m0serve: warning: %s: waiting for a worker's end without reaping it: %v; the waiter reaps instead", w, e.waitErr)
+		}
+		// Reaped here, on the goroutine that sends every signal.
+		m.exited(w, describeExit(w.proc.reap()))
 		return
 	}
-	if backend, ok := strings.CutPrefix(e.line, server.WorkerBackend+" "); ok {
+	if w.exited || !m.layoutChecked(w) {
+		return // a line that came after its exit, or from a worker refused
+	}
+	if backend, ok := strings.CutPrefix(e.line, workerproto.Backend+" "); ok {
 		w.backend = backend
 		return
 	}
-	if capacity, ok := strings.CutPrefix(e.line, server.WorkerCapacity+" "); ok {
+	if capacity, ok := strings.CutPrefix(e.line, workerproto.Capacity+" "); ok {
 		w.capacity, _ = strconv.Atoi(capacity)
 		return
 	}
 	switch e.line {
-	case server.WorkerStopping:
+	case workerproto.Stopping:
 		w.stoppedAccepting = true
 		m.stopListening()
-	case server.WorkerReady:
+	case workerproto.Ready:
 		m.ready(w)
-	case server.WorkerLimit:
+	case workerproto.Limit:
 		m.logf("m0serve: %s: served its --max-requests; draining", w)
 		w.draining = true
-		w.killAt = time.Now().Add(m.cfg.Server.GracefulTimeout + killGrace)
+		w.killAt = time.Now().Add(m.cfg.Server.GracefulTimeout() + killGrace)
 		m.retire(w, "--max-requests")
-	case server.WorkerStuck:
+	case workerproto.Stuck:
 		m.logf("m0serve: warning: %s: a request outlived --request-timeout; draining", w)
 		w.draining = true
-		w.killAt = time.Now().Add(m.cfg.Server.GracefulTimeout + killGrace)
+		w.killAt = time.Now().Add(m.cfg.Server.GracefulTimeout() + killGrace)
 		m.retire(w, "--request-timeout")
 	}
+}
+
+// layoutChecked takes what w says only once its heartbeat file is of
+// this master's layout: after the binary was replaced on disk, a reload
+// (or a respawn) starts workers of the new binary, whose counters and
+// stamps the master would misread. Such a worker is killed before it is
+// ready; its exit aborts the reload (the old workers keep serving) or,
+// for a slot without a worker, is a failed start that backs off.
+func (m *master) layoutChecked(w *worker) bool {
+	if w.layoutOK {
+		return true
+	}
+	if w.refused {
+		return false
+	}
+	if err := workerproto.CheckLayout(w.heartMem); err != nil {
+		m.logf("m0serve: error: %s: refused: %v", w, err)
+		w.refused = true
+		w.proc.signal(syscall.SIGKILL)
+		return false
+	}
+	w.layoutOK = true
+	return true
 }
 
 func (m *master) ready(w *worker) {
@@ -338,8 +379,8 @@ func (m *master) ready(w *worker) {
 // drain tells w to stop accepting and finish: its slot has another worker.
 func (m *master) drain(w *worker) {
 	w.draining = true
-	w.killAt = time.Now().Add(m.cfg.Server.GracefulTimeout + killGrace)
-	w.send(server.WorkerDrain)
+	w.killAt = time.Now().Add(m.cfg.Server.GracefulTimeout() + killGrace)
+	w.send(workerproto.Drain)
 }
 
 // retire replaces w, the slot's worker: the replacement is started now,
@@ -474,15 +515,15 @@ func (m *master) fail(err error) {
 func (m *master) stop(sig syscall.Signal) {
 	if !m.stopping {
 		m.stopping = true
-		m.stopBy = time.Now().Add(m.cfg.Server.GracefulTimeout + killGrace)
+		m.stopBy = time.Now().Add(m.cfg.Server.GracefulTimeout() + killGrace)
 	}
 	m.reload = -1
 	for w := range m.live {
 		if sig == syscall.SIGTERM && !w.readyAt.IsZero() {
-			w.send(server.WorkerStop)
+			w.send(workerproto.Stop)
 			continue
 		}
-		syscall.Kill(w.pid, sig)
+		w.proc.signal(sig)
 	}
 	m.stopListening()
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/m0serve/m0serve/server"
+	"github.com/m0serve/m0serve/internal/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -50,7 +50,7 @@ type metricsSnapshot struct {
 	states   map[string]int
 	spawns   map[string]int
 	exits    map[string]int
-	counters server.Counters
+	counters metrics.Counters
 	rss      map[string]int64 // by slot
 	backends []string         // the live workers' backend descriptions
 	app      bool             // the workers serve a Python app
@@ -59,7 +59,7 @@ type metricsSnapshot struct {
 func (m *master) snapshot() metricsSnapshot {
 	snap := metricsSnapshot{states: map[string]int{"booting": 0, "ready": 0, "draining": 0},
 		spawns: map[string]int{}, exits: map[string]int{}, rss: map[string]int64{},
-		counters: m.gone, app: m.cfg.Server.App != ""}
+		counters: m.gone, app: m.cfg.Server.ServesApp()}
 	for k, v := range m.spawnCounts {
 		snap.spawns[k] = v
 	}
@@ -106,14 +106,14 @@ type masterCollector struct {
 	snapshots chan chan metricsSnapshot // served by the master's loop
 	done      chan struct{}
 
-	requests                    *server.RequestMetrics
+	requests                    *metrics.Requests
 	workers, spawns, exits, rss *prometheus.Desc
 }
 
 func newMasterCollector(snapshots chan chan metricsSnapshot, done chan struct{}) *masterCollector {
 	return &masterCollector{
 		snapshots: snapshots, done: done,
-		requests: server.NewRequestMetrics(),
+		requests: metrics.NewRequests(),
 		workers:  prometheus.NewDesc("m0serve_workers", "Worker processes by state.", []string{"state"}, nil),
 		spawns:   prometheus.NewDesc("m0serve_worker_spawns_total", "Workers started, by reason.", []string{"reason"}, nil),
 		exits:    prometheus.NewDesc("m0serve_worker_exits_total", "Worker processes ended, by reason.", []string{"reason"}, nil),
@@ -159,7 +159,7 @@ func (m *master) serveMetrics(addr string) (stop func(), err error) {
 	done := make(chan struct{})
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(newMasterCollector(m.scrapes, done))
-	stopServing, err := server.ServeMetrics(addr, registry, m.logf)
+	stopServing, err := metrics.Serve(addr, registry, m.logf)
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,11 @@ package supervisor
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // workerProcAttr puts a worker in its own process group. There is no
@@ -32,4 +35,42 @@ func heartbeatFile() (*os.File, error) {
 	}
 	os.Remove(f.Name())
 	return f, nil
+}
+
+// waitExit returns once the worker pid has ended, without reaping it: a
+// kqueue's EVFILT_PROC NOTE_EXIT (there is no waitid WNOWAIT in x/sys
+// here). The master's goroutine reaps it (osProcess.reap), so the pid
+// stays this master's zombie, never another process's, while a kill of it
+// may still be on its way. ESRCH at registration: it has ended already
+// (a zombie of ours: nobody else reaps it). Where the kqueue fails, it
+// reaps the worker itself and returns the status, with the failure.
+func waitExit(pid int) (*syscall.WaitStatus, error) {
+	if err := waitExitKqueue(pid); err != nil {
+		status := reapNow(pid)
+		return &status, err
+	}
+	return nil, nil
+}
+
+func waitExitKqueue(pid int) error {
+	kq, err := unix.Kqueue()
+	if err != nil {
+		return fmt.Errorf("kqueue: %w", err)
+	}
+	defer unix.Close(kq)
+	change := make([]unix.Kevent_t, 1)
+	unix.SetKevent(&change[0], pid, unix.EVFILT_PROC, unix.EV_ADD|unix.EV_ONESHOT)
+	change[0].Fflags = unix.NOTE_EXIT
+	events := make([]unix.Kevent_t, 1)
+	for {
+		// Again after EINTR: adding the same event twice changes nothing.
+		_, err := unix.Kevent(kq, change, events, nil)
+		switch err {
+		case unix.EINTR:
+		case nil, unix.ESRCH:
+			return nil
+		default:
+			return fmt.Errorf("kevent: %w", err)
+		}
+	}
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/m0serve/m0serve/server"
+	"github.com/m0serve/m0serve/internal/configerr"
 )
 
 // Reload is --reload's configuration (uvicorn's names): the directories
@@ -44,7 +44,7 @@ func watchSources(cfg Reload, logf func(string, ...any)) (*sourceWatcher, error)
 	for flag, patterns := range map[string][]string{"reload-include": cfg.Includes, "reload-exclude": cfg.Excludes} {
 		for _, pattern := range patterns {
 			if _, err := filepath.Match(pattern, ""); err != nil {
-				return nil, &server.ConfigError{Flag: flag, Reason: fmt.Sprintf("%q: %v", pattern, err)}
+				return nil, &configerr.Error{Flag: flag, Reason: fmt.Sprintf("%q: %v", pattern, err)}
 			}
 		}
 	}
@@ -56,7 +56,7 @@ func watchSources(cfg Reload, logf func(string, ...any)) (*sourceWatcher, error)
 	for _, dir := range cfg.Dirs {
 		if err := w.addTree(dir); err != nil {
 			watcher.Close()
-			return nil, &server.ConfigError{Flag: "reload-dir", Reason: err.Error()}
+			return nil, &configerr.Error{Flag: "reload-dir", Reason: err.Error()}
 		}
 	}
 	go w.run()

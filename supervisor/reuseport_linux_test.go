@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/m0serve/m0serve/server"
 )
 
 // queuedOn dials n connections to port and returns how many each slot's
@@ -56,8 +54,7 @@ func TestRebalanceAroundBusyWorker(t *testing.T) {
 	cfg := Defaults
 	cfg.Workers = 2
 	cfg.Listener = "reuseport"
-	cfg.Server = server.Defaults
-	cfg.Server.Host = "127.0.0.1"
+	cfg.Server = &testServer{}
 	m := &master{cfg: cfg, logf: t.Logf, shared: -1, booted: true}
 	port := 0
 	for i := 0; i < 2; i++ {

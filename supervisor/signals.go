@@ -4,7 +4,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/m0serve/m0serve/server"
+	"github.com/m0serve/m0serve/internal/workerproto"
 )
 
 // signal answers the operator (README, the signals table).
@@ -19,7 +19,7 @@ func (m *master) signal(sig syscall.Signal) {
 		if m.stopping {
 			return
 		}
-		m.logf("m0serve: %v: draining %s (up to %v)", sig, workers(len(m.live)), m.cfg.Server.GracefulTimeout)
+		m.logf("m0serve: %v: draining %s (up to %v)", sig, workers(len(m.live)), m.cfg.Server.GracefulTimeout())
 		m.stop(syscall.SIGTERM)
 	case syscall.SIGQUIT:
 		m.logf("m0serve: warning: %v: killing %s", sig, workers(len(m.live)))
@@ -70,7 +70,7 @@ func (m *master) signal(sig syscall.Signal) {
 			// New connections go to the other sockets; the worker takes
 			// what is queued in its own before it drains (sweep).
 			if err := m.rebalance(); err == nil {
-				s.emptyBy = time.Now().Add(m.cfg.Server.GracefulTimeout)
+				s.emptyBy = time.Now().Add(m.cfg.Server.GracefulTimeout())
 				return
 			} else {
 				m.logf("m0serve: warning: %v: %v; connections queued for worker %d may be reset", sig, err, s.index)
@@ -79,11 +79,11 @@ func (m *master) signal(sig syscall.Signal) {
 		m.drainRemoved(s)
 	case syscall.SIGUSR1:
 		m.logf("m0serve: %v: reopening log files", sig)
-		if err := server.ReopenLogFiles(&m.cfg.Server); err != nil {
+		if err := m.cfg.Server.ReopenLogFiles(); err != nil {
 			m.logf("m0serve: error: reopening log files: %v", err)
 		}
 		for w := range m.live {
-			w.send(server.WorkerReopen)
+			w.send(workerproto.Reopen)
 		}
 	}
 }

@@ -108,7 +108,7 @@ func (m *master) closeSlot(s *slot) {
 // socket goes on completing handshakes into its backlog, and those
 // clients would wait for an answer that never comes, then be reset when
 // the last process holding it exits. A socket stops listening once every
-// live worker holding it has stopped accepting (server.WorkerStopping):
+// live worker holding it has stopped accepting (workerproto.Stopping):
 // shut down earlier, a worker's armed accept would fail before its loop
 // knew it was shutting down. shutdown(SHUT_RD) ends the listening of the
 // socket itself, in every process that holds it; the descriptors stay

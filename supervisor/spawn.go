@@ -3,16 +3,16 @@ package supervisor
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
+	"github.com/m0serve/m0serve/internal/workerproto"
 	"github.com/m0serve/m0serve/loop"
-	"github.com/m0serve/m0serve/server"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,11 +20,13 @@ import (
 type worker struct {
 	slot            *slot
 	pid             int
-	control         *os.File // the master's end of the socketpair
+	proc            process        // signals it, reaps it
+	control         io.WriteCloser // the master's end of the socketpair
+	unmap           func()         // unmaps heartMem (nil: not mapped)
 	heartbeat       *atomic.Int64
-	stats           *loop.Stats      // the worker's loop's counters, in heartMem
-	appStats        *server.AppStats // its handlers', in heartMem
-	backend         string           // its loop's backend description, once told
+	stats           *loop.Stats           // the worker's loop's counters, in heartMem
+	appStats        *workerproto.AppStats // its handlers', in heartMem
+	backend         string                // its loop's backend description, once told
 	heartMem        []byte
 	started         time.Time
 	readyAt         time.Time // zero until ready
@@ -33,9 +35,12 @@ type worker struct {
 	rssHigh         int       // consecutive RSS samples over the limit
 	heartbeatKilled bool
 	exited          bool
+	// layoutOK: its heartbeat file is of this master's layout (checked
+	// at its first line); refused: it was not, and it was killed.
+	layoutOK, refused bool
 
 	// stoppedAccepting: the worker began its shutdown and will not
-	// accept again (server.WorkerStopping).
+	// accept again (workerproto.Stopping).
 	stoppedAccepting bool
 	// capacity is how many requests its app serves at once (WSGI's
 	// handler threads; 0: not bounded, never busy), and busy says they
@@ -53,10 +58,61 @@ func (w *worker) send(line string) {
 
 // events a worker's goroutines report to the master's loop.
 type event struct {
-	w      *worker
-	line   string              // a control line: ready or limit
-	exit   *syscall.WaitStatus // set when the process has ended
-	status string              // the exit, in words
+	w    *worker
+	line string // a control line: ready or limit
+	// exit: the process has ended. Not yet reaped: the master's
+	// goroutine reaps it as it handles this (process.reap), so none of
+	// its kills can reach another process that was given the pid.
+	exit bool
+	// waitErr: the waiter could not wait without reaping, and reaped.
+	waitErr error
+}
+
+// process is a worker's process as the master acts on it; the state
+// machine's tests (master_test.go) give it fakes.
+type process interface {
+	// signal sends sig, unless the process was reaped (it is gone, and
+	// its pid may be another's).
+	signal(sig syscall.Signal)
+	// reap collects the exit status once its end was reported.
+	reap() syscall.WaitStatus
+}
+
+// osProcess is a real worker process. Only the master's goroutine signals
+// and reaps it; the waiter goroutine (waitExit) reports its end without
+// reaping, so until reap the pid stays a zombie that no new process can
+// be given.
+type osProcess struct {
+	pid    int
+	reaped bool
+	// early is the status the waiter reaped where it could not wait
+	// without (waitExit): set before it reports the exit, read after.
+	early *syscall.WaitStatus
+}
+
+func (p *osProcess) signal(sig syscall.Signal) {
+	if !p.reaped {
+		syscall.Kill(p.pid, sig)
+	}
+}
+
+func (p *osProcess) reap() syscall.WaitStatus {
+	p.reaped = true
+	if p.early != nil {
+		return *p.early
+	}
+	return reapNow(p.pid)
+}
+
+// reapNow waits for pid to end and reaps it.
+func reapNow(pid int) syscall.WaitStatus {
+	var status syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &status, 0, nil)
+		if err != syscall.EINTR {
+			return status
+		}
+	}
 }
 
 // spawner starts processes from one OS thread that never exits: a child's
@@ -113,10 +169,10 @@ func (m *master) spawn(s *slot) (*worker, error) {
 		unix.Close(pair[0])
 		return nil, err
 	}
-	if err := heart.Truncate(int64(server.HeartbeatSize)); err != nil {
+	if err := heart.Truncate(int64(workerproto.HeartbeatSize)); err != nil {
 		return fail(fmt.Errorf("heartbeat file: %w", err))
 	}
-	mem, err := unix.Mmap(int(heart.Fd()), 0, server.HeartbeatSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	mem, err := unix.Mmap(int(heart.Fd()), 0, workerproto.HeartbeatSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return fail(fmt.Errorf("heartbeat mapping: %w", err))
 	}
@@ -125,39 +181,38 @@ func (m *master) spawn(s *slot) (*worker, error) {
 		limit += m.rand.IntN(m.cfg.MaxRequestsJitter + 1)
 	}
 	env := append(os.Environ(),
-		server.WorkerSlotEnv+"="+strconv.Itoa(s.index),
-		server.WorkerMaxRequestsEnv+"="+strconv.Itoa(limit))
+		workerproto.SlotEnv+"="+strconv.Itoa(s.index),
+		workerproto.MaxRequestsEnv+"="+strconv.Itoa(limit))
 	files := []uintptr{0, 1, 2, uintptr(s.listenFD), uintptr(pair[1]), heart.Fd()}
 	pid, err := m.spawner.start(m.command[0], append(m.command[1:len(m.command):len(m.command)], m.cfg.Args...), env, files)
 	if err != nil {
 		unix.Munmap(mem)
 		return fail(fmt.Errorf("starting a worker: %w", err))
 	}
+	control := os.NewFile(uintptr(pair[0]), "control")
+	proc := &osProcess{pid: pid}
 	w := &worker{
 		slot:      s,
 		pid:       pid,
-		control:   os.NewFile(uintptr(pair[0]), "control"),
-		heartbeat: (*atomic.Int64)(unsafe.Pointer(&mem[0])),
-		stats:     server.WorkerStats(mem),
-		appStats:  server.WorkerAppStats(mem),
+		proc:      proc,
+		control:   control,
+		unmap:     func() { unix.Munmap(mem) },
+		heartbeat: workerproto.Stamp(mem),
+		stats:     workerproto.Stats(mem),
+		appStats:  workerproto.AppStatsIn(mem),
 		heartMem:  mem,
 		started:   time.Now(),
 	}
 	go func() {
-		lines := bufio.NewScanner(w.control)
+		lines := bufio.NewScanner(control)
 		for lines.Scan() {
 			m.events <- event{w: w, line: lines.Text()}
 		}
 	}()
 	go func() {
-		var status syscall.WaitStatus
-		for {
-			_, err := syscall.Wait4(pid, &status, 0, nil)
-			if err != syscall.EINTR {
-				break
-			}
-		}
-		m.events <- event{w: w, exit: &status, status: describeExit(status)}
+		var err error
+		proc.early, err = waitExit(pid)
+		m.events <- event{w: w, exit: true, waitErr: err}
 	}()
 	return w, nil
 }
@@ -176,7 +231,9 @@ func describeExit(status syscall.WaitStatus) string {
 func (w *worker) release() {
 	w.exited = true
 	w.control.Close()
-	unix.Munmap(w.heartMem)
+	if w.unmap != nil {
+		w.unmap()
+	}
 	w.heartbeat = nil
 }
 

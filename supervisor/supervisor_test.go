@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/m0serve/m0serve/server"
+	"github.com/m0serve/m0serve/internal/configerr"
 )
 
 func TestBackoff(t *testing.T) {
@@ -23,8 +23,7 @@ func TestBackoff(t *testing.T) {
 func TestValidate(t *testing.T) {
 	valid := Defaults
 	valid.Workers = 2
-	valid.Server = server.Defaults
-	valid.Server.Native = "hello"
+	valid.Server = &testServer{}
 	if err := valid.Validate(); err != nil {
 		t.Fatalf("valid configuration: %v", err)
 	}
@@ -37,13 +36,14 @@ func TestValidate(t *testing.T) {
 		"max-worker-lifetime": func(c *Config) { c.MaxWorkerLifetime = -time.Second },
 		"max-worker-rss":      func(c *Config) { c.MaxWorkerRSS = -1 },
 		"rss-check-interval":  func(c *Config) { c.RSSCheckInterval = 0 },
-		"port":                func(c *Config) { c.Server.Port = -1 },
+		// The workers' own flags: the server's check, passed on.
+		"port": func(c *Config) { c.Server = &testServer{invalid: &configerr.Error{Flag: "port", Reason: "-1"}} },
 	}
 	for flag, spoil := range cases {
 		c := valid
 		spoil(&c)
 		err := c.Validate()
-		cfgErr, ok := err.(*server.ConfigError)
+		cfgErr, ok := err.(*configerr.Error)
 		if !ok || cfgErr.Flag != flag {
 			t.Errorf("spoiled %s: %v, want a ConfigError naming it", flag, err)
 		}

@@ -73,9 +73,15 @@ func startWorkersApp(t *testing.T, dir, target string, env []string, args ...str
 // waiting for its workers (awaitReady does).
 func launchWorkersApp(t *testing.T, dir, target string, env []string, args ...string) (*server, *starting) {
 	t.Helper()
+	return launchWorkersBinary(t, binary, dir, target, env, args...)
+}
+
+// launchWorkersBinary is launchWorkersApp running the m0serve at exe.
+func launchWorkersBinary(t *testing.T, exe, dir, target string, env []string, args ...string) (*server, *starting) {
+	t.Helper()
 	argv := append([]string{"--host", "127.0.0.1", "--port", "0", "--app-dir", dir}, args...)
 	argv = append(argv, target)
-	cmd := exec.Command(binary, argv...)
+	cmd := exec.Command(exe, argv...)
 	cmd.Env = append(cleanEnv(), env...)
 	// A group of its own, as a shell gives a job: a test can signal the
 	// group as a terminal's Ctrl-C does.

@@ -1,6 +1,6 @@
-//go:build darwin || dragonfly || freebsd || netbsd || openbsd
+//go:build !linux
 
-package server
+package workerproto
 
 import "syscall"
 
