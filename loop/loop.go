@@ -334,14 +334,18 @@ func (l *Loop) pass() error {
 		l.handle(&l.completions[i])
 		l.completions[i].Data = nil
 	}
+	// Before the Step: a handshake that ended on its goroutine brings the
+	// request its client sent with the last flight, and the Step must see
+	// that job in this pass (after it, nothing woke the loop until the
+	// next tick: TLS requests to a driven ASGI app waited up to 1 s).
+	if l.cfg.TLS != nil {
+		l.drainTLSNotes()
+	}
 	if l.cfg.Stepper != nil {
 		l.stepDue = l.cfg.Stepper.Step(l.now)
 	}
 	l.drainNotes()
 	l.drainWebSocketNotes()
-	if l.cfg.TLS != nil {
-		l.drainTLSNotes()
-	}
 	l.pushHeldJobs()
 	if l.acceptRetryAt != 0 && l.now >= l.acceptRetryAt {
 		l.acceptRetryAt = 0
