@@ -55,8 +55,11 @@ func TestHandlerThreadsLeaveNoBatchPolicy(t *testing.T) {
 	// The threads Batch set while the group runs. Each handler sets it
 	// on its own thread as it starts, which may be after StartHandlers
 	// returns: wait for the four (a bound against hanging, not a timing).
+	// A handler may also land on a thread that was batch already (one an
+	// earlier test's goroutine still holds, seen under -race): it is not
+	// counted, so at least one, not four, must show Batch had an effect.
 	var handlers []int
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		handlers = handlers[:0]
 		for tid := range batchThreads(t) {
 			if !before[tid] {
@@ -67,8 +70,8 @@ func TestHandlerThreadsLeaveNoBatchPolicy(t *testing.T) {
 			break
 		}
 	}
-	if len(handlers) < 4 {
-		t.Fatalf("%d threads became batch with 4 handlers starting: Batch had no effect here", len(handlers))
+	if len(handlers) == 0 {
+		t.Fatalf("no thread became batch with 4 handlers starting: Batch had no effect here")
 	}
 	end()
 	for _, tid := range handlers {
