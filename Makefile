@@ -360,15 +360,19 @@ bench-metrics: packages-bench build
 # certificates, each run alternated: wrk's (which resumes its sessions)
 # and bench/tlshandshake's full handshakes. The certificates are throwaway ones
 # made here. QUICK=1 shortens it.
+comma := ,
+space := $(subst ,, )
+TLS_KEEPALIVE_ARMS := m0serve-wsgi m0serve-wsgi-tls nginx-tls+m0serve-wsgi granian-fast-wsgi-tls gunicorn-gthread-wsgi-tls \
+	m0serve-asgi m0serve-asgi-tls nginx-tls+m0serve-asgi granian-fast-asgi-tls uvicorn-asgi-tls
 .PHONY: bench-tls
-bench-tls: packages-bench build
+bench-tls: packages-bench build $(BENCH_VENV)/.installed
 	@[ -f bench/tls/cert.pem ] || openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
 		-subj /CN=localhost -keyout bench/tls/key.pem -out bench/tls/cert.pem 2>/dev/null
 	@[ -f bench/tls/rsa-cert.pem ] || openssl req -x509 -newkey rsa:2048 -nodes -days 30 \
 		-subj /CN=localhost -keyout bench/tls/rsa-key.pem -out bench/tls/rsa-cert.pem 2>/dev/null
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms tls-arms.json \
 		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) -scenarios c16,c64 $(if $(QUICK),-quick) \
-		-arms m0serve-wsgi,m0serve-wsgi-tls,nginx-tls+m0serve-wsgi,m0serve-asgi,m0serve-asgi-tls,nginx-tls+m0serve-asgi
+		-arms $(subst $(space),$(comma),$(strip $(TLS_KEEPALIVE_ARMS)))
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms tls-arms.json \
 		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) -scenarios c16-close $(if $(QUICK),-quick) \
 		-arms m0serve-native,m0serve-native-tls-ecdsa,m0serve-native-tls-rsa
