@@ -361,7 +361,7 @@ bench-metrics: packages-bench build
 # certificates, each run alternated: wrk's (which resumes its sessions,
 # m0serve only) and bench/tlshandshake's full handshakes against m0serve,
 # Granian and uvicorn (bench/tls-handshake-arms.json). The certificates
-# are throwaway ones made here. About 20 minutes; QUICK=1 shortens it.
+# are throwaway ones made here. About 10 minutes; QUICK=1 shortens it.
 comma := ,
 space := $(subst ,, )
 TLS_KEEPALIVE_ARMS := m0serve-wsgi m0serve-wsgi-tls nginx-tls+m0serve-wsgi granian-fast-wsgi-tls gunicorn-gthread-wsgi-tls \
