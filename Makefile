@@ -357,26 +357,32 @@ bench-metrics: packages-bench build
 		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) -scenarios c16,c64 $(if $(QUICK),-quick)
 
 # TLS's cost (bench/README.md, TLS section): HTTPS keep-alive against
-# m0serve in the clear, and nginx terminating TLS in front of m0serve (the
-# pair's CPU), WSGI and ASGI bare hello at c16 and c64; then a connection
-# per request (handshake-bound) with ECDSA P-256 and RSA-2048
-# certificates, each run alternated: wrk's (which resumes its sessions)
-# and bench/tlshandshake's full handshakes. The certificates are throwaway ones
-# made here. QUICK=1 shortens it.
+# m0serve in the clear, nginx terminating TLS in front of m0serve (the
+# pair's CPU), and Granian, uvicorn and gunicorn with their own --ssl-*
+# (bench/.venv), WSGI and ASGI bare hello at c16 and c64; then a
+# connection per request (handshake-bound) with ECDSA P-256 and RSA-2048
+# certificates, each run alternated: wrk's (which resumes its sessions,
+# m0serve only) and bench/tlshandshake's full handshakes against m0serve,
+# Granian and uvicorn (bench/tls-handshake-arms.json). The certificates
+# are throwaway ones made here. About 10 minutes; QUICK=1 shortens it.
+comma := ,
+space := $(subst ,, )
+TLS_KEEPALIVE_ARMS := m0serve-wsgi m0serve-wsgi-tls nginx-tls+m0serve-wsgi granian-fast-wsgi-tls gunicorn-gthread-wsgi-tls \
+	m0serve-asgi m0serve-asgi-tls nginx-tls+m0serve-asgi granian-fast-asgi-tls uvicorn-asgi-tls
 .PHONY: bench-tls
-bench-tls: packages-bench build
+bench-tls: packages-bench build $(BENCH_VENV)/.installed
 	@[ -f bench/tls/cert.pem ] || openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
 		-subj /CN=localhost -keyout bench/tls/key.pem -out bench/tls/cert.pem 2>/dev/null
 	@[ -f bench/tls/rsa-cert.pem ] || openssl req -x509 -newkey rsa:2048 -nodes -days 30 \
 		-subj /CN=localhost -keyout bench/tls/rsa-key.pem -out bench/tls/rsa-cert.pem 2>/dev/null
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms tls-arms.json \
 		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) -scenarios c16,c64 $(if $(QUICK),-quick) \
-		-arms m0serve-wsgi,m0serve-wsgi-tls,nginx-tls+m0serve-wsgi,m0serve-asgi,m0serve-asgi-tls,nginx-tls+m0serve-asgi
+		-arms $(subst $(space),$(comma),$(strip $(TLS_KEEPALIVE_ARMS)))
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms tls-arms.json \
 		-server-cpu $(or $(SERVER_CPU),0) -load-cpu $(or $(LOAD_CPU),1) -scenarios c16-close $(if $(QUICK),-quick) \
 		-arms m0serve-native,m0serve-native-tls-ecdsa,m0serve-native-tls-rsa
 	cd bench && $(GO) build -o ../bin/tlshandshake ./tlshandshake
-	taskset -c $(or $(LOAD_CPU),1) bin/tlshandshake -server-cpu $(or $(SERVER_CPU),0) $(if $(QUICK),-n 400 -rounds 1) \
+	taskset -c $(or $(LOAD_CPU),1) bin/tlshandshake -server-cpu $(or $(SERVER_CPU),0) $(if $(QUICK),-n 400 -rounds 1,-rounds 3) \
 		ecdsa bench/tls/cert.pem bench/tls/key.pem rsa bench/tls/rsa-cert.pem bench/tls/rsa-key.pem
 
 # make wheel: dist/m0serve-<VERSION>.tar.gz (the sdist) and
