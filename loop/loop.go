@@ -14,6 +14,7 @@ import (
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/internal/threadsched"
 	"github.com/m0serve/m0serve/ws"
+	"golang.org/x/net/http2/hpack"
 	"golang.org/x/sys/unix"
 )
 
@@ -93,6 +94,15 @@ type Loop struct {
 	wsRequest  ws.Request
 	wsInflater *ws.Inflater
 	wsDeflater *ws.Deflater
+
+	// HTTP/2 scratch shared by the loop's connections (http2_job.go): a
+	// head's fields as lines, then as the codec's list; a name in lower
+	// case; interned field strings; a file body's chunk.
+	h2Block   []byte
+	h2List    []hpack.HeaderField
+	h2Lower   []byte
+	h2Strings map[string]string
+	h2FileBuf []byte
 
 	date     http1.DateCache
 	defaults []defaultField // Config.Headers
@@ -604,7 +614,8 @@ func (l *Loop) flush() {
 		if s.recvWanted && !s.recvPending && !s.peerEOF && !s.closeAfter {
 			l.queueRecv(s)
 		}
-		if !s.recvOwnBuf && s.recv != nil && s.recvStart == s.recvEnd && s.provided == nil {
+		// An HTTP/2 slot keeps its buffer, sized for a whole frame.
+		if !s.recvOwnBuf && s.recv != nil && s.recvStart == s.recvEnd && s.provided == nil && s.h2 == nil {
 			l.buffers.putRecv(s.recv)
 			s.recv, s.recvStart, s.recvEnd = nil, 0, 0
 		}
@@ -816,6 +827,7 @@ func (l *Loop) closeSlot(s *slot) {
 	s.closing = true
 	s.deadline, s.deadlineKind = 0, deadlineNone
 	s.closeTLS()
+	l.closeHTTP2(s)
 	if s.ws != nil {
 		l.wsEnd(s, ws.CloseAbnormal, nil)
 	}
@@ -898,6 +910,10 @@ func (l *Loop) drain(deadline int64) {
 		}
 		if s.ws != nil && !force {
 			l.wsGoingAway(s)
+			continue
+		}
+		if s.h2 != nil && !force {
+			l.drainHTTP2(s)
 			continue
 		}
 		idle := s.state == stateHead && s.job == nil && !s.sending && len(s.send) == 0 && len(s.input()) == 0

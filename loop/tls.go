@@ -71,6 +71,7 @@ func (l *Loop) drainTLSNotes() {
 				s.closeAfter = true
 			} else if done {
 				s.tlsReady = true
+				l.startOnALPN(s)
 			}
 			l.touch(s)
 			if !s.tlsReady {
