@@ -173,15 +173,15 @@ func (l *Loop) serveHTTP2(s *slot) bool {
 	hc.serving = false
 	l.h2Output(s)
 	switch {
-	case hc.conn.Err() != nil || hc.conn.Finished():
+	case hc.conn.Err() != nil || hc.conn.Finished() || s.peerEOF:
 		// A connection error's GOAWAY, or the drain's last one, goes out
-		// first; then the close.
+		// first; then the close. A client that ended its side can send
+		// no body, WINDOW_UPDATE or PING ack any more: what it waits
+		// for is sent, then its streams are reset by the close.
 		s.closeAfter = true
 	case hc.conn.Idle():
 		l.setIdle(s)
-		if s.peerEOF {
-			s.closeAfter = true
-		} else if s.deadlineKind != deadlineIdle {
+		if s.deadlineKind != deadlineIdle {
 			s.deadline, s.deadlineKind = l.now+int64(l.cfg.KeepAliveTimeout), deadlineIdle
 		}
 	default:
@@ -256,6 +256,19 @@ func (l *Loop) drainHTTP2(s *slot) {
 	hc.shutdown = true
 	hc.conn.Shutdown()
 	l.h2Kick(hc)
+}
+
+// idleHTTP2 closes an HTTP/2 connection idle for the keep-alive timeout,
+// after a GOAWAY that says no stream was left unserved (§6.8), so its
+// client opens a new connection rather than retry on this one.
+func (l *Loop) idleHTTP2(s *slot) {
+	s.h2.conn.ShutdownNow()
+	if !s.sending {
+		l.h2Output(s)
+	}
+	s.closeAfter = true
+	s.deadline, s.deadlineKind = 0, deadlineNone
+	l.touch(s)
 }
 
 // Request is the codec's call for a stream whose request head is

@@ -876,6 +876,10 @@ func (l *Loop) tick() {
 			s.deadline = l.now + int64(l.cfg.KeepAliveTimeout)
 			continue
 		}
+		if s.h2 != nil && s.deadlineKind == deadlineIdle {
+			l.idleHTTP2(s)
+			continue
+		}
 		switch s.deadlineKind {
 		case deadlineHeader:
 			if !s.sending && len(s.send) == 0 && len(s.input()) > 0 {
