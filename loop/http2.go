@@ -62,6 +62,12 @@ type h2conn struct {
 	// ready are jobs whose news (head, body, end, credit) or opened
 	// window is to be moved; a job is in it once (Job.h2Ready).
 	ready []*Job
+	// jobs are the connection's stream jobs, for the tick's timeouts
+	// (http2_timeout.go); expired is its scratch list.
+	jobs, expired []*Job
+	// progress is when the client last opened a window the server was
+	// waiting for, or the server waited for none (--send-timeout).
+	progress int64
 
 	parser http1.Parser
 	req    http1.Request // parsed from head; swapped into the job
@@ -115,7 +121,7 @@ func (l *Loop) h2Switch(s *slot, in []byte) (taken, goOn bool) {
 // startHTTP2 turns a slot into an HTTP/2 connection; the preface and
 // what follows are still in its input.
 func (l *Loop) startHTTP2(s *slot) {
-	hc := &h2conn{loop: l, index: s.index, gen: s.gen}
+	hc := &h2conn{loop: l, index: s.index, gen: s.gen, progress: l.now}
 	hc.parser.Limits = l.cfg.Limits
 	// A header list the codec let through must not be refused as a head
 	// too large for HTTP/1.1: the codec's limit is the one that applies.
@@ -241,7 +247,7 @@ func (l *Loop) closeHTTP2(s *slot) {
 	for _, j := range hc.ready {
 		j.h2Ready = false
 	}
-	hc.ready = nil
+	hc.ready, hc.jobs = nil, nil
 }
 
 // drainHTTP2 starts a connection's graceful close (RFC 9113 §6.8): a
@@ -393,6 +399,7 @@ func (hc *h2conn) Data(st *http2.Stream, p []byte, end bool) {
 		return
 	}
 	j.h2Received += int64(len(p))
+	j.h2BodyAt = l.now
 	if l.cfg.MaxBodySize >= 0 && j.h2Received > l.cfg.MaxBodySize {
 		l.refuseStreamBody(hc, j, 413, "request body too large", ErrBodyTooLarge)
 		return
@@ -428,6 +435,7 @@ func (hc *h2conn) Reset(st *http2.Stream, _ http2.ErrCode) {
 // WindowOpened is the codec's call once a stream that ran out of send
 // window may send again.
 func (hc *h2conn) WindowOpened(st *http2.Stream) {
+	hc.progress = hc.loop.now
 	if j, _ := st.Value.(*Job); j != nil && j.h2 == hc {
 		hc.markReady(j)
 	}

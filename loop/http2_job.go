@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"slices"
 	"time"
 
 	"github.com/m0serve/m0serve/http1"
@@ -39,6 +40,8 @@ func (l *Loop) startStreamJob(s *slot, hc *h2conn, st *http2.Stream) {
 	j.slot, j.gen = s.index, s.gen
 	j.h2, j.stream = hc, st
 	st.Value = j
+	hc.jobs = append(hc.jobs, j)
+	j.h2BodyAt = l.now
 	j.bodyDone = st.RemoteClosed()
 	j.expect100 = j.Request.Expect100 && !j.bodyDone
 	j.queue = l.deferQueue()
@@ -235,6 +238,11 @@ func (l *Loop) releaseStream(j *Job) {
 	hc, st := j.h2, j.stream
 	j.h2, j.stream, j.h2Ready = nil, nil, false
 	st.Value = nil
+	if i := slices.Index(hc.jobs, j); i >= 0 {
+		last := len(hc.jobs) - 1
+		hc.jobs[i], hc.jobs[last] = hc.jobs[last], nil
+		hc.jobs = hc.jobs[:last]
+	}
 	if !hc.closed {
 		hc.conn.Done(st)
 		l.h2Kick(hc)

@@ -323,3 +323,87 @@ func TestHTTP2Shutdown(t *testing.T) {
 		t.Fatalf("GOAWAYs %v", out.goAways)
 	}
 }
+
+// A client that keeps its window shut on a response meets --send-timeout:
+// the connection closes and the handler's Write fails. A stream whose
+// handler waits for body the client does not send meets --body-timeout:
+// 408 on the stream, the connection serving on.
+func TestHTTP2Timeouts(t *testing.T) {
+	var mu sync.Mutex
+	var errs []error
+	work := func(j *Job) {
+		var err error
+		if string(j.Request.Bytes(j.Request.Path)) == "/upload" {
+			_, err = io.ReadAll(j)
+		} else {
+			_, err = j.Write([]byte(strings.Repeat("x", 200<<10)))
+		}
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+		j.Finish()
+	}
+	deferredHarness(t, deferEverything, work, h2Config)(func(t *testing.T, hs *harness) {
+		mu.Lock()
+		errs = nil
+		mu.Unlock()
+		cl := newH2Client()
+		c := hs.connect()
+		hs.fb.write(c, cl.open())
+		hs.fb.write(c, cl.headers(1, "POST", "/upload", false, "content-length", "10"))
+		hs.until("the handler's read", func() bool {
+			for _, s := range hs.l.slots[1:] {
+				if s != nil && s.h2 != nil && len(s.h2.jobs) == 1 {
+					j := s.h2.jobs[0]
+					j.mu.Lock()
+					defer j.mu.Unlock()
+					return j.wantBody
+				}
+			}
+			return false
+		})
+		hs.passes(2)
+		hs.advanceClock(DefaultBodyTimeout + 2*time.Second)
+		if s := hs.h2Ended(c, 1); s.fields[":status"] != "408" {
+			t.Fatalf("a stalled body: %+v", s.fields)
+		}
+		hs.fb.write(c, cl.headers(3, "GET", "/after", true))
+		if s := hs.h2Ended(c, 3); s.fields[":status"] != "200" {
+			t.Fatalf("after the 408: %+v", s.fields)
+		}
+
+		// A second connection, whose client gives no window.
+		shut := newH2Client()
+		c2 := hs.connect()
+		shut.buf.WriteString(http2.ClientPreface)
+		shut.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
+		hs.fb.write(c2, shut.take())
+		hs.fb.write(c2, shut.headers(1, "GET", "/big", true))
+		hs.until("the head", func() bool {
+			s := parseH2Output(t, hs.fb.output(c2)).streams[1]
+			return s != nil && s.fields[":status"] == "200"
+		})
+		hs.advanceClock(DefaultSendTimeout / 2)
+		if hs.fb.isClosed(c2) {
+			t.Fatal("closed before --send-timeout")
+		}
+		hs.advanceClock(DefaultSendTimeout/2 + 2*time.Second)
+		hs.until("the close", func() bool { return hs.fb.isClosed(c2) })
+		hs.until("the handlers' ends", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(errs) == 3
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		failed := 0
+		for _, err := range errs {
+			if errors.Is(err, ErrAborted) {
+				failed++
+			}
+		}
+		if failed != 2 {
+			t.Fatalf("the handlers' errors: %v; want ErrAborted for the stalled read and the shut window", errs)
+		}
+	})
+}

@@ -140,6 +140,7 @@ type Job struct {
 	h2Ready    bool
 	h2Unacked  int
 	h2Received int64
+	h2BodyAt   int64 // when its body last arrived (or the job began)
 	h2Ended    bool
 	h2Broken   bool
 }
@@ -166,7 +167,7 @@ func (j *Job) reset() {
 	j.writtenWanted = false
 	j.webSocket, j.wsHandler, j.wsRemote = false, nil, nil
 	j.h2, j.stream, j.h2Ready = nil, nil, false
-	j.h2Unacked, j.h2Received, j.h2Ended, j.h2Broken = 0, 0, false, false
+	j.h2Unacked, j.h2Received, j.h2Ended, j.h2Broken, j.h2BodyAt = 0, 0, false, false, 0
 	j.taken.Store(false)
 }
 

@@ -863,6 +863,11 @@ func (l *Loop) tick() {
 		if s.ws != nil {
 			l.wsTick(s)
 		}
+		if s.h2 != nil {
+			if l.tickHTTP2(s); s.closing {
+				continue
+			}
+		}
 		if l.checkSend(s); !s.closing && l.cfg.BodyMinRate > 0 {
 			l.checkBodyRate(s)
 		}
