@@ -407,3 +407,62 @@ func TestHTTP2Timeouts(t *testing.T) {
 		}
 	})
 }
+
+// Trailers end a stream in a HEADERS block of their own; a body over
+// MaxBodySize is 413 on its stream; a connection idle for the keep-alive
+// timeout closes after a GOAWAY naming the last stream served.
+func TestHTTP2TrailersLimitIdle(t *testing.T) {
+	work := func(j *Job) {
+		if string(j.Request.Bytes(j.Request.Path)) == "/limited" {
+			io.ReadAll(j)
+			j.Finish()
+			return
+		}
+		j.SetTrailer("X-Checksum", "abc")
+		j.Write([]byte("body"))
+		j.Finish()
+	}
+	configure := func(c *Config) {
+		h2Config(c)
+		c.MaxBodySize = 1000
+	}
+	deferredHarness(t, deferEverything, work, configure)(func(t *testing.T, hs *harness) {
+		cl := newH2Client()
+		c := hs.connect()
+		hs.fb.write(c, cl.open())
+		hs.fb.write(c, cl.headers(1, "GET", "/trailers", true))
+		if s := hs.h2Ended(c, 1); string(s.body) != "body" || s.fields["x-checksum"] != "abc" {
+			t.Fatalf("trailers: %+v %q", s.fields, s.body)
+		}
+		hs.fb.write(c, cl.headers(3, "POST", "/limited", false, "content-length", "2000"))
+		if s := hs.h2Ended(c, 3); s.fields[":status"] != "413" {
+			t.Fatalf("a declared body over the limit: %+v", s.fields)
+		}
+		hs.fb.write(c, cl.headers(5, "POST", "/limited", false))
+		cl.fr.WriteData(5, false, make([]byte, 800))
+		cl.fr.WriteData(5, false, make([]byte, 800))
+		hs.fb.write(c, cl.take())
+		if s := hs.h2Ended(c, 5); s.fields[":status"] != "413" {
+			t.Fatalf("a body growing over the limit: %+v", s.fields)
+		}
+		// The client ends the bodies it was refused (a stream answered
+		// while its body still comes stays open until the body ends).
+		cl.fr.WriteData(3, true, nil)
+		cl.fr.WriteData(5, true, nil)
+		hs.fb.write(c, cl.take())
+		hs.until("no stream left", func() bool {
+			for _, sl := range hs.l.slots[1:] {
+				if sl != nil && sl.h2 != nil {
+					return sl.deadlineKind == deadlineIdle
+				}
+			}
+			return false
+		})
+		hs.advanceClock(DefaultKeepAliveTimeout + 2*time.Second)
+		hs.until("the idle close", func() bool { return hs.fb.isClosed(c) })
+		out := parseH2Output(t, hs.fb.output(c))
+		if len(out.goAways) != 1 || out.goAways[0].LastStreamID != 5 {
+			t.Fatalf("GOAWAYs at the idle close: %v", out.goAways)
+		}
+	})
+}

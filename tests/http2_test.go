@@ -13,7 +13,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -153,8 +155,14 @@ func TestHTTP2Native(t *testing.T) {
 				name = v.name + "/tls"
 			}
 			t.Run(name, func(t *testing.T) {
-				s := startH2(t, v, useTLS, "--native", "echo")
+				static := t.TempDir()
+				file := uploadBody(3 << 20)
+				if err := os.WriteFile(filepath.Join(static, "file.bin"), file, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				s := startH2(t, v, useTLS, "--native", "echo", "--static-path-mount", static, "--static-path-route", "/static")
 				t.Run("curl", func(t *testing.T) { testH2Curl(t, s, "") })
+				t.Run("static", func(t *testing.T) { testH2Static(t, s, file) })
 				t.Run("nghttp", func(t *testing.T) { testH2Nghttp(t, s) })
 				t.Run("concurrent", func(t *testing.T) { testH2Concurrent(t, s, "") })
 				t.Run("http1-beside", func(t *testing.T) { testH2BesideHTTP1(t, s) })
@@ -307,6 +315,29 @@ func testH2Concurrent(t *testing.T, s *h2Server, protocol string) {
 	s.checkEcho(t, upGot, big, protocol)
 	if n := s.dials.Load(); n != dials {
 		t.Fatalf("%d connections opened for the concurrent requests, want none beyond the first", n-dials)
+	}
+}
+
+// testH2Static: a static file (a file body the loop reads, since no
+// sendfile goes between frames), whole and a range.
+func testH2Static(t *testing.T, s *h2Server, file []byte) {
+	client := s.client()
+	defer client.CloseIdleConnections()
+	resp, err := client.Get(s.url("/static/file.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readBody(t, resp); resp.ProtoMajor != 2 || !bytes.Equal(got, file) {
+		t.Fatalf("%s over %s: %d bytes (equal: false)", resp.Status, resp.Proto, len(got))
+	}
+	req, _ := http.NewRequest("GET", s.url("/static/file.bin"), nil)
+	req.Header.Set("Range", "bytes=1000000-1000099")
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readBody(t, resp); resp.StatusCode != 206 || !bytes.Equal(got, file[1000000:1000100]) {
+		t.Fatalf("range: %s, %q", resp.Status, got)
 	}
 }
 
