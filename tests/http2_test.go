@@ -619,3 +619,31 @@ func TestHTTP2Shutdown(t *testing.T) {
 		})
 	}
 }
+
+// h2Page reports how headless Chromium reached the page and a resource
+// it fetches (performance's nextHopProtocol), as runBrowser reads it.
+const h2Page = `<!doctype html><html><body><script>
+console.log("WS page " + performance.getEntriesByType("navigation")[0].nextHopProtocol);
+fetch("/static/h2.html?again").then(r => r.text()).then(() => {
+  const e = performance.getEntriesByType("resource").find(r => r.name.includes("again"));
+  console.log("WS fetch " + (e ? e.nextHopProtocol : "none"));
+  console.log("WS DONE");
+});
+</script></body></html>`
+
+// TestHTTP2Browser: headless Chromium gets the page and a fetch over h2
+// by ALPN.
+func TestHTTP2Browser(t *testing.T) {
+	const chromium = "/usr/bin/chromium"
+	requireCommand(t, chromium)
+	static := t.TempDir()
+	if err := os.WriteFile(filepath.Join(static, "h2.html"), []byte(h2Page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startH2(t, variants[0], true, "--native", "hello", "--static-path-mount", static, "--static-path-route", "/static")
+	got := runBrowser(t, chromium, s.url("/static/h2.html"), s.ca.File)
+	if strings.Join(got, "\n") != "page h2\nfetch h2\nDONE" {
+		t.Fatalf("the browser reported %q, want h2 for the page and the fetch", got)
+	}
+	s.stop()
+}
