@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -646,4 +647,49 @@ func TestHTTP2Browser(t *testing.T) {
 		t.Fatalf("the browser reported %q, want h2 for the page and the fetch", got)
 	}
 	s.stop()
+}
+
+// nodeH2Client posts a body over h2c with Node's http2 module and prints
+// the status and the body.
+const nodeH2Client = `
+const http2 = require("http2");
+const c = http2.connect("http://" + process.argv[1]);
+c.on("error", e => { console.error(e); process.exit(1); });
+const req = c.request({":method": "POST", ":path": "/node", "content-type": "text/plain"});
+let body = "";
+req.setEncoding("utf8");
+req.on("response", h => console.log(h[":status"]));
+req.on("data", d => body += d);
+req.on("end", () => { console.log(body); c.close(); });
+req.end("from node");
+`
+
+// TestHTTP2NodeAndAccessLog: Node's http2 client against a WSGI app, and
+// the access log's lines for HTTP/2 requests, the loop's own 413 among
+// them.
+func TestHTTP2NodeAndAccessLog(t *testing.T) {
+	requireCommand(t, "node")
+	s := startH2(t, wsgiVariant(), false, "--access-log", "--max-body-size", "16", "h2_app:application")
+	out, err := exec.Command("node", "-e", nodeH2Client, s.addr).CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, out)
+	}
+	status, body, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	if status != "200" {
+		t.Fatalf("node: %q", out)
+	}
+	s.checkEcho(t, []byte(body), []byte("from node"), "HTTP/2")
+	if got := s.curl(t, "/big", "-d", strings.Repeat("x", 100), "-o", "/dev/null", "-w", "%{http_code}"); got != "413" {
+		t.Fatalf("a body over --max-body-size: %q", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, re := range []*regexp.Regexp{accessLine("POST /node HTTP/2.0", "200"), accessLine("POST /big HTTP/2.0", "413")} {
+		for !re.MatchString(s.logs.String()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no access-log line matching %s:\n%s", re, s.logs)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	checkNoTraceback(t, s.server)
 }
