@@ -167,6 +167,7 @@ func TestHTTP2Native(t *testing.T) {
 				t.Run("nghttp", func(t *testing.T) { testH2Nghttp(t, s) })
 				t.Run("concurrent", func(t *testing.T) { testH2Concurrent(t, s, "") })
 				t.Run("http1-beside", func(t *testing.T) { testH2BesideHTTP1(t, s) })
+				t.Run("floods", func(t *testing.T) { testH2Floods(t, s) })
 				s.stop()
 				// A response that goes on (a chunk a millisecond, for a
 				// minute) to reset, alone and in a burst.
@@ -453,6 +454,77 @@ func testH2RapidReset(t *testing.T, s *h2Server) {
 	}
 	if got := readBody(t, resp); resp.StatusCode != 200 {
 		t.Fatalf("after the flood: %s %q", resp.Status, got)
+	}
+}
+
+// testH2Floods: a header list over the limit (an HPACK bomb's first
+// step) is answered 431 on its stream; a header block that goes on in
+// CONTINUATION frames past what any list may take (CVE-2024-27316) ends
+// its connection with ENHANCE_YOUR_CALM; other clients are served
+// throughout.
+func testH2Floods(t *testing.T, s *h2Server) {
+	c := dialH2(t, s)
+	fields := [][2]string{{":method", "GET"}, {":scheme", "http"}, {":authority", s.addr}, {":path", "/bomb"}}
+	for i := 0; i < 40; i++ {
+		fields = append(fields, [2]string{fmt.Sprintf("x-bomb-%d", i), strings.Repeat("b", 500)})
+	}
+	block := func() []byte {
+		c.buf.Reset()
+		for _, f := range fields {
+			c.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+		}
+		return bytes.Clone(c.buf.Bytes())
+	}
+	if err := c.fr.WriteHeaders(xhttp2.HeadersFrameParam{StreamID: 1, BlockFragment: block(), EndStream: true, EndHeaders: true}); err != nil {
+		t.Fatal(err)
+	}
+	dec := hpack.NewDecoder(4096, nil)
+	for status := ""; status == ""; {
+		f, err := c.fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("a header list over the limit: %v", err)
+		}
+		if h, ok := f.(*xhttp2.HeadersFrame); ok && h.StreamID == 1 {
+			got, err := dec.DecodeFull(h.HeaderBlockFragment())
+			if err != nil {
+				t.Fatal(err)
+			}
+			status = got[0].Value
+			if status != "431" {
+				t.Fatalf("a header list over the limit: %v", got)
+			}
+		}
+	}
+	// Four times the fields, cut into CONTINUATION frames of 1 KiB.
+	for i := 40; i < 200; i++ {
+		fields = append(fields, [2]string{fmt.Sprintf("x-flood-%d", i), strings.Repeat("f", 500)})
+	}
+	flood := block()
+	err := c.fr.WriteHeaders(xhttp2.HeadersFrameParam{StreamID: 3, BlockFragment: flood[:1024], EndStream: true})
+	for rest := flood[1024:]; err == nil && len(rest) > 0; {
+		n := min(1024, len(rest))
+		err = c.fr.WriteContinuation(3, n == len(rest), rest[:n])
+		rest = rest[n:]
+	}
+	var goAway *xhttp2.GoAwayFrame
+	for goAway == nil {
+		f, err := c.fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("a CONTINUATION flood: %v (no GOAWAY)", err)
+		}
+		goAway, _ = f.(*xhttp2.GoAwayFrame)
+	}
+	if goAway.ErrCode != xhttp2.ErrCodeEnhanceYourCalm {
+		t.Fatalf("a CONTINUATION flood: GOAWAY %v", goAway.ErrCode)
+	}
+	client := s.client()
+	defer client.CloseIdleConnections()
+	resp, err := client.Get(s.url("/after-floods"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if readBody(t, resp); resp.StatusCode != 200 {
+		t.Fatalf("after the floods: %s", resp.Status)
 	}
 }
 
