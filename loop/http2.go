@@ -185,6 +185,11 @@ func (l *Loop) serveHTTP2(s *slot) bool {
 		// no body, WINDOW_UPDATE or PING ack any more: what it waits
 		// for is sent, then its streams are reset by the close.
 		s.closeAfter = true
+		// A client still sending (a flood, a PING after the GOAWAY)
+		// would have the close send RST, and the GOAWAY and the last
+		// responses lost in its socket: drain its input first, as after
+		// an HTTP/1.1 error (lingerClose).
+		s.linger = true
 	case hc.conn.Idle():
 		l.setIdle(s)
 		if s.deadlineKind != deadlineIdle {
@@ -272,7 +277,7 @@ func (l *Loop) idleHTTP2(s *slot) {
 	if !s.sending {
 		l.h2Output(s)
 	}
-	s.closeAfter = true
+	s.closeAfter, s.linger = true, true
 	s.deadline, s.deadlineKind = 0, deadlineNone
 	l.touch(s)
 }

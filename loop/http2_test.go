@@ -317,11 +317,21 @@ func TestHTTP2Shutdown(t *testing.T) {
 	}
 	cl.fr.WritePing(true, out.pings[0])
 	hs.fb.write(c, cl.take())
-	hs.until("the close", func() bool { return hs.fb.isClosed(c) })
-	out = parseH2Output(t, hs.fb.output(c))
-	if len(out.goAways) != 2 || out.goAways[1].LastStreamID != 1 || out.goAways[1].ErrCode != http2.ErrCodeNo {
+	hs.until("the last GOAWAY", func() bool {
+		out = parseH2Output(t, hs.fb.output(c))
+		return len(out.goAways) == 2
+	})
+	if out.goAways[1].LastStreamID != 1 || out.goAways[1].ErrCode != http2.ErrCodeNo {
 		t.Fatalf("GOAWAYs %v", out.goAways)
 	}
+	// The server reads on until the client's end (lingerClose), so
+	// that what the client still sends cannot make the close a reset.
+	hs.passes(2)
+	if hs.fb.isClosed(c) {
+		t.Fatal("closed before the client's end")
+	}
+	hs.fb.shutdownWrite(c)
+	hs.until("the close", func() bool { return hs.fb.isClosed(c) })
 }
 
 // A client that keeps its window shut on a response meets --send-timeout:
@@ -466,10 +476,15 @@ func TestHTTP2TrailersLimitIdle(t *testing.T) {
 			return false
 		})
 		hs.advanceClock(DefaultKeepAliveTimeout + 2*time.Second)
-		hs.until("the idle close", func() bool { return hs.fb.isClosed(c) })
-		out := parseH2Output(t, hs.fb.output(c))
-		if len(out.goAways) != 1 || out.goAways[0].LastStreamID != 5 {
-			t.Fatalf("GOAWAYs at the idle close: %v", out.goAways)
+		var out *h2Output
+		hs.until("the idle GOAWAY", func() bool {
+			out = parseH2Output(t, hs.fb.output(c))
+			return len(out.goAways) == 1
+		})
+		if out.goAways[0].LastStreamID != 5 {
+			t.Fatalf("GOAWAY at the idle close: %v", out.goAways)
 		}
+		hs.fb.shutdownWrite(c)
+		hs.until("the idle close", func() bool { return hs.fb.isClosed(c) })
 	})
 }
