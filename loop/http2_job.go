@@ -19,10 +19,6 @@ import (
 // internLimit bounds the loop's table of response field strings.
 const internLimit = 4096
 
-// h2FileChunk is how much of a file body is read per DATA round: a file
-// cannot be sent by sendfile(2) between frames.
-const h2FileChunk = 64 << 10
-
 // startStreamJob hands a stream's request to the JobQueue, as startJob
 // does a connection's.
 func (l *Loop) startStreamJob(s *slot, hc *h2conn, st *http2.Stream) {
@@ -173,48 +169,77 @@ func (l *Loop) sendStreamOutbox(s *slot, hc *h2conn, j *Job) bool {
 	return true
 }
 
-// sendStreamFile sends a job's file body as DATA frames, read a chunk at
-// a time (the frames go between the file's bytes, so sendfile(2) cannot
-// send it). It reports whether the file is done. Called with j.mu held.
+// sendStreamFile sends a job's file body as DATA frames: the frames go
+// between the file's bytes, so sendfile(2) cannot send it, and a read
+// may wait on the disk, which the loop thread never does. A goroutine
+// reads it a chunk at a time (tls_file.go's readChunk, whose note brings
+// the job back: fileRead), and the loop frames each chunk as the windows
+// let it. It reports whether the file is done. Called with j.mu held.
 func (l *Loop) sendStreamFile(s *slot, hc *h2conn, j *Job) bool {
 	f := &j.file
-	length := f.length
-	switch {
-	case j.mode == http1.BodyNone || j.h2Ended:
-		length = 0
-	case j.mode == http1.BodyLength:
-		length = min(length, max(j.contentLength-j.bodySent, 0))
+	if f.read == nil {
+		length := f.length
+		switch {
+		case j.mode == http1.BodyNone || j.h2Ended:
+			length = 0
+		case j.mode == http1.BodyLength:
+			length = min(length, max(j.contentLength-j.bodySent, 0))
+		}
+		if length == 0 {
+			unix.Close(f.fd)
+			j.file = fileBody{}
+			return true
+		}
+		f.length = length
+		f.read = &fileRead{fd: f.fd, buf: make([]byte, min(int64(fileChunk), length))}
 	}
-	for length > 0 {
+	r := f.read
+	r.mu.Lock()
+	busy, err := r.busy, r.err
+	r.mu.Unlock()
+	if busy {
+		return false
+	}
+	// The goroutine is idle: the chunk (r.buf[r.start:][:r.n]) is the
+	// loop's.
+	for r.n > 0 {
 		room := h2SendHighWater - len(s.send) - len(hc.conn.Output())
 		if room <= 0 {
-			hc.markReady(j)
-			f.length = length
+			hc.markReady(j) // the rest after this send
 			return false
 		}
-		if cap(l.h2FileBuf) < h2FileChunk {
-			l.h2FileBuf = make([]byte, h2FileChunk)
-		}
-		want := int(min(length, int64(min(room, h2FileChunk))))
-		n, err := unix.Pread(f.fd, l.h2FileBuf[:want], f.offset)
-		if err != nil || n <= 0 {
-			// Shorter than said: the stream is reset (endStream sends no
-			// END_STREAM for a short body).
-			j.h2Broken = true
-			break
-		}
-		sent := hc.conn.WriteData(j.stream, l.h2FileBuf[:n], false)
+		chunk := r.buf[r.start : r.start+min(r.n, room)]
+		sent := hc.conn.WriteData(j.stream, chunk, false)
+		r.start += sent
+		r.n -= sent
 		f.offset += int64(sent)
+		f.length -= int64(sent)
 		j.bodySent += int64(sent)
-		length -= int64(sent)
-		if sent < n || hc.conn.Err() != nil {
-			f.length = length
+		if sent < len(chunk) || hc.conn.Err() != nil {
 			return false // WindowOpened brings it back
 		}
 	}
-	unix.Close(f.fd)
-	j.file = fileBody{}
-	return true
+	if err != nil || f.length == 0 {
+		// A file shorter than said: the stream is reset (endStream
+		// sends no END_STREAM for a short body).
+		j.h2Broken = err != nil
+		r.drop()
+		j.file = fileBody{}
+		return true
+	}
+	r.busy, r.start = true, 0
+	go l.readChunk(r, f.offset, min(int64(len(r.buf)), f.length), tlsNote{index: s.index, gen: s.gen})
+	return false
+}
+
+// fileRead marks ready the jobs of the connection whose file chunk a
+// goroutine may have read.
+func (hc *h2conn) fileRead() {
+	for _, j := range hc.jobs {
+		if j.file.read != nil {
+			hc.markReady(j)
+		}
+	}
 }
 
 // endStream ends a finished job's response: its trailers, or an empty
@@ -306,10 +331,8 @@ func (l *Loop) writeStreamError(hc *h2conn, st *http2.Stream, status int, reason
 	fields, _ := l.streamFields(errorFields, 0, &head)
 	hc.conn.WriteHeaders(st, status, fields, false)
 	l.cfg.Stats.response(status)
-	if cap(l.h2FileBuf) < len(reason) {
-		l.h2FileBuf = make([]byte, max(len(reason), h2FileChunk))
-	}
-	hc.conn.WriteData(st, append(l.h2FileBuf[:0], reason...), true)
+	l.h2Reason = append(l.h2Reason[:0], reason...)
+	hc.conn.WriteData(st, l.h2Reason, true)
 }
 
 // h2Error is the loop's own answer to a stream no handler will serve

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+	"golang.org/x/sys/unix"
 )
 
 // h2Client writes a client's frames as strings for the fake backend and
@@ -486,5 +489,47 @@ func TestHTTP2TrailersLimitIdle(t *testing.T) {
 		}
 		hs.fb.shutdownWrite(c)
 		hs.until("the idle close", func() bool { return hs.fb.isClosed(c) })
+	})
+}
+
+// A file body goes out in DATA frames, read on a goroutine a chunk at a
+// time; a file shorter than the length given resets its stream after
+// the bytes it had.
+func TestHTTP2FileBody(t *testing.T) {
+	content := []byte(strings.Repeat("0123456789abcdef", 40000)) // 640 kB: three chunks
+	path := filepath.Join(t.TempDir(), "body")
+	if err := os.WriteFile(path, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	work := func(j *Job) {
+		fd, err := unix.Open(path, unix.O_RDONLY, 0)
+		if err != nil {
+			j.Abort()
+			return
+		}
+		length := int64(len(content))
+		if string(j.Request.Bytes(j.Request.Path)) == "/short" {
+			j.WriteHeader(200, -1)
+			length += 1000
+		}
+		if j.SendFile(fd, 0, length) != nil {
+			unix.Close(fd)
+			j.Abort()
+		}
+	}
+	deferredHarness(t, deferEverything, work, h2Config)(func(t *testing.T, hs *harness) {
+		cl := newH2Client()
+		c := hs.connect()
+		hs.fb.write(c, cl.open())
+		hs.fb.write(c, cl.headers(1, "GET", "/whole", true))
+		s := hs.h2Ended(c, 1)
+		if s.reset || s.fields["content-length"] != "640000" || !bytes.Equal(s.body, content) {
+			t.Fatalf("whole: reset %v, %+v, %d bytes", s.reset, s.fields, len(s.body))
+		}
+		hs.fb.write(c, cl.headers(3, "GET", "/short", true))
+		s = hs.h2Ended(c, 3)
+		if !s.reset || s.ended || !bytes.Equal(s.body, content) {
+			t.Fatalf("short: reset %v ended %v, %d bytes", s.reset, s.ended, len(s.body))
+		}
 	})
 }

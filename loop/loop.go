@@ -68,9 +68,11 @@ type Loop struct {
 	notes ring[*Job]
 	// wsNotes does the same for WebSocket connections (websocket_remote.go).
 	wsNotes ring[*WebSocketRemote]
-	// tlsNotes does the same for TLS handshakes and sealed file bodies
-	// (tls.go).
-	tlsNotes ring[tlsNote]
+	// tlsNotes does the same for TLS handshakes and the file bodies read
+	// on goroutines: sealed ones (tls_file.go) and HTTP/2 ones
+	// (http2_job.go); fileNotes says it is in use.
+	tlsNotes  ring[tlsNote]
+	fileNotes bool
 	// parked is set while the loop is about to wait or waiting: only then
 	// does a handler thread pay for a Wake.
 	parked atomic.Bool
@@ -97,12 +99,12 @@ type Loop struct {
 
 	// HTTP/2 scratch shared by the loop's connections (http2_job.go): a
 	// head's fields as lines, then as the codec's list; a name in lower
-	// case; interned field strings; a file body's chunk.
+	// case; interned field strings; an error's body.
 	h2Block   []byte
 	h2List    []hpack.HeaderField
 	h2Lower   []byte
 	h2Strings map[string]string
-	h2FileBuf []byte
+	h2Reason  []byte
 
 	date     http1.DateCache
 	defaults []defaultField // Config.Headers
@@ -146,7 +148,8 @@ func New(cfg Config) (*Loop, error) {
 	// connections; twice that leaves room for jobs outliving their slot.
 	l.notes.init(2*cfg.MaxConnections + 64)
 	l.wsNotes.init(cfg.MaxConnections + 64)
-	if cfg.TLS != nil {
+	if cfg.TLS != nil || cfg.HTTP2 != nil {
+		l.fileNotes = true
 		l.tlsNotes.init(2*cfg.MaxConnections + 64)
 	}
 	l.buffers.init(recvBufferSize(cfg.Limits.MaxHeadBytes))
@@ -322,7 +325,7 @@ func (l *Loop) pass() error {
 		l.parked.Store(true)
 		// A note posted before the flag was up found it down and did not
 		// wake us: look once more now that it is up.
-		if !l.notes.empty() || !l.wsNotes.empty() || l.cfg.TLS != nil && !l.tlsNotes.empty() || l.shutdown.Load() != 0 && !l.draining ||
+		if !l.notes.empty() || !l.wsNotes.empty() || l.fileNotes && !l.tlsNotes.empty() || l.shutdown.Load() != 0 && !l.draining ||
 			l.cfg.Stepper != nil && l.cfg.Stepper.Pending() {
 			timeout = 0
 		}
@@ -349,7 +352,7 @@ func (l *Loop) pass() error {
 	}
 	l.drainNotes()
 	l.drainWebSocketNotes()
-	if l.cfg.TLS != nil {
+	if l.fileNotes {
 		l.drainTLSNotes()
 	}
 	l.pushHeldJobs()
