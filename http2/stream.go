@@ -19,7 +19,6 @@ type Stream struct {
 	lingering    bool // answered and Done, the request body still coming
 	reset        bool // ended by RST_STREAM, either side's
 	blocked      bool // a WriteData stopped short for want of window
-	refused      bool // the handler wants none of the rest of the body (Refuse)
 
 	sendWindow int64 // what the server may still send on the stream
 	recvWindow int64 // what the client may still send on the stream
@@ -104,14 +103,6 @@ func (c *Conn) Done(s *Stream) {
 		c.resetStream(s.ID, ErrCodeInternal)
 		return
 	}
-	if s.refused {
-		// The body was refused (413, 408): the client is asked to stop
-		// sending it at once (§8.1), as a 431 is answered.
-		c.out = appendRSTStream(c.out, s.ID, ErrCodeNo)
-		c.remember(s.ID)
-		c.closeStream(s, false, ErrCodeNo)
-		return
-	}
 	// The response is whole and the request body is still coming: it is
 	// read and dropped until it ends, up to a window's worth, past which
 	// RST_STREAM with NO_ERROR asks the client to stop (§8.1). Ending
@@ -120,12 +111,6 @@ func (c *Conn) Done(s *Stream) {
 	s.lingering = true
 	c.lingering++
 }
-
-// Refuse says the handler wants none of the rest of s's request body:
-// it answered (413, 408) before the body ended. When the handler is Done
-// with a response that ended, the stream is reset with NO_ERROR at once
-// (§8.1) rather than read to its end.
-func (c *Conn) Refuse(s *Stream) { s.refused = true }
 
 // discard drops body that arrives for a lingering stream.
 func (c *Conn) discard(s *Stream, n int64, end bool) {

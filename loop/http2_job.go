@@ -281,7 +281,6 @@ func (l *Loop) refuseStreamBody(hc *h2conn, j *Job, status int, reason string, e
 	if !j.headWritten {
 		l.writeStreamError(hc, j.stream, status, reason+"\n")
 		j.h2Ended = true
-		hc.conn.Refuse(j.stream)
 		if l.cfg.OnLoopResponse != nil {
 			l.cfg.OnLoopResponse(j.RemoteAddr, &j.Request, status, len(reason)+1)
 		}
@@ -339,7 +338,6 @@ func (l *Loop) writeStreamError(hc *h2conn, st *http2.Stream, status int, reason
 // (dispatch's answerError): the stream is answered and given back.
 func (l *Loop) h2Error(hc *h2conn, st *http2.Stream, req *http1.Request, status int, reason string) {
 	l.writeStreamError(hc, st, status, reason+"\n")
-	hc.conn.Refuse(st)
 	hc.conn.Done(st)
 	if l.cfg.OnLoopResponse != nil {
 		l.cfg.OnLoopResponse(l.slots[hc.index].remoteAddr(), req, status, len(reason)+1)

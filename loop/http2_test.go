@@ -458,18 +458,13 @@ func TestHTTP2TrailersLimitIdle(t *testing.T) {
 		if s := hs.h2Ended(c, 5); s.fields[":status"] != "413" {
 			t.Fatalf("a body growing over the limit: %+v", s.fields)
 		}
-		// The refused bodies' streams are reset (NO_ERROR): the client
-		// sends no more, and the connection goes idle.
-		for _, id := range []uint32{3, 5} {
-			var s *h2Stream
-			hs.until("the reset", func() bool {
-				s = parseH2Output(t, hs.fb.output(c)).streams[id]
-				return s.reset
-			})
-			if s.resetCode != http2.ErrCodeNo {
-				t.Fatalf("stream %d after a 413: reset %v", id, s.resetCode)
-			}
-		}
+		// The client ends the bodies it was refused: a stream answered
+		// while its body still comes is read to its end (up to a
+		// window) rather than reset, which curl 7.88 takes for an error
+		// even with NO_ERROR after a whole response.
+		cl.fr.WriteData(3, true, nil)
+		cl.fr.WriteData(5, true, nil)
+		hs.fb.write(c, cl.take())
 		hs.until("no stream left", func() bool {
 			for _, sl := range hs.l.slots[1:] {
 				if sl != nil && sl.h2 != nil {
