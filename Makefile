@@ -35,8 +35,8 @@ RUN_PACKAGES          := pkg-config python3-dev
 TEST_PACKAGES         := $(RUN_PACKAGES) curl chromium gunicorn python3-flask python3-django python3-whitenoise \
 	python3-uvloop python3-starlette python3-fastapi python3-multipart python3-pyflakes python3-websockets \
 	python3-uvicorn python3-wsproto python3-build python3-setuptools python3-wheel python3-venv python3-pip \
-	prometheus util-linux iproute2 nginx systemd openssl sslscan libnss3-tools
-BENCH_PACKAGES        := $(RUN_PACKAGES) wrk strace openssl nginx
+	prometheus util-linux iproute2 nginx systemd openssl sslscan libnss3-tools nghttp2-client
+BENCH_PACKAGES        := $(RUN_PACKAGES) wrk strace openssl nginx nghttp2-client
 # make test-deploy runs the manifest's command in namespaces of its own.
 DEPLOY_PACKAGES       := $(RUN_PACKAGES) util-linux iproute2
 BENCH_PYTHON_PACKAGES := $(BENCH_PACKAGES) gunicorn python3-flask python3-uvloop python3-starlette \
@@ -212,6 +212,16 @@ bench-python: packages-bench build $(BENCH_VENV)/.installed
 		-scenarios ws-c16,ws-c256,ws-broadcast16,ws-broadcast256 $(BENCH_ROUNDS)
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms workers-python-arms.json -port-base 18780 \
 		-server-cpu 0,1 -load-cpu 0,1 -scenarios c64 $(BENCH_ROUNDS)
+
+# HTTP/2 (issue 31; bench/README.md, HTTP/2 section): h2load with 16
+# connections × 10 streams against m0serve's, Granian's (--http 2) and
+# Hypercorn's HTTP/2, bare WSGI and ASGI apps, beside m0serve's own
+# HTTP/1.1 under wrk at 160 connections; one worker each on core 0, the
+# load on core 1, arms alternated. About 3 minutes; QUICK=1 to smoke it.
+.PHONY: bench-h2
+bench-h2: packages-bench build $(BENCH_VENV)/.installed
+	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms h2-arms.json -port-base 18880 \
+		-scenarios h2-c16m10 $(BENCH_ROUNDS)
 
 # Issue 15's attack campaign (bench/reliability; bench/README.md,
 # Reliability section): slowloris, idle connections per backend, slow

@@ -30,6 +30,8 @@ var helpGroups = []struct {
 	{"WebSocket", []string{"ws", "ws-max-size", "ws-max-queue", "ws-ping-interval", "ws-ping-timeout", "ws-per-message-deflate"}},
 	{"TLS", []string{"ssl-certfile", "ssl-keyfile", "ssl-keyfile-password", "ssl-ca-certs", "ssl-cert-reqs",
 		"ssl-ciphers", "ssl-protocol-min"}},
+	{"HTTP/2", []string{"http", "http2-max-concurrent-streams", "http2-initial-window-size",
+		"http2-max-frame-size", "http2-max-header-list-size"}},
 }
 
 // shortNames are the one-letter spellings gunicorn users type (-h is
@@ -60,6 +62,8 @@ var placeholders = map[string]string{
 	"ws-ping-timeout": "DURATION", "ssl-certfile": "FILE", "ssl-keyfile": "FILE",
 	"ssl-keyfile-password": "PASSWORD", "ssl-ca-certs": "FILE", "ssl-cert-reqs": "0|1|2",
 	"ssl-ciphers": "LIST", "ssl-protocol-min": "tls1.2|tls1.3",
+	"http": "auto|1|2", "http2-max-concurrent-streams": "N", "http2-initial-window-size": "BYTES",
+	"http2-max-frame-size": "BYTES", "http2-max-header-list-size": "BYTES",
 }
 
 func usage(w io.Writer, fs *flag.FlagSet, options []option) {

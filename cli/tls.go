@@ -21,3 +21,12 @@ func addTLSFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.StringVar(&t.Ciphers, "ssl-ciphers", t.Ciphers, "TLS 1.2 cipher suites, OpenSSL's names, ':'-separated (default: Go's, ECDHE with AES-GCM or ChaCha20 first)")
 	fs.StringVar(&t.MinVersion, "ssl-protocol-min", t.MinVersion, "lowest TLS version: tls1.2 or tls1.3")
 }
+
+// addHTTP2Flags defines Granian's --http and the HTTP/2 settings.
+func addHTTP2Flags(fs *flag.FlagSet, cfg *server.Config) {
+	fs.StringVar(&cfg.HTTP, "http", cfg.HTTP, "auto: HTTP/1.1, and HTTP/2 by TLS's ALPN or by its preface on a cleartext port; 1: HTTP/1.1 only; 2: HTTP/2 only")
+	fs.IntVar(&cfg.HTTP2MaxConcurrentStreams, "http2-max-concurrent-streams", cfg.HTTP2MaxConcurrentStreams, "HTTP/2 streams a client may have open at once on a connection")
+	fs.Var((*intSize)(&cfg.HTTP2InitialWindowSize), "http2-initial-window-size", "HTTP/2 request body bytes a stream may send ahead of the app's reads")
+	fs.Var((*intSize)(&cfg.HTTP2MaxFrameSize), "http2-max-frame-size", "largest HTTP/2 frame payload accepted, in bytes (16384 to 16777215)")
+	fs.Var((*intSize)(&cfg.HTTP2MaxHeaderListSize), "http2-max-header-list-size", "largest HTTP/2 request header list, counted as RFC 9113 counts it (431 beyond)")
+}

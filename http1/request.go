@@ -1,17 +1,26 @@
 package http1
 
-// Version is an HTTP/1.x protocol version.
+// Version is an HTTP/1.x protocol version, or Version20 for a request
+// that came as an HTTP/2 stream.
 type Version uint8
 
 const (
 	Version10 Version = 10 // HTTP/1.0
 	Version11 Version = 11 // HTTP/1.1
+	// Version20: HTTP/2. The parser never sets it: the loop parses an
+	// HTTP/2 stream's request as an HTTP/1.1 head it writes from the
+	// stream's fields, then marks it so (loop/http2.go).
+	Version20 Version = 20
 )
 
-// String returns the version as it appears on the wire.
+// String returns the version as it appears on the wire (HTTP/2 as
+// access logs write it).
 func (v Version) String() string {
-	if v == Version10 {
+	switch v {
+	case Version10:
 		return "HTTP/1.0"
+	case Version20:
+		return "HTTP/2.0"
 	}
 	return "HTTP/1.1"
 }

@@ -27,6 +27,11 @@ type Stream struct {
 	received   int64 // body octets received, for content-length (§8.1.1)
 }
 
+// RemoteClosed says the client sends nothing more on the stream: its
+// END_STREAM came (with the request's HEADERS, for a request without a
+// body), or the stream was reset.
+func (s *Stream) RemoteClosed() bool { return s.remoteClosed }
+
 // Closed says the stream takes and sends nothing more.
 func (s *Stream) Closed() bool { return s.remoteClosed && s.localClosed }
 

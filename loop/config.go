@@ -117,6 +117,9 @@ type Config struct {
 
 	// TLS, when set, terminates TLS on every connection (tls.go).
 	TLS *tlsrec.Server
+	// HTTP2, when set, serves HTTP/2 beside HTTP/1.1 (http2.go): h2c by
+	// prior knowledge on a cleartext port, h2 where TLS's ALPN chose it.
+	HTTP2 *HTTP2Config
 
 	// WebSocket is the policy for upgraded connections (websocket.go).
 	WebSocket WebSocketConfig

@@ -30,6 +30,8 @@ func (l *Loop) advance(s *slot) {
 			more = l.discardBody(s)
 		case stateWebSocket:
 			more = l.serveWebSocket(s)
+		case stateHTTP2:
+			more = l.serveHTTP2(s)
 		}
 		if !more {
 			return
@@ -52,6 +54,11 @@ func (l *Loop) readHead(s *slot) bool {
 		}
 		s.recvWanted = true
 		return false
+	}
+	if l.cfg.HTTP2 != nil && s.h2 == nil {
+		if taken, goOn := l.h2Switch(s, in); taken {
+			return goOn
+		}
 	}
 	if len(s.send) >= sendHighWater {
 		return false

@@ -29,13 +29,7 @@ func (l *Loop) startJob(s *slot, head []byte, webSocket bool) {
 	s.consume(len(head))
 	s.job = j
 	s.state = stateJob
-	j.queue = l.cfg.Jobs
-	if q := l.writer.queue; q != nil && q != l.cfg.Jobs {
-		j.queue = q
-		if !slices.Contains(l.otherQueues, q) {
-			l.otherQueues = append(l.otherQueues, q)
-		}
-	}
+	j.queue = l.deferQueue()
 	if l.cfg.BufferBodies && !j.bodyDone && !j.expect100 &&
 		(j.Request.Chunked || j.Request.ContentLength <= inboxLimit) {
 		// serviceJob queues it once the body is in the inbox (or, chunked,
@@ -44,6 +38,19 @@ func (l *Loop) startJob(s *slot, head []byte, webSocket bool) {
 		return
 	}
 	l.queueJob(j)
+}
+
+// deferQueue is the queue the inline handler deferred to: Config.Jobs or
+// DeferTo's.
+func (l *Loop) deferQueue() *JobQueue {
+	q := l.writer.queue
+	if q == nil || q == l.cfg.Jobs {
+		return l.cfg.Jobs
+	}
+	if !slices.Contains(l.otherQueues, q) {
+		l.otherQueues = append(l.otherQueues, q)
+	}
+	return q
 }
 
 // queueJob hands a job to the JobQueue, behind any held back.
@@ -71,6 +78,9 @@ func (l *Loop) getJob() *Job {
 // releaseJob takes back a job both sides are done with. slot 0 marks it
 // released, so a stale note for it still in the ring is ignored.
 func (l *Loop) releaseJob(j *Job) {
+	if j.h2 != nil {
+		l.releaseStream(j)
+	}
 	j.slot, j.gen, j.detached = 0, 0, false
 	l.jobsOut--
 	dropFileBody(j)
@@ -150,6 +160,11 @@ func (l *Loop) drainNotes() {
 			continue
 		}
 		if j.slot == 0 || int(j.slot) >= len(l.slots) {
+			continue
+		}
+		if hc := j.h2; hc != nil {
+			hc.markReady(j)
+			l.h2Kick(hc)
 			continue
 		}
 		s := l.slots[j.slot]

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/m0serve/m0serve/http1"
+	"github.com/m0serve/m0serve/http2"
 )
 
 // Handler answers requests. ServeInline runs on the loop thread for every
@@ -74,6 +75,10 @@ type ResponseWriter struct {
 	queue     *JobQueue // DeferTo's; nil: Config.Jobs
 	webSocket bool      // DeferWebSocket: the job is a checked opening handshake
 	carried   any       // DeferWith's
+	// stream: the request is an HTTP/2 stream of h2 (http2.go), answered
+	// in frames rather than HTTP/1.1.
+	stream *http2.Stream
+	h2     *h2conn
 }
 
 func (w *ResponseWriter) reset(s *slot, req *http1.Request) {
@@ -82,6 +87,7 @@ func (w *ResponseWriter) reset(s *slot, req *http1.Request) {
 	w.fieldsSet = 0
 	w.close, w.responded, w.deferred, w.webSocket = false, false, false, false
 	w.queue, w.carried = nil, nil
+	w.stream, w.h2 = nil, nil
 }
 
 // AddHeader adds a response field; an invalid name or value is refused
@@ -123,6 +129,10 @@ func (w *ResponseWriter) Respond(status int, body []byte) {
 	if w.req.MethodIs("HEAD") {
 		w.bodyLen = 0
 	}
+	if w.stream != nil {
+		w.loop.respondStream(w, status, body, int64(len(body)))
+		return
+	}
 	w.loop.writeResponse(w.slot, w.req, status, w.fields, w.fieldsSet, body, int64(len(body)), w.close)
 }
 
@@ -139,6 +149,10 @@ func (w *ResponseWriter) RespondHead(status int, contentLength int64) {
 	}
 	w.responded = true
 	w.status, w.bodyLen = status, 0
+	if w.stream != nil {
+		w.loop.respondStream(w, status, nil, contentLength)
+		return
+	}
 	w.loop.writeResponse(w.slot, w.req, status, w.fields, w.fieldsSet, nil, contentLength, w.close)
 }
 

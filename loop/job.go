@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/m0serve/m0serve/http1"
+	"github.com/m0serve/m0serve/http2"
 )
 
 // Errors a deferred handler sees.
@@ -128,6 +129,20 @@ type Job struct {
 	bodySent    int64 // body bytes sent of a BodyLength response
 	expect100   bool
 	sent100     bool
+
+	// HTTP/2 (http2_job.go): the connection and stream the job answers;
+	// h2Ready: in the connection's ready list; h2Unacked: body octets
+	// put in the inbox whose credit the client has not had back;
+	// h2Received: body octets received; h2Ended: END_STREAM is sent;
+	// h2Broken: the body cannot be completed, so the stream is reset.
+	h2         *h2conn
+	stream     *http2.Stream
+	h2Ready    bool
+	h2Unacked  int
+	h2Received int64
+	h2BodyAt   int64 // when its body last arrived (or the job began)
+	h2Ended    bool
+	h2Broken   bool
 }
 
 func (j *Job) reset() {
@@ -151,6 +166,8 @@ func (j *Job) reset() {
 	j.clientWaiter = nil
 	j.writtenWanted = false
 	j.webSocket, j.wsHandler, j.wsRemote = false, nil, nil
+	j.h2, j.stream, j.h2Ready = nil, nil, false
+	j.h2Unacked, j.h2Received, j.h2Ended, j.h2Broken, j.h2BodyAt = 0, 0, false, false, 0
 	j.taken.Store(false)
 }
 

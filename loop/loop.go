@@ -14,6 +14,7 @@ import (
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/internal/threadsched"
 	"github.com/m0serve/m0serve/ws"
+	"golang.org/x/net/http2/hpack"
 	"golang.org/x/sys/unix"
 )
 
@@ -67,9 +68,11 @@ type Loop struct {
 	notes ring[*Job]
 	// wsNotes does the same for WebSocket connections (websocket_remote.go).
 	wsNotes ring[*WebSocketRemote]
-	// tlsNotes does the same for TLS handshakes and sealed file bodies
-	// (tls.go).
-	tlsNotes ring[tlsNote]
+	// tlsNotes does the same for TLS handshakes and the file bodies read
+	// on goroutines: sealed ones (tls_file.go) and HTTP/2 ones
+	// (http2_job.go); fileNotes says it is in use.
+	tlsNotes  ring[tlsNote]
+	fileNotes bool
 	// parked is set while the loop is about to wait or waiting: only then
 	// does a handler thread pay for a Wake.
 	parked atomic.Bool
@@ -93,6 +96,15 @@ type Loop struct {
 	wsRequest  ws.Request
 	wsInflater *ws.Inflater
 	wsDeflater *ws.Deflater
+
+	// HTTP/2 scratch shared by the loop's connections (http2_job.go): a
+	// head's fields as lines, then as the codec's list; a name in lower
+	// case; interned field strings; an error's body.
+	h2Block   []byte
+	h2List    []hpack.HeaderField
+	h2Lower   []byte
+	h2Strings map[string]string
+	h2Reason  []byte
 
 	date     http1.DateCache
 	defaults []defaultField // Config.Headers
@@ -136,7 +148,8 @@ func New(cfg Config) (*Loop, error) {
 	// connections; twice that leaves room for jobs outliving their slot.
 	l.notes.init(2*cfg.MaxConnections + 64)
 	l.wsNotes.init(cfg.MaxConnections + 64)
-	if cfg.TLS != nil {
+	if cfg.TLS != nil || cfg.HTTP2 != nil {
+		l.fileNotes = true
 		l.tlsNotes.init(2*cfg.MaxConnections + 64)
 	}
 	l.buffers.init(recvBufferSize(cfg.Limits.MaxHeadBytes))
@@ -312,7 +325,7 @@ func (l *Loop) pass() error {
 		l.parked.Store(true)
 		// A note posted before the flag was up found it down and did not
 		// wake us: look once more now that it is up.
-		if !l.notes.empty() || !l.wsNotes.empty() || l.cfg.TLS != nil && !l.tlsNotes.empty() || l.shutdown.Load() != 0 && !l.draining ||
+		if !l.notes.empty() || !l.wsNotes.empty() || l.fileNotes && !l.tlsNotes.empty() || l.shutdown.Load() != 0 && !l.draining ||
 			l.cfg.Stepper != nil && l.cfg.Stepper.Pending() {
 			timeout = 0
 		}
@@ -338,7 +351,7 @@ func (l *Loop) pass() error {
 	// request its client sent with the last flight, and the Step must see
 	// that job in this pass (after it, nothing woke the loop until the
 	// next tick: TLS requests to a driven ASGI app waited up to 1 s).
-	if l.cfg.TLS != nil {
+	if l.fileNotes {
 		l.drainTLSNotes()
 	}
 	if l.cfg.Stepper != nil {
@@ -608,7 +621,8 @@ func (l *Loop) flush() {
 		if s.recvWanted && !s.recvPending && !s.peerEOF && !s.closeAfter {
 			l.queueRecv(s)
 		}
-		if !s.recvOwnBuf && s.recv != nil && s.recvStart == s.recvEnd && s.provided == nil {
+		// An HTTP/2 slot keeps its buffer, sized for a whole frame.
+		if !s.recvOwnBuf && s.recv != nil && s.recvStart == s.recvEnd && s.provided == nil && s.h2 == nil {
 			l.buffers.putRecv(s.recv)
 			s.recv, s.recvStart, s.recvEnd = nil, 0, 0
 		}
@@ -820,6 +834,7 @@ func (l *Loop) closeSlot(s *slot) {
 	s.closing = true
 	s.deadline, s.deadlineKind = 0, deadlineNone
 	s.closeTLS()
+	l.closeHTTP2(s)
 	if s.ws != nil {
 		l.wsEnd(s, ws.CloseAbnormal, nil)
 	}
@@ -855,6 +870,11 @@ func (l *Loop) tick() {
 		if s.ws != nil {
 			l.wsTick(s)
 		}
+		if s.h2 != nil {
+			if l.tickHTTP2(s); s.closing {
+				continue
+			}
+		}
 		if l.checkSend(s); !s.closing && l.cfg.BodyMinRate > 0 {
 			l.checkBodyRate(s)
 		}
@@ -866,6 +886,10 @@ func (l *Loop) tick() {
 			// reads slowly, which --send-timeout (checkSend) judges. The
 			// idle time counts from when it has gone.
 			s.deadline = l.now + int64(l.cfg.KeepAliveTimeout)
+			continue
+		}
+		if s.h2 != nil && s.deadlineKind == deadlineIdle {
+			l.idleHTTP2(s)
 			continue
 		}
 		switch s.deadlineKind {
@@ -902,6 +926,10 @@ func (l *Loop) drain(deadline int64) {
 		}
 		if s.ws != nil && !force {
 			l.wsGoingAway(s)
+			continue
+		}
+		if s.h2 != nil && !force {
+			l.drainHTTP2(s)
 			continue
 		}
 		idle := s.state == stateHead && s.job == nil && !s.sending && len(s.send) == 0 && len(s.input()) == 0

@@ -21,6 +21,9 @@ const (
 	stateDiscard
 	// stateWebSocket: upgraded; frames, not requests (websocket.go).
 	stateWebSocket
+	// stateHTTP2: an HTTP/2 connection; streams, each a request
+	// (http2.go).
+	stateHTTP2
 )
 
 // deadlineKind says what a slot's deadline is waiting for.
@@ -48,6 +51,8 @@ type slot struct {
 	req    http1.Request
 	job    *Job
 	ws     *WebSocket // set once upgraded
+	h2     *h2conn    // set once it speaks HTTP/2
+	alpnH2 bool       // its TLS handshake chose h2 (startOnALPN)
 
 	// Receive side. Bytes not yet consumed are recv[recvStart:recvEnd],
 	// unless provided holds a backend buffer being parsed in place.

@@ -61,16 +61,23 @@ func (l *Loop) drainTLSNotes() {
 			continue
 		}
 		s := l.slots[n.index]
-		if s == nil || !s.open || s.gen != n.gen || s.closing || s.tls == nil {
+		if s == nil || !s.open || s.gen != n.gen || s.closing {
 			continue
 		}
-		if !s.tlsReady {
+		if s.h2 != nil {
+			// A file chunk read for one of its streams (http2_job.go).
+			s.h2.fileRead()
+		} else if s.tls == nil {
+			continue
+		}
+		if s.tls != nil && !s.tlsReady {
 			done, err := s.tls.Handshake()
 			if done && err != nil {
 				// Its alert (if any) goes out, then the close.
 				s.closeAfter = true
 			} else if done {
 				s.tlsReady = true
+				l.startOnALPN(s)
 			}
 			l.touch(s)
 			if !s.tlsReady {

@@ -26,6 +26,7 @@ type fileRead struct {
 	buf     []byte
 	n       int   // bytes read into buf, not yet taken
 	err     error // the read failed, or the file ended early
+	start   int   // where in buf the bytes not taken begin (HTTP/2 takes a chunk in parts)
 	busy    bool  // a read is in flight
 	dropped bool  // the slot let go: the goroutine closes fd
 }

@@ -12,7 +12,7 @@
 static PyObject *k_type, *k_asgi, *k_http_version, *k_method, *k_scheme,
     *k_path, *k_raw_path, *k_query_string, *k_root_path, *k_headers,
     *k_client, *k_server, *k_state, *k_extensions;
-static PyObject *v_http, *v_https, *v_10, *v_11, *v_empty_bytes;
+static PyObject *v_http, *v_https, *v_10, *v_11, *v_2, *v_empty_bytes;
 
 /* The name cache: a lowercased bytes object per raw header name, direct
  * mapped by a hash of the lowercased name. Clients send the same dozen
@@ -39,6 +39,7 @@ int m0_asgi_scope_init(void)
 	    {&v_http, "http"},           {&v_https, "https"},
 	    {&v_10, "1.0"},
 	    {&v_11, "1.1"},
+	    {&v_2, "2"},
 	};
 	if (M0_INTERN_ALL(keys) < 0 || m0_values_init() < 0)
 		return -1;
@@ -208,6 +209,7 @@ PyObject *m0_asgi_scope_build(m0_asgi *ex, const m0_request *req,
 		return NULL;
 	/* raw_path is the target's path part, as sent (no query). */
 	if ((req->version == 10 && PyDict_SetItem(scope, k_http_version, v_10) < 0) ||
+	    (req->version == 20 && PyDict_SetItem(scope, k_http_version, v_2) < 0) ||
 	    m0_set_steal(scope, k_method, m0_method_value(SPAN(req->method))) < 0 ||
 	    m0_set_steal(scope, k_path, decoded_path(ex->app, SPAN(req->path))) < 0 ||
 	    m0_set_steal(scope, k_raw_path, cached_bytes(&last_raw_path, SPAN(req->path))) < 0 ||

@@ -15,7 +15,7 @@ static PyObject *k_request_method, *k_script_name, *k_path_info,
     *k_remote_port, *k_raw_uri, *k_wsgi_version, *k_wsgi_url_scheme, *k_wsgi_input,
     *k_wsgi_errors, *k_wsgi_multithread, *k_wsgi_multiprocess,
     *k_wsgi_run_once, *k_wsgi_file_wrapper, *k_wsgi_input_terminated;
-static PyObject *v_http10, *v_http11, *v_empty, *v_comma, *v_semicolon,
+static PyObject *v_http10, *v_http11, *v_http2, *v_empty, *v_comma, *v_semicolon,
     *v_scheme_http, *v_scheme_https;
 
 int m0_environ_init(void)
@@ -45,6 +45,7 @@ int m0_environ_init(void)
 	    {&k_wsgi_input_terminated, "wsgi.input_terminated"},
 	    {&v_http10, "HTTP/1.0"},
 	    {&v_http11, "HTTP/1.1"},
+	    {&v_http2, "HTTP/2"},
 	    {&v_empty, ""},
 	    {&v_comma, ", "},
 	    {&v_semicolon, "; "},
@@ -231,7 +232,9 @@ PyObject *m0_environ_build(m0_thread *t, m0_app *app, const m0_request *req,
 	    (req->query.end > req->query.start &&
 	     m0_set_steal(env, k_query_string, cached_latin1(&last_query, SPAN(req->query))) < 0) ||
 	    PyDict_SetItem(env, k_server_protocol,
-	                   req->version == 10 ? v_http10 : v_http11) < 0 ||
+	                   req->version == 10   ? v_http10
+	                   : req->version == 20 ? v_http2
+	                                        : v_http11) < 0 ||
 	    m0_set_steal(env, k_remote_addr, cached_latin1(&last_remote, remote, req->remote_len)) < 0 ||
 	    m0_set_steal(env, k_remote_port, remote_port(req->remote_port)) < 0 ||
 	    m0_set_steal(env, k_raw_uri, cached_latin1(&last_target, SPAN(req->target))) < 0 ||

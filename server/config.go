@@ -128,6 +128,13 @@ type Config struct {
 	WSPingInterval      time.Duration // 0: no pings
 	WSPingTimeout       time.Duration
 	WSPerMessageDeflate bool
+
+	// HTTP/2 (http2.go); names follow Granian's flags.
+	HTTP                      string // auto, 1 or 2
+	HTTP2MaxConcurrentStreams int
+	HTTP2InitialWindowSize    int
+	HTTP2MaxFrameSize         int
+	HTTP2MaxHeaderListSize    int
 }
 
 // Defaults is the configuration unless told otherwise, shared with
@@ -168,6 +175,12 @@ var Defaults = Config{
 	ForwardedHeaders:    "x-forwarded",
 	StaticExpires:       24 * time.Hour,
 	AccessLogFormat:     DefaultAccessLogFormat,
+
+	HTTP:                      "auto",
+	HTTP2MaxConcurrentStreams: 100,
+	HTTP2InitialWindowSize:    256 << 10,
+	HTTP2MaxFrameSize:         16 << 10,
+	HTTP2MaxHeaderListSize:    16 << 10,
 }
 
 // ConfigError is a configuration mistake: the command line reports it in
@@ -219,6 +232,9 @@ func (c *Config) Validate() error {
 		return &ConfigError{Flag: "body-min-rate", Reason: "must not be negative"}
 	}
 	if err := c.validateWebSocket(); err != nil {
+		return err
+	}
+	if err := c.validateHTTP2(); err != nil {
 		return err
 	}
 	switch c.Backend {

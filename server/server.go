@@ -248,6 +248,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		Heartbeat: cfg.Worker.heartbeatStamp(),
 
 		TLS:                 cfg.tls,
+		HTTP2:               cfg.http2(),
 		MaxConnectionsPerIP: cfg.MaxConnectionsPerIP,
 		SendTimeout:         cfg.SendTimeout,
 		BufferBodies:        wsgi,

@@ -29,6 +29,7 @@ func (c *Config) loadTLS() error {
 		}
 		return nil
 	}
+	s.NextProtos = c.alpn()
 	srv, err := tlsrec.NewServer(s)
 	if err != nil {
 		var e *tlsrec.Error

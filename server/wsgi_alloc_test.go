@@ -65,6 +65,38 @@ type allocCase struct {
 // checkRequestsAllocateNothing serves app (from examples/) with Run in
 // this process and counts Go allocations per request for each case.
 func checkRequestsAllocateNothing(t *testing.T, app string, cases []allocCase, configure ...func(*Config)) {
+	addr, stop := serveForAllocs(t, app, configure...)
+	defer stop()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReaderSize(conn, 64<<10)
+	buf := make([]byte, 64<<10)
+	for _, tc := range cases {
+		request := []byte(tc.request)
+		roundTrip := func() {
+			if _, err := conn.Write(request); err != nil {
+				t.Fatal(err)
+			}
+			if err := readUntil(br, buf, tc.body); err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+		}
+		for i := 0; i < 200; i++ { // the job pool, arenas and caches grow to size
+			roundTrip()
+		}
+		if allocs := testing.AllocsPerRun(500, roundTrip); allocs > 0 {
+			t.Errorf("%s: %.2f allocations per request, want 0", tc.name, allocs)
+		}
+	}
+}
+
+// serveForAllocs runs app (from examples/) with Run in this process and
+// returns its address, and stop, which ends it and fails t if its log
+// shows a traceback.
+func serveForAllocs(t *testing.T, app string, configure ...func(*Config)) (addr string, stop func()) {
 	examples, err := filepath.Abs("../examples")
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +125,6 @@ func checkRequestsAllocateNothing(t *testing.T, app string, cases []allocCase, c
 	}
 	done := make(chan error, 1)
 	go func() { done <- Run(cfg, logf) }()
-	var addr string
 	select {
 	case addr = <-addrc:
 	case err := <-done:
@@ -101,7 +132,7 @@ func checkRequestsAllocateNothing(t *testing.T, app string, cases []allocCase, c
 	case <-time.After(30 * time.Second):
 		t.Fatal("the server did not start")
 	}
-	defer func() {
+	return addr, func() {
 		syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
 		select {
 		case err := <-done:
@@ -111,36 +142,11 @@ func checkRequestsAllocateNothing(t *testing.T, app string, cases []allocCase, c
 		case <-time.After(30 * time.Second):
 			t.Error("Run did not return after SIGTERM")
 		}
-	}()
-
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	br := bufio.NewReaderSize(conn, 64<<10)
-	buf := make([]byte, 64<<10)
-	for _, tc := range cases {
-		request := []byte(tc.request)
-		roundTrip := func() {
-			if _, err := conn.Write(request); err != nil {
-				t.Fatal(err)
-			}
-			if err := readUntil(br, buf, tc.body); err != nil {
-				t.Fatalf("%s: %v", tc.name, err)
-			}
+		logMu.Lock()
+		defer logMu.Unlock()
+		if bytes.Contains(logs.Bytes(), []byte("Traceback")) {
+			t.Fatalf("server log:\n%s", logs.String())
 		}
-		for i := 0; i < 200; i++ { // the job pool, arenas and caches grow to size
-			roundTrip()
-		}
-		if allocs := testing.AllocsPerRun(500, roundTrip); allocs > 0 {
-			t.Errorf("%s: %.2f allocations per request, want 0", tc.name, allocs)
-		}
-	}
-	logMu.Lock()
-	defer logMu.Unlock()
-	if bytes.Contains(logs.Bytes(), []byte("Traceback")) {
-		t.Fatalf("server log:\n%s", logs.String())
 	}
 }
 

@@ -23,6 +23,9 @@ type Settings struct {
 	CertReqs    int    // 0: no client certificate, 1: optional, 2: required
 	Ciphers     string // TLS 1.2 suites, OpenSSL's names, ':'-separated
 	MinVersion  string // "tls1.2" (default) or "tls1.3"
+	// NextProtos are the ALPN protocols offered, in the server's order
+	// of preference; nil: "http/1.1" alone.
+	NextProtos []string
 }
 
 // Error is a setting that cannot be used; Flag names it.
@@ -58,14 +61,16 @@ func NewServer(s Settings) (*Server, error) {
 	srv.cert.Store(cert)
 	cfg := &tls.Config{
 		MinVersion: tls.VersionTLS12,
-		// ALPN: HTTP/1.1 only until the loop speaks h2.
-		NextProtos: []string{"http/1.1"},
+		NextProtos: s.NextProtos,
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 			return &srv.cert.Load().Certificate, nil
 		},
 		// The loop seals a pass's whole output at once: full-size records
 		// cost fewer seals, and the send is one write whatever their size.
 		DynamicRecordSizingDisabled: true,
+	}
+	if len(cfg.NextProtos) == 0 {
+		cfg.NextProtos = []string{"http/1.1"}
 	}
 	switch strings.ToLower(s.MinVersion) {
 	case "", "tls1.2":

@@ -71,6 +71,9 @@ type Arm struct {
 	// BroadcastPath, when set, is where the arm sends every message a
 	// client sends to every connected client.
 	BroadcastPath string `json:"broadcast_path,omitempty"`
+	// HTTP2: the arm speaks HTTP/2 (h2c by prior knowledge, or h2 by ALPN
+	// with TLS): h2load drives it, in the HTTP/2 scenarios only.
+	HTTP2 bool `json:"http2,omitempty"`
 }
 
 // Applies says whether the arm runs in a scenario: HTTP arms in the HTTP
@@ -78,8 +81,11 @@ type Arm struct {
 // message is read against); WebSocket arms in the echo scenarios, and in
 // the broadcast ones when they serve a broadcast path.
 func (a Arm) Applies(s Scenario) bool {
-	if a.Posts() && (s.WebSocket != "" || s.PipelineDepth > 1) {
+	if a.Posts() && (s.WebSocket != "" || s.PipelineDepth > 1 || s.H2Streams > 0) {
 		return false // post.lua sends one request per write
+	}
+	if a.HTTP2 && s.H2Streams == 0 {
+		return false // wrk speaks HTTP/1.1 only
 	}
 	switch s.WebSocket {
 	case "":

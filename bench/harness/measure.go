@@ -198,6 +198,9 @@ func (s *Session) runOnce(ctx context.Context, scenario Scenario, record *ArmRec
 	if scenario.WebSocket != "" && record.WebSocketPath != "" {
 		return s.runWebSocket(ctx, scenario, record, server, duration)
 	}
+	if scenario.H2Streams > 0 && record.HTTP2 {
+		return s.runH2load(ctx, scenario, record, server, duration)
+	}
 	scheme := "http://"
 	if record.TLS {
 		scheme = "https://"

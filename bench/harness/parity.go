@@ -37,6 +37,9 @@ func checkParity(addr, want string, timeout time.Duration) (Parity, error) {
 func checkArmParity(addr string, arm Arm, timeout time.Duration) (Parity, error) {
 	var p Parity
 	want := arm.Body()
+	if arm.HTTP2 {
+		return checkH2Parity(addr, arm, timeout)
+	}
 	var conn net.Conn
 	var err error
 	if arm.TLS {
@@ -89,6 +92,40 @@ func checkArmParity(addr string, arm Arm, timeout time.Duration) (Parity, error)
 			shown = shown[:64] // an HTML page in a log line helps nobody
 		}
 		return p, fmt.Errorf("parity: %s answered a %d-byte body %q, want %q", addr, len(body), shown, want)
+	}
+	return p, nil
+}
+
+// checkH2Parity is checkArmParity for an HTTP/2 arm, with Go's client
+// speaking HTTP/2 alone (h2c by prior knowledge, or h2 over TLS).
+func checkH2Parity(addr string, arm Arm, timeout time.Duration) (Parity, error) {
+	var p Parity
+	var protocols http.Protocols
+	tr := &http.Transport{Protocols: &protocols, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	scheme := "http://"
+	if arm.TLS {
+		protocols.SetHTTP2(true)
+		scheme = "https://"
+	} else {
+		protocols.SetUnencryptedHTTP2(true)
+	}
+	client := &http.Client{Transport: tr, Timeout: timeout}
+	defer client.CloseIdleConnections()
+	resp, err := client.Get(scheme + addr + arm.Target())
+	if err != nil {
+		return p, fmt.Errorf("parity: %s over HTTP/2: %w", addr, err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return p, fmt.Errorf("parity: read body from %s: %w", addr, err)
+	}
+	p.Status, p.ResponseBytes = resp.StatusCode, len(body)
+	if resp.StatusCode != http.StatusOK || resp.ProtoMajor != 2 {
+		return p, fmt.Errorf("parity: %s answered %s over %s, want 200 over HTTP/2", addr, resp.Status, resp.Proto)
+	}
+	if string(body) != arm.Body() {
+		return p, fmt.Errorf("parity: %s answered %q, want %q", addr, body, arm.Body())
 	}
 	return p, nil
 }

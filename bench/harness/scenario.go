@@ -21,6 +21,11 @@ type Scenario struct {
 	WebSocket string `json:"websocket,omitempty"`
 	// Reference is a published figure to read the table beside.
 	Reference string `json:"reference,omitempty"`
+	// H2Streams > 0 makes it an HTTP/2 scenario (make bench-h2): h2load
+	// opens Connections connections with that many streams at once on
+	// each against HTTP2 arms; HTTP/1.1 arms get wrk at Connections ×
+	// H2Streams connections, the same requests in flight.
+	H2Streams int `json:"h2_streams,omitempty"`
 }
 
 // scenarios are the four shapes a run measures unless -scenarios says
@@ -43,6 +48,7 @@ var moreScenarios = []Scenario{
 	{Name: "c1", Connections: 1},
 	{Name: "c4", Connections: 4},
 	{Name: "c64", Connections: 64},
+	{Name: "h2-c16m10", Connections: 16, H2Streams: 10},
 }
 
 // webSocketScenarios are make bench-ws's: ping-pong of one 64-byte text
@@ -62,6 +68,9 @@ var webSocketScenarios = []Scenario{
 // Describe is the scenario in words for the table.
 func (s Scenario) Describe() string {
 	switch {
+	case s.H2Streams > 0:
+		return fmt.Sprintf("HTTP/2: %d connections × %d streams (h2load); HTTP/1.1 arms: wrk at %d connections",
+			s.Connections, s.H2Streams, s.Connections*s.H2Streams)
 	case s.WebSocket == "echo":
 		return fmt.Sprintf("%d WebSocket connections, echo ping-pong; HTTP arms: wrk keep-alive", s.Connections)
 	case s.WebSocket == "broadcast":
@@ -78,7 +87,11 @@ func (s Scenario) Describe() string {
 // WrkArgs is wrk's command line for this scenario: one wrk thread (it has
 // one core to itself), latency percentiles on.
 func (s Scenario) WrkArgs(url string, duration time.Duration, pipelineScript string) []string {
-	args := []string{"-t1", "-c" + strconv.Itoa(s.Connections), "-d" + wrkDuration(duration), "--latency"}
+	connections := s.Connections
+	if s.H2Streams > 0 {
+		connections *= s.H2Streams
+	}
+	args := []string{"-t1", "-c" + strconv.Itoa(connections), "-d" + wrkDuration(duration), "--latency"}
 	if s.Close {
 		args = append(args, "-H", "Connection: close")
 	}
