@@ -7,15 +7,14 @@ import (
 	"github.com/m0serve/m0serve/http1"
 )
 
-// startJob hands the request just parsed to the JobQueue. The head is
-// copied into the job (the receive buffer moves on) and the parsed request
-// is swapped into it, so neither side allocates.
-func (l *Loop) startJob(s *slot, head []byte, webSocket bool) {
+// newJob is a job for the request req parsed from head on slot s: the
+// head is copied into the job and req swapped with the job's own, so
+// neither side allocates.
+func (l *Loop) newJob(s *slot, head []byte, req *http1.Request) *Job {
 	j := l.getJob()
-	j.webSocket = webSocket
 	j.Carried, l.writer.carried = l.writer.carried, nil
 	j.Head = append(j.Head[:0], head...)
-	s.req, j.Request = j.Request, s.req
+	*req, j.Request = j.Request, *req
 	j.Request.Rebase(j.Head)
 	j.RemoteAddr = s.remoteAddr()
 	j.TLS = nil
@@ -24,6 +23,15 @@ func (l *Loop) startJob(s *slot, head []byte, webSocket bool) {
 	}
 	j.Arrived = l.now
 	j.slot, j.gen = s.index, s.gen
+	return j
+}
+
+// startJob hands the request just parsed to the JobQueue. The head is
+// copied into the job (the receive buffer moves on) and the parsed request
+// is swapped into it, so neither side allocates.
+func (l *Loop) startJob(s *slot, head []byte, webSocket bool) {
+	j := l.newJob(s, head, &s.req)
+	j.webSocket = webSocket
 	j.expect100 = j.Request.Expect100 && j.Request.HasBody()
 	j.bodyDone = !j.Request.HasBody()
 	s.consume(len(head))

@@ -22,18 +22,7 @@ const internLimit = 4096
 // startStreamJob hands a stream's request to the JobQueue, as startJob
 // does a connection's.
 func (l *Loop) startStreamJob(s *slot, hc *h2conn, st *http2.Stream) {
-	j := l.getJob()
-	j.Carried, l.writer.carried = l.writer.carried, nil
-	j.Head = append(j.Head[:0], hc.head...)
-	hc.req, j.Request = j.Request, hc.req
-	j.Request.Rebase(j.Head)
-	j.RemoteAddr = s.remoteAddr()
-	j.TLS = nil
-	if s.tls != nil {
-		j.TLS = s.tls.Facts()
-	}
-	j.Arrived = l.now
-	j.slot, j.gen = s.index, s.gen
+	j := l.newJob(s, hc.head, &hc.req)
 	j.h2, j.stream = hc, st
 	st.Value = j
 	hc.jobs = append(hc.jobs, j)
