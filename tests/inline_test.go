@@ -98,7 +98,10 @@ func TestWSGIThreadsZeroResponses(t *testing.T) {
 
 	fmt.Fprint(c, "HEAD /thread HTTP/1.1\r\nHost: x\r\n\r\n")
 	resp, body = readResponseTo(t, br, "HEAD")
-	if resp.StatusCode != 200 || body != "" || resp.Header.Get("Content-Length") == "" {
+	// Its length when the I/O thread gathered the (validator-wrapped)
+	// body; none when a busy machine left it to the handler thread, which
+	// streams it and, for HEAD, sends no framing at all.
+	if length := resp.Header.Get("Content-Length"); resp.StatusCode != 200 || body != "" || length != "" && length == "0" {
 		t.Fatalf("HEAD /thread: %d %q %v", resp.StatusCode, body, resp.Header)
 	}
 
