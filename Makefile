@@ -167,7 +167,7 @@ cross-check:
 RACE_PACKAGES = ./loop/... ./server/ ./supervisor/ ./pybridge/ ./http1/ ./http2/ ./ws/ ./epoll/ ./uring/ ./internal/... ./tlsrec/
 
 test: packages-test $(TEST_VENV)/.installed tests/node_modules/.package-lock.json wheel-tools wheel-cache fmt-check lint cross-check build test-tools
-	$(GO) test $(LDFLAGS) -count=1 ./...
+	$(GO) test $(LDFLAGS) -count=1 -timeout 30m ./...
 	$(GO) test $(LDFLAGS) -race -count=1 $(RACE_PACKAGES)
 	M0_TEST_ASGI_THREAD=loop $(GO) test $(LDFLAGS) -count=1 -run ASGI ./pybridge/
 	cd bench && $(GO) test $(LDFLAGS) -count=1 ./...
@@ -279,7 +279,7 @@ test-pythons: packages-wheel wheel-tools wheel-cache
 		PKG_CONFIG=$(CURDIR)/pybridge/pkg-config.sh M0_PYTHON_PC=$$pc M0_PYTHON_LINK=shared \
 			CGO_CFLAGS="-O2 -g $$(pkg-config --cflags-only-I $$pc)" \
 			LD_LIBRARY_PATH=$$(pkg-config --variable=libdir "$$pc")$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} \
-			M0_TEST_VENV=$(CURDIR)/$$venv $(GO) test $(LDFLAGS) -count=1 -run '$(FRAMEWORK_TESTS)' ./tests/ || exit 1; \
+			M0_TEST_VENV=$(CURDIR)/$$venv $(GO) test $(LDFLAGS) -count=1 -timeout 30m -run '$(FRAMEWORK_TESTS)' ./tests/ || exit 1; \
 	done
 	@for python in $$(sh scripts/other-pythons.sh); do \
 		echo "test-pythons: the wheel for $$python (TestWheel)"; \
@@ -290,7 +290,7 @@ test-pythons: packages-wheel wheel-tools wheel-cache
 # thread (--wsgi-inline off, the default before auto), so that both ways
 # stay covered: `make test` runs the default.
 test-wsgi-handoff: packages-test $(TEST_VENV)/.installed
-	M0_TEST_WSGI_INLINE=off $(GO) test $(LDFLAGS) -count=1 ./tests/
+	M0_TEST_WSGI_INLINE=off $(GO) test $(LDFLAGS) -count=1 -timeout 30m ./tests/
 
 # The bridge's tests once under AddressSanitizer: Go's -asan builds the C
 # shim and the Go runtime with it. PYTHONMALLOC=malloc puts Python's own
