@@ -21,8 +21,9 @@ const internLimit = 4096
 
 // startStreamJob hands a stream's request to the JobQueue, as startJob
 // does a connection's.
-func (l *Loop) startStreamJob(s *slot, hc *h2conn, st *http2.Stream) {
+func (l *Loop) startStreamJob(s *slot, hc *h2conn, st *http2.Stream, webSocket bool) {
 	j := l.newJob(s, hc.head, &hc.req)
+	j.webSocket = webSocket
 	j.h2, j.stream = hc, st
 	st.Value = j
 	hc.jobs = append(hc.jobs, j)
@@ -30,7 +31,7 @@ func (l *Loop) startStreamJob(s *slot, hc *h2conn, st *http2.Stream) {
 	j.bodyDone = st.RemoteClosed()
 	j.expect100 = j.Request.Expect100 && !j.bodyDone
 	j.queue = l.deferQueue()
-	if l.cfg.BufferBodies && !j.bodyDone && !j.expect100 &&
+	if l.cfg.BufferBodies && !j.bodyDone && !j.expect100 && !webSocket &&
 		(j.Request.Chunked || j.Request.ContentLength <= inboxLimit) {
 		j.buffering = true // Data queues it once the body is in
 		return
@@ -59,6 +60,10 @@ func (l *Loop) serviceStream(s *slot, hc *h2conn, j *Job) {
 		j.cond.Broadcast()
 		j.mu.Unlock()
 		l.releaseJob(j)
+		return
+	}
+	if j.wsRemote != nil {
+		l.acceptStreamJobWebSocket(hc, j)
 		return
 	}
 	// What the handler read is credit for the client (§6.9): the window
