@@ -71,7 +71,7 @@ func TestWebSocketOverHTTP2(t *testing.T) {
 		t.Fatalf("stream 3 beside the WebSocket: %+v %q", other.fields, other.body)
 	}
 	h.fb.write(c, cl.wsData(1, clientClose(4001, "bye"), false))
-	st, frames = h.h2WSFrames(c, 1, 3)
+	_, frames = h.h2WSFrames(c, 1, 3)
 	if closeCode(frames[2]) != 4001 {
 		t.Fatalf("close echoed %+v", frames[2])
 	}
