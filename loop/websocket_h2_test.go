@@ -3,6 +3,7 @@ package loop
 import (
 	"strings"
 	"testing"
+	"time"
 
 	m0h2 "github.com/m0serve/m0serve/http2"
 	"github.com/m0serve/m0serve/ws"
@@ -147,5 +148,70 @@ func TestWebSocketOverHTTP2NotOffered(t *testing.T) {
 	h.fb.write(c, cl.wsConnect(1, "/chat"))
 	if st := h.h2Ended(c, 1); !st.reset || st.resetCode != http2.ErrCodeProtocol {
 		t.Fatalf("stream 1: %+v reset %v %v", st.fields, st.reset, st.resetCode)
+	}
+}
+
+// A shutdown starts the close handshake of a stream's WebSocket (1001)
+// beside the GOAWAY; the client's Close ends the stream, and the loop
+// stops once it has.
+func TestWebSocketOverHTTP2Shutdown(t *testing.T) {
+	rec := &wsRecorder{}
+	h := newHarness(t, rec, h2WebSocketConfig)
+	cl := newH2Client()
+	c := h.connect()
+	h.fb.write(c, cl.open())
+	h.fb.write(c, cl.wsConnect(1, "/chat"))
+	h.until("accepted", func() bool { return rec.conn != nil })
+	h.l.Shutdown(10 * time.Second)
+	_, frames := h.h2WSFrames(c, 1, 1)
+	if code := closeCode(frames[0]); code != ws.CloseGoingAway {
+		t.Fatalf("close %d, want 1001", code)
+	}
+	out := parseH2Output(t, h.fb.output(c))
+	if len(out.goAways) != 1 || len(out.pings) != 1 {
+		t.Fatalf("GOAWAYs %v, PINGs %v", out.goAways, out.pings)
+	}
+	cl.fr.WritePing(true, out.pings[0])
+	h.fb.write(c, cl.take())
+	h.fb.write(c, cl.wsData(1, clientClose(ws.CloseGoingAway, ""), true))
+	if st := h.h2Ended(c, 1); !st.ended || st.reset || rec.code != ws.CloseGoingAway {
+		t.Fatalf("stream ended %v reset %v, handler saw %d", st.ended, st.reset, rec.code)
+	}
+	h.until("the last GOAWAY", func() bool { return len(parseH2Output(t, h.fb.output(c)).goAways) == 2 })
+	h.fb.shutdownWrite(c)
+	h.until("stopped", func() bool { return h.l.stopped })
+}
+
+// Back-pressure is the stream's flow control: while the handler holds
+// MaxQueue messages the loop reads no more, so their DATA gets no credit
+// back and the client's window stays spent; taking them resumes both.
+func TestWebSocketOverHTTP2QueueHoldsCredit(t *testing.T) {
+	rec := &wsRecorder{queue: true}
+	h := newHarness(t, rec, func(c *Config) { h2WebSocketConfig(c); c.WebSocket.MaxQueue = 2 })
+	cl := newH2Client()
+	c := h.connect()
+	h.fb.write(c, cl.open())
+	h.fb.write(c, cl.wsConnect(1, "/chat"))
+	h.until("accepted", func() bool { return rec.conn != nil })
+	// 40 messages of 4 KiB: more than a quarter of the 256 KiB stream
+	// window, so read ones would be credited back.
+	msg := strings.Repeat("m", 4096)
+	for range 40 {
+		h.fb.write(c, cl.wsData(1, clientFrame(ws.OpText, true, msg), false))
+	}
+	h.until("queue full", func() bool { return len(rec.messages) == 2 })
+	h.passes(5)
+	if n, st := len(rec.messages), parseH2Output(t, h.fb.output(c)).streams[1]; n != 2 || st.updates != 0 {
+		t.Fatalf("%d messages delivered, %d stream WINDOW_UPDATEs with the queue full", n, st.updates)
+	}
+	for len(rec.messages) < 40 {
+		n := len(rec.messages)
+		rec.conn.Taken()
+		rec.conn.Taken()
+		h.until("resumed", func() bool { return len(rec.messages) >= min(n+2, 40) })
+	}
+	h.passes(2) // Taken read on at once; the pass sends
+	if st := parseH2Output(t, h.fb.output(c)).streams[1]; st.updates == 0 {
+		t.Fatalf("no credit returned once the messages were taken: %d messages, stream %+v", len(rec.messages), st)
 	}
 }
