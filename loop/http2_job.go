@@ -28,7 +28,10 @@ func (l *Loop) startStreamJob(s *slot, hc *h2conn, st *http2.Stream, webSocket b
 	st.Value = j
 	hc.jobs = append(hc.jobs, j)
 	j.h2BodyAt = l.now
-	j.bodyDone = st.RemoteClosed()
+	// An extended CONNECT's stream carries no body (RFC 8441 §4): a
+	// WebSocket job's DATA is its WebSocket's input, kept for the accept;
+	// a handler that does not take the WebSocket (a WSGI app) reads none.
+	j.bodyDone = st.RemoteClosed() || !webSocket && !j.Request.HasBody()
 	j.expect100 = j.Request.Expect100 && !j.bodyDone
 	j.queue = l.deferQueue()
 	if l.cfg.BufferBodies && !j.bodyDone && !j.expect100 && !webSocket &&

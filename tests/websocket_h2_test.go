@@ -4,6 +4,7 @@ package tests
 
 import (
 	bin "encoding/binary"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,6 +128,36 @@ func TestWebSocketHTTP2Client(t *testing.T) {
 	t.Run("native", func(t *testing.T) {
 		testH2WebSocketClient(t, startH2(t, variants[0], false, "--native", "ws-echo"), "scope?", "")
 	})
+	t.Run("wsgi", func(t *testing.T) {
+		// A WSGI app cannot serve a WebSocket: it answers the handshake as
+		// the GET it gets over HTTP/1.1, and the stream ends there.
+		s := startH2(t, wsgiVariant(), false, "h2_app:application")
+		c := dialH2(t, s)
+		r := newH2WSReader(t, c)
+		writeWSConnect(t, c, 1, s.addr)
+		r.until("the answer", func() bool { return r.ended[1] })
+		var reply h2Reply
+		if err := json.Unmarshal(r.bodies[1], &reply); err != nil || r.fields[1][":status"] != "200" ||
+			reply.Protocol != "HTTP/2" || reply.Method != "GET" || reply.Path != "/chat" {
+			t.Fatalf("WSGI's answer: %v %q (%v)", r.fields[1], r.bodies[1], err)
+		}
+		c.Close()
+		s.stop()
+	})
+}
+
+// writeWSConnect sends an extended CONNECT for /chat on stream id.
+func writeWSConnect(t *testing.T, c *h2Conn, id uint32, authority string) {
+	t.Helper()
+	c.buf.Reset()
+	for _, f := range [][2]string{{":method", "CONNECT"}, {":protocol", "websocket"}, {":scheme", "http"},
+		{":path", "/chat"}, {":authority", authority}, {"sec-websocket-version", "13"},
+		{"sec-websocket-protocol", "chat.v1, chat.v2"}, {"origin", "http://" + authority}} {
+		c.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	if err := c.fr.WriteHeaders(xhttp2.HeadersFrameParam{StreamID: id, BlockFragment: c.buf.Bytes(), EndHeaders: true}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // testH2WebSocketClient: scope is the answer to "scope?", plain the
@@ -138,15 +169,7 @@ func testH2WebSocketClient(t *testing.T, s *h2Server, scope, plain string) {
 	if r.settings[xhttp2.SettingEnableConnectProtocol] != 1 {
 		t.Fatalf("SETTINGS_ENABLE_CONNECT_PROTOCOL not offered: %v", r.settings)
 	}
-	c.buf.Reset()
-	for _, f := range [][2]string{{":method", "CONNECT"}, {":protocol", "websocket"}, {":scheme", "http"},
-		{":path", "/chat"}, {":authority", s.addr}, {"sec-websocket-version", "13"},
-		{"sec-websocket-protocol", "chat.v1, chat.v2"}, {"origin", "http://" + s.addr}} {
-		c.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
-	}
-	if err := c.fr.WriteHeaders(xhttp2.HeadersFrameParam{StreamID: 1, BlockFragment: c.buf.Bytes(), EndHeaders: true}); err != nil {
-		t.Fatal(err)
-	}
+	writeWSConnect(t, c, 1, s.addr)
 	r.until("the accept", func() bool { return r.fields[1] != nil })
 	if f := r.fields[1]; f[":status"] != "200" || f["sec-websocket-protocol"] != "chat.v1" || f["sec-websocket-accept"] != "" || r.ended[1] {
 		t.Fatalf("accept: %v (ended %v)", f, r.ended[1])
