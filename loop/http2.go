@@ -65,6 +65,9 @@ type h2conn struct {
 	// jobs are the connection's stream jobs, for the tick's timeouts
 	// (http2_timeout.go); expired is its scratch list.
 	jobs, expired []*Job
+	// sockets are the connection's WebSockets (RFC 8441, websocket_h2.go);
+	// wsReady those with input to read or output to move.
+	sockets, wsReady []*WebSocket
 	// progress is when the client last opened a window the server was
 	// waiting for, or the server waited for none (--send-timeout).
 	progress int64
@@ -128,7 +131,11 @@ func (l *Loop) startHTTP2(s *slot) {
 	if limit := int(l.h2Config().MaxHeaderListSize) + 4096; hc.parser.Limits.MaxHeadBytes < limit {
 		hc.parser.Limits.MaxHeadBytes = limit
 	}
-	hc.conn = http2.NewConn(l.cfg.HTTP2.Conn, hc)
+	cfg := l.cfg.HTTP2.Conn
+	if l.cfg.WebSocket.Disabled {
+		cfg.EnableConnectProtocol = false // RFC 8441 is for WebSockets only
+	}
+	hc.conn = http2.NewConn(cfg, hc)
 	s.h2 = hc
 	s.state = stateHTTP2
 	s.keepAlive = true
@@ -174,6 +181,18 @@ func (l *Loop) serveHTTP2(s *slot) bool {
 		j.h2Ready = false
 		if j.h2 == hc {
 			l.serviceStream(s, hc, j)
+		}
+	}
+	if len(hc.wsReady) > 0 && hc.conn.Err() == nil {
+		ready := hc.wsReady
+		hc.wsReady = nil
+		for _, c := range ready {
+			c.stream.ready = false
+			l.serviceStreamWebSocket(s, hc, c)
+		}
+		clear(ready)
+		if hc.wsReady == nil {
+			hc.wsReady = ready[:0]
 		}
 	}
 	hc.serving = false
@@ -253,6 +272,7 @@ func (l *Loop) closeHTTP2(s *slot) {
 		j.h2Ready = false
 	}
 	hc.ready, hc.jobs = nil, nil
+	l.closeStreamWebSockets(hc)
 }
 
 // drainHTTP2 starts a connection's graceful close (RFC 9113 §6.8): a
@@ -266,6 +286,7 @@ func (l *Loop) drainHTTP2(s *slot) {
 	}
 	hc.shutdown = true
 	hc.conn.Shutdown()
+	l.goingAwayStreamWebSockets(hc)
 	l.h2Kick(hc)
 }
 
@@ -288,13 +309,14 @@ func (hc *h2conn) Request(st *http2.Stream) {
 	l := hc.loop
 	s := l.slots[hc.index]
 	r := &st.Request
-	if r.Method == "CONNECT" {
-		// Extended CONNECT is not offered; a tunnel is opened by no
-		// handler (dispatch's 405 for HTTP/1.1).
+	wsConnect := extendedWebSocket(r)
+	if r.Method == "CONNECT" && (!wsConnect || l.cfg.WebSocket.Disabled) {
+		// A tunnel, or another protocol, is opened by no handler
+		// (dispatch's 405 for HTTP/1.1).
 		l.h2Error(hc, st, nil, 405, "CONNECT is not supported")
 		return
 	}
-	hc.head = appendH2Head(hc.head[:0], r)
+	hc.head = appendH2Head(hc.head[:0], r, wsConnect)
 	hc.parser.Reset()
 	if _, err := hc.parser.Parse(hc.head, &hc.req); err != nil {
 		status, reason := 400, "bad request"
@@ -307,7 +329,10 @@ func (hc *h2conn) Request(st *http2.Stream) {
 	req := &hc.req
 	req.Version = http1.Version20
 	req.KeepAlive = true
-	if r.ContentLength < 0 && !st.RemoteClosed() {
+	// RFC 8441: the handler sees an upgrade request (IsWebSocket), whose
+	// stream is its WebSocket's transport rather than a body.
+	req.Upgrade = wsConnect
+	if r.ContentLength < 0 && !st.RemoteClosed() && !wsConnect {
 		// A body without content-length: it ends with the stream, as a
 		// chunked one ends with its last chunk.
 		req.Chunked = true
@@ -328,14 +353,14 @@ func (hc *h2conn) Request(st *http2.Stream) {
 	w := &l.writer
 	w.stream, w.h2 = nil, nil
 	switch {
-	case w.deferred && !w.webSocket:
+	case w.deferred:
 		if l.cfg.Jobs == nil && w.queue == nil {
 			l.h2Error(hc, st, req, 500, "no handler threads for a deferred request")
 			return
 		}
-		l.startStreamJob(s, hc, st)
-	case w.deferred:
-		l.h2Error(hc, st, req, 400, "WebSocket over HTTP/2 is not supported")
+		l.startStreamJob(s, hc, st, w.webSocket)
+	case w.webSocket:
+		// Accepted inline: the stream is the WebSocket's.
 	case !w.responded:
 		l.h2Error(hc, st, req, 500, "handler wrote no response")
 	}
@@ -346,8 +371,14 @@ func (hc *h2conn) Request(st *http2.Stream) {
 // request line from :method and :path, Host from :authority (which
 // wins over a host field, RFC 9113 §8.3.1), the fields as received, and
 // the cookie fields joined into one (§8.2.3).
-func appendH2Head(dst []byte, r *http2.Request) []byte {
-	dst = append(dst, r.Method...)
+func appendH2Head(dst []byte, r *http2.Request, wsConnect bool) []byte {
+	if wsConnect {
+		// An extended CONNECT is read as the GET of RFC 6455's
+		// handshake, the method every layer above expects of one.
+		dst = append(dst, "GET"...)
+	} else {
+		dst = append(dst, r.Method...)
+	}
 	dst = append(dst, ' ')
 	dst = append(dst, r.Path...)
 	dst = append(dst, " HTTP/1.1\r\n"...)
@@ -392,6 +423,10 @@ func appendH2Head(dst []byte, r *http2.Request) []byte {
 // job's inbox, its credit returned as the handler reads it.
 func (hc *h2conn) Data(st *http2.Stream, p []byte, end bool) {
 	l := hc.loop
+	if c, ok := st.Value.(*WebSocket); ok {
+		l.streamWebSocketData(c, p)
+		return
+	}
 	j, _ := st.Value.(*Job)
 	if j == nil || j.h2 != hc {
 		hc.conn.Consumed(st, len(p))
@@ -429,6 +464,10 @@ func (hc *h2conn) Data(st *http2.Stream, p []byte, end bool) {
 // the connection's end: its job is aborted (the handler's reads and
 // writes fail), and the stream is given back once the handler finishes.
 func (hc *h2conn) Reset(st *http2.Stream, _ http2.ErrCode) {
+	if c, ok := st.Value.(*WebSocket); ok {
+		hc.loop.streamWebSocketReset(c)
+		return
+	}
 	j, _ := st.Value.(*Job)
 	if j == nil || j.h2 != hc {
 		hc.conn.Done(st)
@@ -441,6 +480,10 @@ func (hc *h2conn) Reset(st *http2.Stream, _ http2.ErrCode) {
 // window may send again.
 func (hc *h2conn) WindowOpened(st *http2.Stream) {
 	hc.progress = hc.loop.now
+	if c, ok := st.Value.(*WebSocket); ok {
+		hc.markWebSocket(c)
+		return
+	}
 	if j, _ := st.Value.(*Job); j != nil && j.h2 == hc {
 		hc.markReady(j)
 	}

@@ -21,16 +21,20 @@ const internLimit = 4096
 
 // startStreamJob hands a stream's request to the JobQueue, as startJob
 // does a connection's.
-func (l *Loop) startStreamJob(s *slot, hc *h2conn, st *http2.Stream) {
+func (l *Loop) startStreamJob(s *slot, hc *h2conn, st *http2.Stream, webSocket bool) {
 	j := l.newJob(s, hc.head, &hc.req)
+	j.webSocket = webSocket
 	j.h2, j.stream = hc, st
 	st.Value = j
 	hc.jobs = append(hc.jobs, j)
 	j.h2BodyAt = l.now
-	j.bodyDone = st.RemoteClosed()
+	// An extended CONNECT's stream carries no body (RFC 8441 §4): a
+	// WebSocket job's DATA is its WebSocket's input, kept for the accept;
+	// a handler that does not take the WebSocket (a WSGI app) reads none.
+	j.bodyDone = st.RemoteClosed() || !webSocket && !j.Request.HasBody()
 	j.expect100 = j.Request.Expect100 && !j.bodyDone
 	j.queue = l.deferQueue()
-	if l.cfg.BufferBodies && !j.bodyDone && !j.expect100 &&
+	if l.cfg.BufferBodies && !j.bodyDone && !j.expect100 && !webSocket &&
 		(j.Request.Chunked || j.Request.ContentLength <= inboxLimit) {
 		j.buffering = true // Data queues it once the body is in
 		return
@@ -59,6 +63,10 @@ func (l *Loop) serviceStream(s *slot, hc *h2conn, j *Job) {
 		j.cond.Broadcast()
 		j.mu.Unlock()
 		l.releaseJob(j)
+		return
+	}
+	if j.wsRemote != nil {
+		l.acceptStreamJobWebSocket(hc, j)
 		return
 	}
 	// What the handler read is credit for the client (§6.9): the window

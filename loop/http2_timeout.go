@@ -21,6 +21,7 @@ func (l *Loop) tickHTTP2(s *slot) {
 		l.closeSlot(s)
 		return
 	}
+	l.tickStreamWebSockets(hc)
 	hc.expired = hc.expired[:0]
 	for _, j := range hc.jobs {
 		j.mu.Lock()

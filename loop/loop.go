@@ -836,7 +836,7 @@ func (l *Loop) closeSlot(s *slot) {
 	s.closeTLS()
 	l.closeHTTP2(s)
 	if s.ws != nil {
-		l.wsEnd(s, ws.CloseAbnormal, nil)
+		l.wsEnd(s.ws, ws.CloseAbnormal, nil)
 	}
 	if j := s.job; j != nil {
 		s.job = nil
@@ -868,7 +868,7 @@ func (l *Loop) tick() {
 			continue
 		}
 		if s.ws != nil {
-			l.wsTick(s)
+			l.wsTick(s.ws)
 		}
 		if s.h2 != nil {
 			if l.tickHTTP2(s); s.closing {
@@ -925,7 +925,7 @@ func (l *Loop) drain(deadline int64) {
 			continue
 		}
 		if s.ws != nil && !force {
-			l.wsGoingAway(s)
+			l.wsGoingAway(s.ws)
 			continue
 		}
 		if s.h2 != nil && !force {

@@ -117,8 +117,11 @@ const outboxHighWater = 256 << 10
 
 // WebSocket is one upgraded connection, used on the loop thread only.
 type WebSocket struct {
-	loop    *Loop
+	loop *Loop
+	// slot is an upgraded connection's (HTTP/1.1); an RFC 8441 one runs
+	// on an HTTP/2 stream instead (websocket_h2.go) and slot is nil.
 	slot    *slot
+	stream  *h2WebSocket
 	handler WebSocketHandler
 	reader  ws.Reader
 	deflate bool // permessage-deflate was negotiated
@@ -146,7 +149,60 @@ type WebSocket struct {
 // Writable reports whether the connection's unsent output is below the
 // high-water mark; above it a handler should hold further sends.
 func (c *WebSocket) Writable() bool {
-	return len(c.slot.send)+len(c.outbox) < outboxHighWater
+	return c.unsent() < outboxHighWater
+}
+
+// unsent is the output the loop holds for the client, not yet sent.
+func (c *WebSocket) unsent() int {
+	if c.stream != nil {
+		return len(c.outbox)
+	}
+	return len(c.slot.send) + len(c.outbox)
+}
+
+// output is where frames go now: the slot's send buffer (or the outbox
+// while the backend owns that), or the stream's outbox.
+func (c *WebSocket) output() *[]byte {
+	if c.stream != nil {
+		return &c.outbox
+	}
+	return c.loop.wsOutput(c.slot)
+}
+
+// live: the transport is still this WebSocket's.
+func (c *WebSocket) live() bool {
+	if c.stream != nil {
+		return !c.stream.done
+	}
+	return c.slot != nil && c.slot.ws == c && c.slot.open && !c.slot.closing
+}
+
+// wake has the loop move the output and read on (Taken, a send).
+func (c *WebSocket) wake(read bool) {
+	if c.stream != nil {
+		c.loop.h2WSWake(c)
+		return
+	}
+	if read {
+		c.loop.advance(c.slot)
+	}
+	c.loop.touch(c.slot)
+}
+
+// finish ends the transport once the close handshake is done or failed:
+// the socket is closed (the server closes first, RFC 6455 §7.1.1), or
+// the stream ended (RFC 8441 §5.1).
+func (l *Loop) wsFinish(c *WebSocket, linger bool) {
+	if c.stream != nil {
+		l.h2WSFinish(c)
+		return
+	}
+	s := c.slot
+	s.closeAfter = true
+	if linger {
+		s.linger = true
+	}
+	s.deadline, s.deadlineKind = 0, deadlineNone
 }
 
 // Compressed reports whether permessage-deflate was negotiated.
@@ -162,9 +218,9 @@ func (c *WebSocket) Send(op ws.Opcode, payload []byte) error {
 	if c.deflate {
 		d = c.loop.deflater()
 	}
-	out := c.loop.wsOutput(c.slot)
+	out := c.output()
 	*out = ws.AppendMessage(*out, op, payload, d)
-	c.loop.touch(c.slot)
+	c.wake(false)
 	return nil
 }
 
@@ -172,7 +228,7 @@ func (c *WebSocket) Send(op ws.Opcode, payload []byte) error {
 // Messages that arrive before the client's Close are dropped.
 func (c *WebSocket) Close(code ws.CloseCode, reason string) {
 	if c.state == wsOpen {
-		c.loop.wsStartClose(c.slot, code, reason)
+		c.loop.wsStartClose(c, code, reason)
 	}
 }
 
@@ -183,11 +239,10 @@ func (c *WebSocket) Taken() {
 		return
 	}
 	c.took(1)
-	if c.delivering || c.slot.ws != c || !c.slot.open {
+	if c.delivering || !c.live() {
 		return
 	}
-	c.loop.advance(c.slot)
-	c.loop.touch(c.slot)
+	c.wake(true)
 }
 
 // took forgets the n oldest queued messages.
@@ -231,6 +286,9 @@ func (r *Request) wsRequest() *ws.Request {
 	for i := 0; i < r.Header.Len(); i++ {
 		wr.AddHeader(r.Header.Field(i))
 	}
+	if r.slot != nil && r.slot.h2 != nil && r.Upgrade {
+		wsRequestH2(wr, r.Request)
+	}
 	return wr
 }
 
@@ -263,6 +321,10 @@ func (w *ResponseWriter) AcceptWebSocket(h WebSocketHandler, protocol []byte) (*
 		return nil, ErrProtocolNotOffered
 	}
 	w.responded = true
+	if w.stream != nil {
+		w.webSocket = true
+		return l.openStreamWebSocket(w.h2, w.stream, &hs, protocol, w.fields, w.fieldsSet, h, nil), nil
+	}
 	if s.send == nil {
 		s.send = l.buffers.getSend()
 	}
@@ -357,7 +419,7 @@ func (l *Loop) serveWebSocket(s *slot) bool {
 		in := s.input()
 		if len(in) == 0 {
 			if s.peerEOF {
-				l.wsEnd(s, ws.CloseAbnormal, nil)
+				l.wsEnd(c, ws.CloseAbnormal, nil)
 				s.closeAfter = true
 				return false
 			}
@@ -369,11 +431,11 @@ func (l *Loop) serveWebSocket(s *slot) bool {
 		// offsets, and nothing overwrites them before the next receive.
 		s.consume(n)
 		if err != nil {
-			l.wsFail(s, err)
+			l.wsFail(c, err)
 			return false
 		}
 		if m.Opcode != 0 {
-			l.wsMessage(s, &m)
+			l.wsMessage(c, &m)
 		} else if n == 0 {
 			s.recvWanted = true
 			return false
@@ -382,8 +444,7 @@ func (l *Loop) serveWebSocket(s *slot) bool {
 	return false
 }
 
-func (l *Loop) wsMessage(s *slot, m *ws.Message) {
-	c := s.ws
+func (l *Loop) wsMessage(c *WebSocket, m *ws.Message) {
 	switch m.Opcode {
 	case ws.OpText, ws.OpBinary:
 		if c.state != wsOpen {
@@ -407,7 +468,7 @@ func (l *Loop) wsMessage(s *slot, m *ws.Message) {
 		l.buffers.released += c.reader.Shrink()
 	case ws.OpPing:
 		if c.state == wsOpen {
-			out := l.wsOutput(s)
+			out := c.output()
 			*out = ws.AppendFrame(*out, ws.OpPong, true, m.Payload)
 		}
 	case ws.OpPong:
@@ -419,44 +480,45 @@ func (l *Loop) wsMessage(s *slot, m *ws.Message) {
 	case ws.OpClose:
 		if c.state == wsOpen {
 			// The client closes: echo its code (§5.5.1; none for 1005).
-			out := l.wsOutput(s)
+			out := c.output()
 			*out = ws.AppendClose(*out, m.Code, "")
 		}
 		c.state = wsClosed
-		l.wsEnd(s, m.Code, m.Reason)
-		// The server closes the TCP connection first (§7.1.1).
-		s.closeAfter = true
-		s.deadline, s.deadlineKind = 0, deadlineNone
+		l.wsEnd(c, m.Code, m.Reason)
+		l.wsFinish(c, false)
 	}
 }
 
 // wsFail fails the connection (§7.1.7): a Close with the error's code,
 // then the socket is closed, lingering so the Close is not lost to a reset.
-func (l *Loop) wsFail(s *slot, err error) {
-	c := s.ws
+func (l *Loop) wsFail(c *WebSocket, err error) {
 	code, reason := ws.CloseProtocolError, "protocol error"
 	if werr, ok := err.(*ws.Error); ok {
 		code, reason = werr.Code, werr.Reason
 	}
 	if c.state == wsOpen {
-		out := l.wsOutput(s)
+		out := c.output()
 		*out = ws.AppendClose(*out, code, reason)
 	}
 	c.state = wsClosed
-	l.wsEnd(s, code, nil)
-	s.closeAfter, s.linger = true, true
-	s.deadline, s.deadlineKind = 0, deadlineNone
+	l.wsEnd(c, code, nil)
+	l.wsFinish(c, true)
 }
 
 // wsStartClose sends the server's Close and waits CloseTimeout for the
 // client's.
-func (l *Loop) wsStartClose(s *slot, code ws.CloseCode, reason string) {
-	c := s.ws
-	out := l.wsOutput(s)
+func (l *Loop) wsStartClose(c *WebSocket, code ws.CloseCode, reason string) {
+	out := c.output()
 	*out = ws.AppendClose(*out, code, reason)
 	c.state = wsClosing
 	c.pingSent = 0
 	l.wsRemoteClosed(c)
+	if c.stream != nil {
+		c.stream.closeBy = l.now + int64(l.cfg.WebSocket.CloseTimeout)
+		c.wake(false)
+		return
+	}
+	s := c.slot
 	s.deadline, s.deadlineKind = l.now+int64(l.cfg.WebSocket.CloseTimeout), deadlineWSClose
 	l.touch(s)
 	if !s.recvPending {
@@ -465,8 +527,7 @@ func (l *Loop) wsStartClose(s *slot, code ws.CloseCode, reason string) {
 }
 
 // wsEnd tells the handler, once, that the connection ended.
-func (l *Loop) wsEnd(s *slot, code ws.CloseCode, reason []byte) {
-	c := s.ws
+func (l *Loop) wsEnd(c *WebSocket, code ws.CloseCode, reason []byte) {
 	if c == nil || c.notified {
 		return
 	}
@@ -480,8 +541,7 @@ func (l *Loop) wsEnd(s *slot, code ws.CloseCode, reason []byte) {
 
 // wsTick runs once a second for an upgraded connection: the loop's pings
 // and their timeout.
-func (l *Loop) wsTick(s *slot) {
-	c := s.ws
+func (l *Loop) wsTick(c *WebSocket) {
 	cfg := &l.cfg.WebSocket
 	if c.state != wsOpen || cfg.PingInterval <= 0 {
 		return
@@ -490,30 +550,30 @@ func (l *Loop) wsTick(s *slot) {
 		// Frames wait unread while a send is in flight: the pong may be
 		// among them, so a client that sent anything is given until the
 		// send completes (the send timeout bounds that).
-		waiting := s.sending && len(s.input()) > 0
+		waiting := c.slot != nil && c.slot.sending && len(c.slot.input()) > 0
 		if l.now-c.pingSent >= int64(cfg.PingTimeout) && !waiting {
-			l.wsStartClose(s, ws.CloseInternalError, "keepalive ping timeout")
+			l.wsStartClose(c, ws.CloseInternalError, "keepalive ping timeout")
 		}
 		return
 	}
 	if l.now >= c.nextPing {
 		c.pingSent = l.now
-		out := l.wsOutput(s)
+		out := c.output()
 		*out = ws.AppendFrame(*out, ws.OpPing, true, nil)
-		l.touch(s)
+		c.wake(false)
 	}
 }
 
 // wsGoingAway starts the close handshake when the loop drains: 1001 (going
 // away) on a server shutdown, 1012 (service restart) for a worker being
 // replaced (Drain), whose client may reconnect at once.
-func (l *Loop) wsGoingAway(s *slot) {
-	if s.ws.state != wsOpen {
+func (l *Loop) wsGoingAway(c *WebSocket) {
+	if c.state != wsOpen {
 		return
 	}
 	if l.gentleDrain {
-		l.wsStartClose(s, ws.CloseServiceRestart, "worker restarting")
+		l.wsStartClose(c, ws.CloseServiceRestart, "worker restarting")
 	} else {
-		l.wsStartClose(s, ws.CloseGoingAway, "server shutting down")
+		l.wsStartClose(c, ws.CloseGoingAway, "server shutting down")
 	}
 }

@@ -63,6 +63,9 @@ func (j *Job) wsRequest() *ws.Request {
 	for i := 0; i < j.Request.Header.Len(); i++ {
 		wr.AddHeader(j.Request.Header.Field(i))
 	}
+	if j.h2 != nil && j.Request.Upgrade {
+		wsRequestH2(wr, &j.Request)
+	}
 	return wr
 }
 

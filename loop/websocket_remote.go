@@ -223,13 +223,12 @@ func (l *Loop) drainWebSocketNotes() {
 		r.mu.Lock()
 		r.queued = false
 		c := r.socket
-		if c == nil || c.slot == nil {
+		if c == nil || c.slot == nil && c.stream == nil {
 			// Accepted from a job, the 101 not yet written (its news
 			// waits for it), or the connection died before it.
 			r.mu.Unlock()
 			continue
 		}
-		s := c.slot
 		out := r.pending
 		r.pending, r.spare = r.spare[:0], nil
 		taken := r.taken
@@ -238,9 +237,9 @@ func (l *Loop) drainWebSocketNotes() {
 		r.closeAsked = false
 		r.mu.Unlock()
 
-		live := s.ws == c && s.open && !s.closing && c.state == wsOpen
+		live := c.live() && c.state == wsOpen
 		if live && len(out) > 0 {
-			o := l.wsOutput(s)
+			o := c.output()
 			*o = append(*o, out...)
 		}
 		if cap(out) > 2*outboxHighWater {
@@ -256,8 +255,7 @@ func (l *Loop) drainWebSocketNotes() {
 			c.Close(code, reason)
 		}
 		c.took(taken)
-		l.advance(s)
-		l.touch(s)
+		c.wake(true)
 		l.wsBuffered(c)
 	}
 }
@@ -270,7 +268,7 @@ func (l *Loop) wsBuffered(c *WebSocket) {
 		return
 	}
 	r.mu.Lock()
-	r.buffered = len(c.slot.send) + len(c.outbox)
+	r.buffered = c.unsent()
 	if len(r.pending)+r.buffered >= outboxHighWater {
 		r.mu.Unlock()
 		return

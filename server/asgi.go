@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
 	"github.com/m0serve/m0serve/ws"
@@ -141,7 +142,12 @@ func (w *bridgeJob) AcceptWebSocket(protocol []byte, headers *pybridge.Response,
 	}
 	if p := w.pool; p.accessLog {
 		e := &w.logEntry
-		e.setResponse(w.remote, &lj.Request, nil, 101, 0)
+		// An RFC 8441 accept over HTTP/2 is a 200, not a 101.
+		status := 101
+		if lj.Request.Version == http1.Version20 {
+			status = 200
+		}
+		e.setResponse(w.remote, &lj.Request, nil, status, 0)
 		if p.logFormat.timed {
 			e.duration = time.Duration(time.Now().UnixNano() - lj.Arrived)
 		}

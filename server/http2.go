@@ -41,6 +41,8 @@ func (c *Config) http2() *loop.HTTP2Config {
 			InitialWindowSize:    uint32(c.HTTP2InitialWindowSize),
 			MaxFrameSize:         uint32(c.HTTP2MaxFrameSize),
 			MaxHeaderListSize:    uint32(c.HTTP2MaxHeaderListSize),
+			// WebSockets over HTTP/2 (RFC 8441), wherever they are on.
+			EnableConnectProtocol: c.WS != "none",
 		},
 	}
 }

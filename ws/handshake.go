@@ -18,6 +18,10 @@ type Request struct {
 	Method []byte
 	HTTP11 bool // HTTP/1.1 or later
 	Host   bool // a Host field is present
+	// Extended is an HTTP/2 extended CONNECT with :protocol websocket
+	// (RFC 8441 §4): the stream is the connection, so there is no
+	// Upgrade, Connection or Sec-WebSocket-Key, and the method is CONNECT.
+	Extended bool
 
 	Upgrade    [][]byte // values of Upgrade fields
 	Connection [][]byte // values of Connection fields
@@ -78,7 +82,7 @@ func (r *Request) AddHeader(name, value []byte) {
 // IsWebSocket reports whether the request asks to upgrade to WebSocket: an
 // Upgrade field lists "websocket". Whether it asks correctly is Accept's
 // to say.
-func (r *Request) IsWebSocket() bool { return hasToken(r.Upgrade, "websocket") }
+func (r *Request) IsWebSocket() bool { return r.Extended || hasToken(r.Upgrade, "websocket") }
 
 // Protocols appends the subprotocols the client offers (§4.2.1 item 8, in
 // its order of preference) to dst.
@@ -154,6 +158,9 @@ type Handshake struct {
 // *HandshakeError.
 func Accept(r *Request, opts Options) (Handshake, error) {
 	var h Handshake
+	if r.Extended {
+		return acceptExtended(r, opts)
+	}
 	switch {
 	case string(r.Method) != "GET":
 		return h, ErrMethod
@@ -186,6 +193,28 @@ func Accept(r *Request, opts Options) (Handshake, error) {
 
 // validKey reports whether key is base64 for 16 bytes (§4.2.1 item 5):
 // 22 significant characters and "==".
+// acceptExtended checks an RFC 8441 request: of RFC 6455's fields only
+// the version, protocols and extensions apply (§5); it is answered with
+// a 200 that carries no Sec-WebSocket-Accept.
+func acceptExtended(r *Request, opts Options) (Handshake, error) {
+	var h Handshake
+	switch {
+	case len(r.Version) == 0:
+		return h, ErrNoVersion
+	case len(r.Version) != 1 || string(r.Version[0]) != "13":
+		return h, ErrVersion
+	}
+	if opts.Compression && len(r.Extensions) > 0 {
+		ext, err := negotiateDeflate(r.Extensions)
+		if err != nil {
+			return h, err
+		}
+		h.extension = ext
+		h.Compression = ext != ""
+	}
+	return h, nil
+}
+
 func validKey(key []byte) bool {
 	if len(key) != 24 {
 		return false

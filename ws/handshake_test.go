@@ -213,3 +213,21 @@ func TestDeflateNegotiation(t *testing.T) {
 		t.Errorf("malformed: got %v", err)
 	}
 }
+
+// RFC 8441: an extended CONNECT carries no key, Upgrade or Connection;
+// the version and the extensions still count.
+func TestAcceptExtendedConnect(t *testing.T) {
+	r := &Request{Method: []byte("CONNECT"), Extended: true, Version: [][]byte{[]byte("13")},
+		Extensions: [][]byte{[]byte("permessage-deflate; client_max_window_bits")}}
+	if !r.IsWebSocket() {
+		t.Fatal("IsWebSocket false for an extended CONNECT")
+	}
+	h, err := Accept(r, Options{Compression: true})
+	if err != nil || !h.Compression || h.Extension() == "" {
+		t.Fatalf("accept: %v %+v", err, h)
+	}
+	r.Version = [][]byte{[]byte("8")}
+	if _, err := Accept(r, Options{}); err != ErrVersion {
+		t.Fatalf("version 8: %v", err)
+	}
+}

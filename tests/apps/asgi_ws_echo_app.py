@@ -1,7 +1,8 @@
 """A raw ASGI WebSocket echo app for the conformance, interop, browser
 and idle-connection tests: it accepts with the first subprotocol the
 client offered and sends every message back as it came (text as text,
-bytes as bytes). GET /echo.html serves $E2E_DIR/echo.html (the browser
+bytes as bytes; "scope?" gets the scope's http_version, scheme and
+path). GET /echo.html serves $E2E_DIR/echo.html (the browser
 test's page); other plain HTTP requests get "echo"."""
 
 import os
@@ -29,7 +30,11 @@ async def app(scope, receive, send):
         message = await receive()
         if message["type"] == "websocket.disconnect":
             return
-        if message.get("text") is not None:
+        if message.get("text") == "scope?":
+            # How the WebSocket came (RFC 8441 over HTTP/2, or HTTP/1.1).
+            await send({"type": "websocket.send", "text": "%s %s %s" % (
+                scope["http_version"], scope["scheme"], scope["path"])})
+        elif message.get("text") is not None:
             await send({"type": "websocket.send", "text": message["text"]})
         else:
             await send({"type": "websocket.send", "bytes": message["bytes"]})
