@@ -54,7 +54,6 @@ var peerFlags = map[string]string{
 	"timeout-keep-alive":            "use --keepalive-timeout",
 	"timeout-graceful-shutdown":     "use --graceful-timeout",
 	"limit-max-requests":            "use --max-requests N (with --workers)",
-	"http":                          "no HTTP implementation to choose: m0serve has its own HTTP/1.1 parser",
 	"h11-max-incomplete-event-size": "use --max-head-size BYTES",
 	"log-config":                    "no logging configuration file: --log-level and --log-format json",
 	"use-colors":                    "no colours: the log is plain text (or --log-format json)",

@@ -16,7 +16,12 @@ import (
 func (c *Config) validateHTTP2() error {
 	switch {
 	case c.HTTP != "auto" && c.HTTP != "1" && c.HTTP != "2":
-		return &ConfigError{Flag: "http", Reason: fmt.Sprintf("%q: want auto, 1 or 2", c.HTTP)}
+		reason := fmt.Sprintf("%q: want auto, 1 or 2", c.HTTP)
+		if c.HTTP == "h11" || c.HTTP == "httptools" {
+			// uvicorn's --http picks a parser; here it picks versions.
+			reason += " (the HTTP versions served; m0serve has one parser of its own)"
+		}
+		return &ConfigError{Flag: "http", Reason: reason}
 	case c.HTTP2MaxConcurrentStreams < 1 || c.HTTP2MaxConcurrentStreams > 1<<31-1:
 		return &ConfigError{Flag: "http2-max-concurrent-streams", Reason: "must be between 1 and 2^31-1"}
 	case c.HTTP2InitialWindowSize < 65535 || c.HTTP2InitialWindowSize > 1<<31-1:

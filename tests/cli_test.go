@@ -140,6 +140,7 @@ func TestCommandLineMistakes(t *testing.T) {
 		{"bad boolean", []string{"plain"}, []string{"M0_ACCESS_LOG=sometimes"}, `M0_ACCESS_LOG="sometimes" (for --access-log): want true or false`},
 		{"negative spare threads", []string{"plain", "--max-client-waits", "-1"}, nil, "m0serve: --max-client-waits: -1: want 0 to 512"},
 		{"unknown protocol", []string{"plain"}, []string{"M0_HTTP=3"}, `m0serve: --http: "3": want auto, 1 or 2`},
+		{"uvicorn's --http", []string{"plain"}, []string{"M0_HTTP=httptools"}, `m0serve: --http: "httptools": want auto, 1 or 2 (the HTTP versions served; m0serve has one parser of its own)`},
 		{"no streams", []string{"plain", "--http2-max-concurrent-streams", "0"}, nil, "m0serve: --http2-max-concurrent-streams: must be between 1"},
 		{"small window", []string{"plain", "--http2-initial-window-size", "1K"}, nil, "m0serve: --http2-initial-window-size: must be between 65535"},
 		{"small frames", []string{"plain", "--http2-max-frame-size", "1000"}, nil, "m0serve: --http2-max-frame-size: must be between 16384"},
