@@ -100,7 +100,7 @@ func (l *Loop) deliverBody(s *slot, j *Job) bool {
 		s.deadline, s.deadlineKind = 0, deadlineNone
 	}
 	if done || len(j.inbox) > had {
-		j.cond.Broadcast()
+		l.tellReader(j)
 	}
 	return true
 }

@@ -101,6 +101,10 @@ type Config struct {
 	// gone to the connection: the poster may post again. A job whose
 	// client leaves first hears OnJobGone instead.
 	OnJobWritten func(owner any)
+	// OnJobReadable is called on the loop thread, under the job's lock as
+	// OnJobGone is, when a job whose TryRead came back pending has body
+	// bytes, the body's end or an error to read: the reader may try again.
+	OnJobReadable func(owner any)
 	// OnLoopResponse, when set, is called on the loop thread for each
 	// response the loop answers itself rather than a handler: a malformed
 	// or oversized request (400, 413, 414, 431, ...), a head that timed

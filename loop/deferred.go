@@ -124,7 +124,7 @@ func (l *Loop) detachJob(j *Job, err error) {
 		}
 	}
 	finished := j.finished
-	j.cond.Broadcast()
+	l.tellReader(j)
 	j.mu.Unlock()
 	l.jobWebSocketGone(j)
 	if finished {

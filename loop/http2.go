@@ -449,7 +449,7 @@ func (hc *h2conn) Data(st *http2.Stream, p []byte, end bool) {
 	if end {
 		j.bodyDone = true
 	}
-	j.cond.Broadcast()
+	l.tellReader(j)
 	queue := j.buffering && (j.bodyDone || len(j.inbox) >= inboxLimit)
 	if queue {
 		j.buffering = false

@@ -105,6 +105,9 @@ type Job struct {
 	// writtenWanted: a Post left the outbox full; the loop calls
 	// Config.OnJobWritten once it has emptied it.
 	writtenWanted bool
+	// readableWanted: a TryRead came back pending; the loop calls
+	// Config.OnJobReadable once the inbox has news.
+	readableWanted bool
 
 	// webSocket: a checked opening handshake (DeferWebSocket); once
 	// AcceptWebSocket is called, wsRemote is set until the loop writes
@@ -164,7 +167,7 @@ func (j *Job) reset() {
 	j.owner, j.inputEnded = nil, false
 	j.Carried = nil
 	j.clientWaiter = nil
-	j.writtenWanted = false
+	j.writtenWanted, j.readableWanted = false, false
 	j.webSocket, j.wsHandler, j.wsRemote = false, nil, nil
 	j.h2, j.stream, j.h2Ready = nil, nil, false
 	j.h2Unacked, j.h2Received, j.h2Ended, j.h2Broken, j.h2BodyAt = 0, 0, false, false, 0
@@ -224,39 +227,75 @@ func (j *Job) kickNow() {
 func (j *Job) Read(p []byte) (int, error) {
 	j.mu.Lock()
 	defer j.unlock()
+	for {
+		if n, err, ok := j.readLocked(p); ok {
+			return n, err
+		}
+		j.kickNow()
+		j.waitClient()
+	}
+}
+
+// TryRead is Read that never waits: the port of an event-loop handler,
+// which must not block. With no body bytes in yet it returns pending,
+// and the loop calls Config.OnJobReadable with the job's owner (SetOwner)
+// once bytes, the body's end or an error have arrived; a client that
+// leaves first is heard of through OnJobGone as well.
+func (j *Job) TryRead(p []byte) (n int, pending bool, err error) {
+	j.mu.Lock()
+	defer j.unlock()
+	if n, err, ok := j.readLocked(p); ok {
+		return n, false, err
+	}
+	j.readableWanted = true
+	return 0, true, nil
+}
+
+// readLocked takes what the inbox holds; ok is false when a reader must
+// wait for the loop. j.mu is held.
+func (j *Job) readLocked(p []byte) (n int, err error, ok bool) {
 	if !j.wantBody {
 		j.wantBody = true
 		j.notify()
 	}
-	for {
-		if j.inboxRead < len(j.inbox) {
-			if len(p) == 0 {
-				return 0, nil
-			}
-			wasFull := len(j.inbox) >= inboxLimit
-			n := copy(p, j.inbox[j.inboxRead:])
-			j.inboxRead += n
-			if j.inboxRead == len(j.inbox) {
-				j.inbox = j.inbox[:0]
-				j.inboxRead = 0
-				if wasFull || !j.bodyDone {
-					// The loop stops reading when the inbox is full; say
-					// there is room again.
-					j.notify()
-				}
-			}
-			return n, nil
+	if j.inboxRead < len(j.inbox) {
+		if len(p) == 0 {
+			return 0, nil, true
 		}
-		switch {
-		case j.bodyErr != nil:
-			return 0, j.bodyErr
-		case j.aborted:
-			return 0, ErrAborted
-		case j.bodyDone:
-			return 0, io.EOF
+		wasFull := len(j.inbox) >= inboxLimit
+		n := copy(p, j.inbox[j.inboxRead:])
+		j.inboxRead += n
+		if j.inboxRead == len(j.inbox) {
+			j.inbox = j.inbox[:0]
+			j.inboxRead = 0
+			if wasFull || !j.bodyDone {
+				// The loop stops reading when the inbox is full; say
+				// there is room again.
+				j.notify()
+			}
 		}
-		j.kickNow()
-		j.waitClient()
+		return n, nil, true
+	}
+	switch {
+	case j.bodyErr != nil:
+		return 0, j.bodyErr, true
+	case j.aborted:
+		return 0, ErrAborted, true
+	case j.bodyDone:
+		return 0, io.EOF, true
+	}
+	return 0, nil, false
+}
+
+// tellReader wakes a reader waiting for body news: Read's wait, or a
+// TryRead that came back pending (Config.OnJobReadable). j.mu is held.
+func (l *Loop) tellReader(j *Job) {
+	j.cond.Broadcast()
+	if j.readableWanted {
+		j.readableWanted = false
+		if j.owner != nil && l.cfg.OnJobReadable != nil {
+			l.cfg.OnJobReadable(j.owner)
+		}
 	}
 }
 

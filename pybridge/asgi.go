@@ -417,6 +417,12 @@ func (ex *ASGIExecutor) settleEndedLocked(e *asgiEvent) {
 		s.readBuf = nil // the thread has ended: no one lends it again
 	case eventWrite:
 		s.writing = false
+	case eventReadable:
+		// A pending read: no thread is left to read it into Python.
+		if s = e.job.slot; s == nil || s.job != e.job || !s.readPending {
+			return
+		}
+		s.readPending, s.reading = false, false
 	case eventWritten, eventGone:
 		// A posted piece's end (or its client's) resumes its write.
 		if s = e.job.slot; s == nil || s.job != e.job || !s.posted {

@@ -84,46 +84,32 @@ func TestASGIStopCancels(t *testing.T) {
 	})
 }
 
-// blockingWriter is a BodyWriter whose Write waits for a release: the
-// back-pressure of a full outbox.
-type blockingWriter struct {
-	recorder
-	entered chan struct{}
-	release chan struct{}
-}
-
-func (w *blockingWriter) Write(p []byte) (int, error) {
-	w.entered <- struct{}{}
-	<-w.release
-	return w.recorder.Write(p)
-}
-
-// While one request's send waits on a blocked write, the executor
-// serves others: the blocking call is off the event loop's thread, and
-// the send awaits (one piece out at a time).
+// While one request's send waits for its Written (the back-pressure of
+// a full outbox), the executor serves others: the wait holds no thread,
+// and the send awaits (one piece out at a time).
 func TestASGIBackPressureDoesNotBlockTheLoop(t *testing.T) {
 	s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: LoopAsyncio})
 	j := s.job(t, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
-	w := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	w := &postingWriter{pieces: make(chan string, 4)}
 	j.Writer = w
 	done := waiting.add(j)
 	s.queue.Push(j)
-	<-w.entered // the first piece is blocked in Write
+	var got []string
+	got = append(got, <-w.pieces) // the first piece waits for its Written
 	if r := s.get(t, "/hello").Response; string(r.Body()) != "hello" {
-		t.Fatalf("while blocked: %q", r.Body())
+		t.Fatalf("while waiting: %q", r.Body())
 	}
-	if len(w.chunks) != 0 {
-		t.Fatalf("chunks %q before the release", w.chunks)
+	if len(w.pieces) != 0 {
+		t.Fatalf("a second piece posted before the first's Written")
 	}
-	for i := 0; i < 3; i++ {
-		if i > 0 {
-			<-w.entered
-		}
-		w.release <- struct{}{}
+	for len(got) < 3 {
+		w.written(s.ex, j)
+		got = append(got, <-w.pieces)
 	}
+	w.written(s.ex, j)
 	<-done
-	if j.Response.Outcome() != Streamed || strings.Join(w.chunks, "|") != "one;|two;|three" {
-		t.Errorf("outcome %d chunks %q", j.Response.Outcome(), w.chunks)
+	if j.Response.Outcome() != Streamed || strings.Join(got, "|") != "one;|two;|three" || w.overlapped != 0 {
+		t.Errorf("outcome %d pieces %q, %d overlapped", j.Response.Outcome(), got, w.overlapped)
 	}
 }
 
@@ -134,12 +120,12 @@ func TestASGIClientGone(t *testing.T) {
 	eachLoop(t, func(t *testing.T, loop Loop) {
 		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop})
 		j := s.job(t, "GET /wait-disconnect?gone-"+loop.String()+" HTTP/1.1\r\nHost: x\r\n\r\n")
-		w := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
+		w := &postingWriter{pieces: make(chan string, 4)}
 		j.Writer = w
 		done := waiting.add(j)
 		s.queue.Push(j)
-		<-w.entered
-		w.release <- struct{}{}
+		<-w.pieces
+		w.written(s.ex, j)
 		s.ex.ClientGone(j)
 		<-done
 		if r := j.Response; r.Outcome() != Aborted || r.AppError() {

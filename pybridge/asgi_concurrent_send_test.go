@@ -98,11 +98,11 @@ func (c *countingSocket) AcceptWebSocket(protocol []byte, headers *Response, eve
 	return c, nil
 }
 
-func (c *countingSocket) Send(binary bool, payload []byte) error {
+func (c *countingSocket) Post(binary bool, payload []byte) (bool, error) {
 	c.mu.Lock()
 	c.sends++
 	c.mu.Unlock()
-	return c.fakeSocket.Send(binary, payload)
+	return c.fakeSocket.Post(binary, payload)
 }
 
 func (c *countingSocket) Close(code int, reason string) {

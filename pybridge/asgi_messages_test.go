@@ -286,15 +286,26 @@ func TestASGI2App(t *testing.T) {
 	}
 }
 
-// gatedReader holds its first piece until gate is closed.
+// gatedReader holds its pieces until open: a TryRead before then is
+// pending.
 type gatedReader struct {
 	pieces
 	gate chan struct{}
 }
 
-func (g *gatedReader) Read(p []byte) (int, error) {
-	<-g.gate
-	return g.pieces.Read(p)
+func (g *gatedReader) TryRead(p []byte) (int, bool, error) {
+	select {
+	case <-g.gate:
+		return g.pieces.TryRead(p)
+	default:
+		return 0, true, nil
+	}
+}
+
+// open lets the pieces in and tells the executor.
+func (g *gatedReader) open(ex *ASGIExecutor, j *Job) {
+	close(g.gate)
+	ex.Readable(j)
 }
 
 // A receive cancelled while its read is out loses nothing: the piece
@@ -310,7 +321,7 @@ func TestASGICancelledReceiveKeepsThePiece(t *testing.T) {
 		if got := string(s.get(t, "/seen?cancel-"+loop.String()).Response.Body()); got != "cancelled" {
 			t.Fatalf("seen %q", got)
 		}
-		close(g.gate)
+		g.open(s.ex, j)
 		<-done
 		if r := j.Response; r.Status() != 200 || string(r.Body()) != "abcdef" {
 			t.Errorf("%d %q", r.Status(), r.Body())
@@ -330,7 +341,7 @@ func TestASGIReceivePastTheTask(t *testing.T) {
 		done := waiting.add(j)
 		s.queue.Push(j)
 		got := string(s.get(t, "/seen?past-"+loop.String()).Response.Body())
-		close(g.gate) // the read still out ends; then the job completes
+		g.open(s.ex, j) // the read still out ends; then the job completes
 		<-done
 		if got != "http.disconnect" {
 			t.Errorf("the waiting receive got %q", got)
@@ -379,7 +390,7 @@ func TestASGIStopWithReadOut(t *testing.T) {
 		t.Fatal("completed while its read was still out")
 	default:
 	}
-	close(g.gate)
+	g.open(ex, j)
 	<-done
 	if r := j.Response; r.Outcome() != Complete || r.Status() != 503 {
 		t.Errorf("outcome %d status %d", r.Outcome(), r.Status())

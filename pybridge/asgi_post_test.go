@@ -80,7 +80,7 @@ func TestASGIPostedPiecesWaitForWritten(t *testing.T) {
 	})
 }
 
-// postingSocket is a WebSocketPoster that reports every message full:
+// postingSocket is a WebSocketConn that reports every message full:
 // each send waits for the written call the test makes.
 type postingSocket struct {
 	countingSocket
@@ -109,7 +109,7 @@ func (p *postingSocket) Post(binary bool, payload []byte) (bool, error) {
 	return true, nil
 }
 
-// WebSocket messages to a WebSocketPoster go without a goroutine: each
+// WebSocket messages to a WebSocketConn go without a goroutine: each
 // send waits for the poster's written call, no two are outstanding, every
 // message arrives in each task's order, and the close goes out after
 // them.

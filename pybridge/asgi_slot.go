@@ -17,27 +17,29 @@ import (
 // state is the C object's of the same slot id (asgi_conn.c); this holds
 // only what the job's hand-back waits on.
 //
-// A streamed response piece is posted to a PostWriter (the server's),
-// and a WebSocket message to a WebSocketPoster: nothing blocks, and the
-// send resumes at the next delivery, or once the server says the output
-// it filled has gone on (Written, the poster's SetWritten function).
-// The request body, and writes to a Writer or WebSocketConn without Post,
-// move through goroutines of the slot's own (made at first use, kept
-// with the slot), because BodyReader.Read, WebSocketConn.Send and
-// BodyWriter.Write block and the event loop must not: the goroutine does the blocking call without the GIL, and its
-// result comes back as an event through the wake descriptor, in the same
-// batch as new jobs. One read and one write at a time per request: a
-// send awaits its write, which is the back-pressure a full outbox exerts
-// (bounded memory: one piece per request out, and one per other task
-// sending on it meanwhile, queued in asgi_conn.c).
+// Nothing here blocks, by construction: a body read is a TryRead of the
+// job's Body (a TryReader), a streamed response piece is posted to its
+// Writer (a PostWriter), a WebSocket message to the accepted
+// WebSocketConn, all on the executor's thread (driven, the loop thread)
+// with the GIL held. A read that finds nothing waits for the server's
+// Readable; a post that fills the output waits for its Written (or the
+// conn's written function): that wait is the back-pressure, and no
+// thread blocks on it. One read and one write at a time per request: a
+// send awaits its post (bounded memory: one piece per request past the
+// output's limit, and one per other task sending on it meanwhile, queued
+// in asgi_conn.c). The result comes back as an event, delivered in the
+// same batch as new jobs.
 //
-// Fields but the channels are the executor thread's.
+// Fields are the executor thread's.
 type asgiSlot struct {
 	id  int
 	ex  *ASGIExecutor
 	job *Job
 
-	reading, writing bool // an op is out (on a goroutine, or posted)
+	reading, writing bool // an op is out
+	// readPending: the read out is a TryRead that found nothing yet:
+	// Readable (or ClientGone) tries again.
+	readPending bool
 	// posted: the write out is a piece the Writer took (PostWriter) that
 	// left its outbox full: Written or ClientGone resumes it.
 	posted    bool
@@ -48,20 +50,17 @@ type asgiSlot struct {
 	ws     *asgiWebSocket
 	wsConn WebSocketConn
 
-	reads   chan *Job
-	writes  chan asgiWrite
 	readBuf []byte // lent by the executor while a read is out
 }
 
 type asgiWrite struct {
-	job      *Job
 	head     bool
 	p        unsafe.Pointer // C memory: the bytes object the slot holds
 	n        int
 	trailers *Response
-	// conn: a WebSocket message (binary or text) rather than a body piece.
-	conn   WebSocketConn
-	binary bool
+	// message: a WebSocket message (binary or text) rather than a body
+	// piece.
+	message, binary bool
 }
 
 type asgiEventKind uint8
@@ -74,12 +73,13 @@ const (
 	eventWSMessage  // a WebSocket message from the client
 	eventWSClosed   // the WebSocket ended
 	eventWritten    // the server moved a posted piece on (Written)
-	eventWSWritten  // a posted WebSocket message's output went on (WebSocketPoster)
+	eventWSWritten  // a posted WebSocket message's output went on (WebSocketConn.SetWritten)
+	eventReadable   // the server has body news for a pending TryRead (Readable)
 )
 
 type asgiEvent struct {
 	slot *asgiSlot
-	job  *Job // eventGone, eventInputEnded, eventWritten: the slot is looked up on the executor's thread
+	job  *Job // eventGone, eventInputEnded, eventWritten, eventReadable: the slot is looked up on the executor's thread
 	kind asgiEventKind
 	n    int   // read: bytes in readBuf; 0 end of body; WebSocket: binary (1) or the close code
 	err  error // read: the reader failed; write: the client is gone
@@ -126,6 +126,7 @@ func newASGISlot(ex *ASGIExecutor, j *Job) *asgiSlot {
 	s.ex, s.job = ex, j
 	j.slot = s
 	s.reading, s.writing, s.completed, s.released, s.posted = false, false, false, false, false
+	s.readPending = false
 	return s
 }
 
@@ -165,106 +166,109 @@ func (s *asgiSlot) release() {
 	s.settle()
 }
 
+// TryReader is a BodyReader that can be read without waiting, on the
+// executor's thread (or, driven, the loop thread) with the GIL held: the
+// executor needs no goroutine for its reads. TryRead returns what has
+// arrived, io.EOF at the end; with nothing yet it returns pending, and the
+// server calls ASGIExecutor.Readable for the job once there is news (or
+// ClientGone).
+type TryReader interface {
+	TryRead(p []byte) (n int, pending bool, err error)
+}
+
+// errNotTryReader and errNotPostWriter fail the app's receive or send
+// when a job's Body or Writer cannot be driven without blocking: a bug in
+// the server, said in the log rather than hidden behind a thread.
+var (
+	errNotTryReader  = errors.New("pybridge: an ASGI job's Body must be a TryReader")
+	errNotPostWriter = errors.New("pybridge: an ASGI job's Writer must be a PostWriter")
+)
+
+// read sends the next body read out: tried at once; the result is
+// delivered later, as this runs inside the app's receive.
 func (s *asgiSlot) read() {
-	if s.reads == nil {
-		s.reads = make(chan *Job, 1)
-		go s.readLoop()
-	}
-	s.readBuf = s.ex.lendReadBuffer()
 	s.reading = true
-	s.reads <- s.job
-}
-
-// readLoop serves the slot's reads for its life. s.ex is read after each
-// receive: it changes only while no op is out.
-func (s *asgiSlot) readLoop() {
-	for j := range s.reads {
-		n, err := readPiece(j.Body, s.readBuf)
-		e := asgiEvent{slot: s, kind: eventRead, n: n, err: err}
-		if err != nil {
-			j.BodyErr = err
-		}
-		s.ex.post(e)
+	if s.job.Body == nil {
+		s.readBuf = s.ex.lendReadBuffer()
+		s.ex.postOwn(asgiEvent{slot: s, kind: eventRead})
+		return
+	}
+	r, ok := s.job.Body.(TryReader)
+	if !ok {
+		s.readBuf = s.ex.lendReadBuffer()
+		s.job.BodyErr = errNotTryReader
+		s.ex.postOwn(asgiEvent{slot: s, kind: eventRead, err: errNotTryReader})
+		return
+	}
+	if n, err, ok := s.tryRead(r); ok {
+		s.ex.postOwn(asgiEvent{slot: s, kind: eventRead, n: n, err: err})
 	}
 }
 
-func readPiece(r BodyReader, p []byte) (int, error) {
-	if r == nil {
-		return 0, nil
+// tryRead reads what has arrived into a lent buffer (s.readBuf); ok is
+// false when nothing has, and the read waits for Readable holding no
+// buffer.
+func (s *asgiSlot) tryRead(r TryReader) (n int, err error, ok bool) {
+	buf := s.ex.lendReadBuffer()
+	n, pending, err := r.TryRead(buf)
+	if pending {
+		s.ex.readBufs = append(s.ex.readBufs, buf)
+		s.readPending = true
+		return 0, nil, false
 	}
-	for {
-		n, err := r.Read(p)
-		if n > 0 {
-			return n, nil
-		}
-		if errors.Is(err, io.EOF) {
-			return 0, nil
-		}
-		if err != nil {
-			return 0, err
-		}
+	s.readBuf = buf
+	if errors.Is(err, io.EOF) {
+		return 0, nil, true
 	}
+	if err != nil {
+		s.job.BodyErr = err
+	}
+	return n, err, true
 }
 
-// PostWriter is a BodyWriter that takes a piece without blocking, called
-// on the executor's thread (or, driven, the loop thread) with the GIL
-// held: the executor needs no goroutine for its writes. Post copies all
-// of p; full says the Writer is past its limit with it, and the send
-// waits until the server calls ASGIExecutor.Written for the job (or
-// ClientGone). WriteHead and a TrailerWriter's WriteTrailers must not
-// block either.
+// PostWriter is the Writer of an ASGI job: it takes a streamed piece
+// without blocking, called on the executor's thread (or, driven, the loop
+// thread) with the GIL held. Post copies all of p; full says the Writer
+// is past its limit with it, and the send waits until the server calls
+// ASGIExecutor.Written for the job (or ClientGone). WriteHead and a
+// TrailerWriter's WriteTrailers must not block either.
 type PostWriter interface {
+	WriteHead(resp *Response) error
 	Post(p []byte) (full bool, err error)
 }
 
+// write posts a body piece (with the head before it and the trailers
+// after, when it carries them) or a WebSocket message. The send resumes
+// at the next delivery, or, when the post left the output full, once the
+// server says it has gone on.
 func (s *asgiSlot) write(w asgiWrite) {
-	if p, ok := w.conn.(WebSocketPoster); ok {
-		// A WebSocket message, posted as a body piece is below.
-		s.writing = true
-		full, err := p.Post(w.binary, unsafe.Slice((*byte)(w.p), w.n))
-		if full && err == nil {
-			s.posted = true
-			return
-		}
-		s.ex.postOwn(asgiEvent{slot: s, kind: eventWrite, err: err})
-		return
-	}
-	// A body piece (not a WebSocket message, whose job is done with):
-	// posted, with no goroutine. The send resumes at the next delivery,
-	// or once the server has moved a full outbox on (Written).
-	if pw, ok := s.postWriter(w); ok {
-		s.writing = true
-		full, err := s.post(&w, pw)
-		if full && err == nil {
-			s.posted = true
-			return
-		}
-		s.ex.postOwn(asgiEvent{slot: s, kind: eventWrite, err: err})
-		return
-	}
-	if s.writes == nil {
-		s.writes = make(chan asgiWrite, 1)
-		go s.writeLoop()
-	}
 	s.writing = true
-	w.job = s.job
-	s.writes <- w
-}
-
-func (s *asgiSlot) postWriter(w asgiWrite) (PostWriter, bool) {
-	if w.conn != nil {
-		return nil, false
+	var full bool
+	var err error
+	switch {
+	case !w.message:
+		full, err = s.post(&w)
+	case s.wsConn == nil:
+		err = ErrWebSocketGone
+	default:
+		full, err = s.wsConn.Post(w.binary, unsafe.Slice((*byte)(w.p), w.n))
 	}
-	pw, ok := s.job.Writer.(PostWriter)
-	return pw, ok
+	if full && err == nil {
+		s.posted = true
+		return
+	}
+	s.ex.postOwn(asgiEvent{slot: s, kind: eventWrite, err: err})
 }
 
-// post hands w to a PostWriter: the head, the piece, the trailers, none
-// of which blocks.
-func (s *asgiSlot) post(w *asgiWrite, pw PostWriter) (full bool, err error) {
-	bw := s.job.Writer
+// post hands a body piece to the job's PostWriter: the head, the piece,
+// the trailers, none of which blocks.
+func (s *asgiSlot) post(w *asgiWrite) (full bool, err error) {
+	pw, ok := s.job.Writer.(PostWriter)
+	if !ok {
+		return false, errNotPostWriter
+	}
 	if w.head {
-		if err := bw.WriteHead(s.job.Response); err != nil {
+		if err := pw.WriteHead(s.job.Response); err != nil {
 			return false, err
 		}
 	}
@@ -274,44 +278,11 @@ func (s *asgiSlot) post(w *asgiWrite, pw PostWriter) (full bool, err error) {
 		}
 	}
 	if w.trailers != nil {
-		if t, ok := bw.(TrailerWriter); ok {
+		if t, ok := pw.(TrailerWriter); ok {
 			return full, t.WriteTrailers(w.trailers)
 		}
 	}
 	return full, nil
-}
-
-func (s *asgiSlot) writeLoop() {
-	for w := range s.writes {
-		err := writePiece(w)
-		s.ex.post(asgiEvent{slot: s, kind: eventWrite, err: err})
-	}
-}
-
-func writePiece(w asgiWrite) error {
-	if w.conn != nil {
-		return w.conn.Send(w.binary, unsafe.Slice((*byte)(w.p), w.n))
-	}
-	bw := w.job.Writer
-	if bw == nil {
-		return errors.New("no writer")
-	}
-	if w.head {
-		if err := bw.WriteHead(w.job.Response); err != nil {
-			return err
-		}
-	}
-	if w.n > 0 {
-		if _, err := bw.Write(unsafe.Slice((*byte)(w.p), w.n)); err != nil {
-			return err
-		}
-	}
-	if w.trailers != nil {
-		if tw, ok := bw.(TrailerWriter); ok {
-			return tw.WriteTrailers(w.trailers)
-		}
-	}
-	return nil
 }
 
 // deliver runs on the executor's thread: a finished op back to Python.
@@ -345,19 +316,18 @@ func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 		} else {
 			C.m0_asgi_input_ended(C.int(s.id))
 		}
-	case eventRead:
-		s.reading = false
-		n := C.long(e.n)
-		if e.err != nil {
-			n = -1
+	case eventReadable:
+		if s = e.job.slot; s == nil || s.job != e.job || !s.readPending {
+			return
 		}
-		// The resume may send the next read out (a second receive
-		// waits), with a buffer of its own.
-		buf := s.readBuf
-		s.readBuf = nil
-		// Released or not: C drops its reference once no op is out.
-		C.m0_asgi_resume_read(C.int(s.id), (*C.char)(unsafe.Pointer(unsafe.SliceData(buf))), n)
-		ex.readBufs = append(ex.readBufs, buf)
+		s.readPending = false
+		n, err, ok := s.tryRead(s.job.Body.(TryReader))
+		if !ok {
+			return
+		}
+		ex.resumeRead(s, n, err)
+	case eventRead:
+		ex.resumeRead(s, e.n, e.err)
 	case eventWrite:
 		s.writing = false
 		rc := C.int(0)
@@ -368,6 +338,31 @@ func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 		C.m0_asgi_resume_write(C.int(s.id), rc)
 	}
 	s.settle()
+}
+
+// resumeRead hands a finished read to Python: n bytes of s.readBuf, 0
+// at the body's end, or the reader's error.
+func (ex *ASGIExecutor) resumeRead(s *asgiSlot, n int, err error) {
+	s.reading = false
+	size := C.long(n)
+	if err != nil {
+		size = -1
+	}
+	// The resume may send the next read out (a second receive waits),
+	// with a buffer of its own.
+	buf := s.readBuf
+	s.readBuf = nil
+	// Released or not: C drops its reference once no op is out.
+	C.m0_asgi_resume_read(C.int(s.id), (*C.char)(unsafe.Pointer(unsafe.SliceData(buf))), size)
+	ex.readBufs = append(ex.readBufs, buf)
+}
+
+// Readable tells the executor that the body a TryRead of j found empty
+// has news (bytes, its end, an error): the read tries again. Safe from
+// any goroutine (the server calls it on its loop thread); for a job with
+// no such read out it does nothing.
+func (ex *ASGIExecutor) Readable(j *Job) {
+	ex.post(asgiEvent{job: j, kind: eventReadable})
 }
 
 // ClientGone tells the executor that the client of j, a job it has not

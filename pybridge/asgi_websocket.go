@@ -36,28 +36,22 @@ type WebSocketEvents interface {
 	Closed(code int, reason []byte)
 }
 
-// WebSocketConn is an accepted WebSocket as the executor drives it.
+// WebSocketConn is an accepted WebSocket as the executor drives it, with
+// the GIL held on the executor's thread (driven, the loop thread): no
+// method may block.
 type WebSocketConn interface {
-	// Send queues a whole message, blocking while the connection's
-	// output is above its high-water mark; it fails once the connection
-	// is closing or closed.
-	Send(binary bool, payload []byte) error
+	// Post queues a whole message without waiting. full says the output
+	// is above its high-water mark with it; the send then waits until the
+	// connection calls the function SetWritten gave it (closed: the
+	// connection ended, and the send raises). It fails once the
+	// connection is closing or closed.
+	Post(binary bool, payload []byte) (full bool, err error)
+	// SetWritten is called once, right after the accept.
+	SetWritten(f func(closed bool))
 	// Close starts the close handshake with code and reason.
 	Close(code int, reason string)
 	// Taken: the app took one message Message delivered.
 	Taken()
-}
-
-// WebSocketPoster is a WebSocketConn that takes a message without
-// waiting, called with the GIL held on the executor's thread (driven, the
-// loop thread): the executor then needs no goroutine for its sends. full
-// says the output is above its high-water mark with the message; the
-// send then waits until the connection calls the function SetWritten gave
-// it (closed: the connection ended, and the send raises). The executor
-// calls SetWritten once, right after the accept.
-type WebSocketPoster interface {
-	Post(binary bool, payload []byte) (full bool, err error)
-	SetWritten(f func(closed bool))
 }
 
 // asgiWebSocket is a slot's WebSocketEvents: it posts each message to
@@ -131,16 +125,14 @@ func m0goASGIWSAccept(slot C.int, protocol *C.char, n C.size_t, headers *C.m0_re
 		return -2
 	}
 	s.ws, s.wsConn = events, conn
-	if p, ok := conn.(WebSocketPoster); ok {
-		ex := s.ex
-		p.SetWritten(func(closed bool) {
-			e := asgiEvent{ws: events, kind: eventWSWritten}
-			if closed {
-				e.err = ErrWebSocketGone
-			}
-			ex.post(e)
-		})
-	}
+	ex := s.ex
+	conn.SetWritten(func(closed bool) {
+		e := asgiEvent{ws: events, kind: eventWSWritten}
+		if closed {
+			e.err = ErrWebSocketGone
+		}
+		ex.post(e)
+	})
 	return 0
 }
 
@@ -148,7 +140,7 @@ func m0goASGIWSAccept(slot C.int, protocol *C.char, n C.size_t, headers *C.m0_re
 func m0goASGIWSSend(slot C.int, binary C.int, p *C.char, n C.size_t) {
 	s := asgiSlots[slot]
 	defer s.ex.catch()
-	s.write(asgiWrite{p: unsafe.Pointer(p), n: int(n), conn: s.wsConn, binary: binary != 0})
+	s.write(asgiWrite{p: unsafe.Pointer(p), n: int(n), message: true, binary: binary != 0})
 }
 
 //export m0goASGIWSClose

@@ -29,10 +29,12 @@ func (f *fakeSocket) AcceptWebSocket(protocol []byte, headers *Response, events 
 	return f, nil
 }
 
-func (f *fakeSocket) Send(binary bool, payload []byte) error {
+func (f *fakeSocket) Post(binary bool, payload []byte) (bool, error) {
 	f.sent <- string(payload)
-	return nil
+	return false, nil
 }
+
+func (f *fakeSocket) SetWritten(func(closed bool)) {}
 
 func (f *fakeSocket) Close(code int, reason string) {
 	f.mu.Lock()

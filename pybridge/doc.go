@@ -60,16 +60,18 @@
 // the differences:
 //   - One http.response.body is Complete with its length (over
 //     BufferLimit with a Writer it streams); several go to the Writer
-//     piece by piece (Streamed). A Writer that implements PostWriter
-//     takes each piece without blocking, on the executor's thread; the
-//     send awaits the server's Written when the piece filled its
-//     outbox: that wait is the back-pressure, and no thread blocks on
-//     it. Any other Writer is written on a goroutine of the slot's,
-//     the send awaiting its Write.
+//     piece by piece (Streamed). The Writer is a PostWriter: it takes
+//     each piece without blocking, on the executor's thread; the send
+//     awaits the server's Written when the piece filled its outbox:
+//     that wait is the back-pressure, and no thread blocks on it.
 //   - Response.Reason is empty: write http1.StatusText for the status.
 //   - http.response.pathsend is Response.File; trailers go to a Writer
 //     that implements TrailerWriter and are dropped otherwise.
 //   - The request body is read in pieces of up to 64 KiB as receive asks.
+//     The Body is a TryReader, read on the executor's thread without
+//     blocking: a receive that finds nothing awaits the server's
+//     Readable. Nothing on the Python side blocks, and no goroutine
+//     stands between it and the server (asgi_slot.go).
 //   - Completion may come before the task ends (a background task runs
 //     on); the job is not touched after it.
 //   - ClientGone(j): receive returns http.disconnect and send raises.
@@ -90,7 +92,17 @@
 // pass adds Written (OnJobWritten) before the post. Telling a task its client left: ClientGone -> post ->
 // eventfd -> _m0asgi.wake (C) -> deliver (Go) -> m0_asgi_client_gone (C)
 // -> set_result of the waiting receive's future -> the app: seven, down
-// from nine.
+// from nine. A body piece that had not arrived when receive asked, before
+// TryReader: receive (C) -> m0goASGIRead (Go) -> the slot's reader
+// goroutine -> BodyReader.Read, woken by the loop thread's pass -> post ->
+// eventfd -> _m0asgi.wake (C) -> deliver (Go) -> m0_asgi_resume_read (C)
+// -> set_result: nine. With TryReader: receive (C) -> m0goASGIRead (Go) ->
+// TryRead, pending; the loop thread's pass -> Readable (OnJobReadable) ->
+// post -> eventfd -> _m0asgi.wake (C) -> deliver (Go), TryRead again ->
+// m0_asgi_resume_read (C) -> set_result: eight, and no goroutine hand-off
+// (the measured cost of the FastAPI-body row); driven, the post and the
+// eventfd go: six. A piece already in when receive asks takes TryRead,
+// then the same delivery as a posted send.
 //
 // Driven (ASGIOptions.Driven, the server's --asgi-thread loop): after
 // startup the event loop, asyncio's, has no thread of its own. The
@@ -115,10 +127,9 @@
 // offered) and the headers, and the job completes Upgraded; the server then
 // reports messages and the close through WebSocketEvents (posted like a
 // body read, each held untaken until a receive takes it: the server's
-// back-pressure) and takes sends through WebSocketConn: posted, when it
-// is a WebSocketPoster (a send past the connection's high-water mark
-// awaits the poster's written call), else on the slot's write goroutine
-// (Send blocks above the mark, so a send awaits it). A close before accept is a 403, websocket.http.response.* the
+// back-pressure) and takes sends through WebSocketConn, posted (a send
+// past the connection's high-water mark awaits the conn's written call).
+// A close before accept is a 403, websocket.http.response.* the
 // app's own answer, an exception before accept a 500; after accept an
 // exception closes 1011 and a return 1000, and a send once closed raises
 // ClientDisconnected, not logged as the app's error.

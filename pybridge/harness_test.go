@@ -125,6 +125,12 @@ type pieces struct {
 	err  error // returned after the pieces instead of io.EOF, when set
 }
 
+// TryRead makes pieces an ASGI job's TryReader: every piece is in.
+func (p *pieces) TryRead(b []byte) (int, bool, error) {
+	n, err := p.Read(b)
+	return n, false, err
+}
+
 func (p *pieces) Read(b []byte) (int, error) {
 	for len(p.list) > 0 && len(p.list[0]) == 0 {
 		p.list = p.list[1:]
@@ -165,6 +171,12 @@ func (r *recorder) Write(p []byte) (int, error) {
 	}
 	r.chunks = append(r.chunks, string(p))
 	return len(p), nil
+}
+
+// Post makes a recorder an ASGI job's PostWriter: never full.
+func (r *recorder) Post(p []byte) (bool, error) {
+	_, err := r.Write(p)
+	return false, err
 }
 
 // header returns the first response field named name.

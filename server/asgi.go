@@ -108,6 +108,15 @@ func (p *bridgePool) jobWritten(owner any) {
 	}
 }
 
+// jobReadable is the loop's word (Config.OnJobReadable) that a body a
+// TryRead found empty has news: the task's receive goes on. On the loop
+// thread, under the loop job's lock, as jobGone.
+func (p *bridgePool) jobReadable(owner any) {
+	if w, ok := owner.(*bridgeJob); ok && p.executor != nil {
+		p.executor.Readable(&w.job)
+	}
+}
+
 // ClientGoneAtStart implements pybridge.GoneAtStart.
 func (w *bridgeJob) ClientGoneAtStart() (closed, inputEnded bool) {
 	return w.gone.Load(), w.inputEnded.Load()
@@ -183,15 +192,7 @@ func (h asgiWebSocket) OnClose(_ *loop.WebSocket, code ws.CloseCode, reason []by
 // asgiWebSocketConn is pybridge.WebSocketConn over the loop's Remote.
 type asgiWebSocketConn struct{ remote *loop.WebSocketRemote }
 
-func (c asgiWebSocketConn) Send(binary bool, payload []byte) error {
-	op := ws.OpText
-	if binary {
-		op = ws.OpBinary
-	}
-	return c.remote.Send(op, payload)
-}
-
-// Post implements pybridge.WebSocketPoster: a message queued without
+// Post implements pybridge.WebSocketConn: a message queued without
 // waiting, on the executor's thread or (driven) the loop thread.
 func (c asgiWebSocketConn) Post(binary bool, payload []byte) (bool, error) {
 	op := ws.OpText
@@ -201,7 +202,7 @@ func (c asgiWebSocketConn) Post(binary bool, payload []byte) (bool, error) {
 	return c.remote.Post(op, payload)
 }
 
-// SetWritten implements pybridge.WebSocketPoster.
+// SetWritten implements pybridge.WebSocketConn.
 func (c asgiWebSocketConn) SetWritten(f func(closed bool)) { c.remote.SetOnWritten(f) }
 
 func (c asgiWebSocketConn) Close(code int, reason string) {

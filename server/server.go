@@ -105,7 +105,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		jobGone func(any, loop.JobGone)
 		// jobWritten: the ASGI executor's posted pieces (Job.Post).
 		jobWritten func(any)
-		onExit     func()
+		// jobReadable: the ASGI executor's pending body reads (Job.TryRead).
+		jobReadable func(any)
+		onExit      func()
 		// passEnded: the inline policy's (--wsgi-inline auto).
 		passEnded func()
 		// stepper: the ASGI event loop, run by the loop thread.
@@ -138,7 +140,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 		if py.executor != nil {
 			handler = asgiRequests{}
-			jobGone, jobWritten = py.pool.jobGone, py.pool.jobWritten
+			jobGone, jobWritten, jobReadable = py.pool.jobGone, py.pool.jobWritten, py.pool.jobReadable
 			if py.executor.Driven() {
 				stepper = py.executor
 				onExit = py.executor.LeaveLoop
@@ -211,6 +213,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		Logf:             logf,
 		OnJobGone:        jobGone,
 		OnJobWritten:     jobWritten,
+		OnJobReadable:    jobReadable,
 		OnLoopResponse:   loopResponses,
 		WebSocket:        cfg.webSocket(),
 		OnPassEnd:        passEnd,
