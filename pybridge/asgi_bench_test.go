@@ -101,7 +101,7 @@ type counter struct{ bytes int }
 
 func (d *counter) WriteHead(*Response) error   { return nil }
 func (d *counter) Write(p []byte) (int, error) { d.bytes += len(p); return len(p), nil }
-func (d *counter) Post(p []byte) (bool, error)  { d.bytes += len(p); return false, nil }
+func (d *counter) Post(p []byte) (bool, error) { d.bytes += len(p); return false, nil }
 
 // A request body read in pieces and a streamed response allocate nothing
 // on the Go side either: the read and write goroutines are the slot's,
