@@ -586,24 +586,14 @@ func (ex *ASGIExecutor) spawn(j *Job) {
 	if j.slot != s {
 		return
 	}
-	if g, ok := j.Writer.(GoneAtStart); ok {
-		switch closed, inputEnded := g.ClientGoneAtStart(); {
+	if s.port != nil {
+		switch closed, inputEnded := s.port.ClientGoneAtStart(); {
 		case closed:
 			C.m0_asgi_client_gone(C.int(s.id))
 		case inputEnded:
 			C.m0_asgi_input_ended(C.int(s.id))
 		}
 	}
-}
-
-// GoneAtStart is implemented by a BodyWriter whose server may learn of a
-// departed client before the executor starts the job. ClientGone for a
-// job not yet started is ignored (it could be a note about the job's
-// previous use), so spawn asks this instead and tells the request at once.
-type GoneAtStart interface {
-	// ClientGoneAtStart: closed as for ClientGone, inputEnded as for
-	// ClientInputEnded.
-	ClientGoneAtStart() (closed, inputEnded bool)
 }
 
 // Stop ends the executor: jobs it has not started end with a 503, the

@@ -96,8 +96,11 @@ func (r *replay) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// counter is a BodyWriter that counts what it is sent and keeps nothing.
-type counter struct{ bytes int }
+// counter is a Port that counts what it is sent and keeps nothing.
+type counter struct {
+	recorder
+	bytes int
+}
 
 func (d *counter) WriteHead(*Response) error   { return nil }
 func (d *counter) Write(p []byte) (int, error) { d.bytes += len(p); return len(p), nil }

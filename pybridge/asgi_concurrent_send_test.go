@@ -95,21 +95,21 @@ type countingSocket struct {
 
 func (c *countingSocket) AcceptWebSocket(protocol []byte, headers *Response, events WebSocketEvents) (WebSocketConn, error) {
 	c.events = events
-	return c, nil
+	return socketConn{c}, nil
 }
 
-func (c *countingSocket) Post(binary bool, payload []byte) (bool, error) {
+func (c *countingSocket) postMessage(binary bool, payload []byte) (bool, error) {
 	c.mu.Lock()
 	c.sends++
 	c.mu.Unlock()
-	return c.fakeSocket.Post(binary, payload)
+	return c.fakeSocket.postMessage(binary, payload)
 }
 
-func (c *countingSocket) Close(code int, reason string) {
+func (c *countingSocket) close(code int, reason string) {
 	c.mu.Lock()
 	c.sendsAtClose = c.sends
 	c.mu.Unlock()
-	c.fakeSocket.Close(code, reason)
+	c.fakeSocket.close(code, reason)
 }
 
 // Four tasks send on one WebSocket at once: every message goes out

@@ -92,12 +92,12 @@ type postingSocket struct {
 
 func (p *postingSocket) AcceptWebSocket(protocol []byte, headers *Response, events WebSocketEvents) (WebSocketConn, error) {
 	p.events = events
-	return p, nil
+	return socketConn{p}, nil
 }
 
-func (p *postingSocket) SetWritten(f func(closed bool)) { p.written = f }
+func (p *postingSocket) setWritten(f func(closed bool)) { p.written = f }
 
-func (p *postingSocket) Post(binary bool, payload []byte) (bool, error) {
+func (p *postingSocket) postMessage(binary bool, payload []byte) (bool, error) {
 	p.mu.Lock()
 	if p.outstanding {
 		p.overlapped++

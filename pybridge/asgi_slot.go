@@ -19,8 +19,8 @@ import (
 //
 // Nothing here blocks, by construction: a body read is a TryRead of the
 // job's Body (a TryReader), a streamed response piece is posted to its
-// Writer (a PostWriter), a WebSocket message to the accepted
-// WebSocketConn, all on the executor's thread (driven, the loop thread)
+// Writer (a Port), a WebSocket message to the accepted WebSocketConn,
+// all on the executor's thread (driven, the loop thread)
 // with the GIL held. A read that finds nothing waits for the server's
 // Readable; a post that fills the output waits for its Written (or the
 // conn's written function): that wait is the back-pressure, and no
@@ -32,15 +32,16 @@ import (
 //
 // Fields are the executor thread's.
 type asgiSlot struct {
-	id  int
-	ex  *ASGIExecutor
-	job *Job
+	id   int
+	ex   *ASGIExecutor
+	job  *Job
+	port Port // the job's Writer as a Port; nil: none, or not a Port
 
 	reading, writing bool // an op is out
 	// readPending: the read out is a TryRead that found nothing yet:
 	// Readable (or ClientGone) tries again.
 	readPending bool
-	// posted: the write out is a piece the Writer took (PostWriter) that
+	// posted: the write out is a piece the Port took that
 	// left its outbox full: Written or ClientGone resumes it.
 	posted    bool
 	completed bool // the response is final; done waits for the ops
@@ -90,14 +91,6 @@ type asgiEvent struct {
 // asgiReadSize is the largest request body piece one receive returns.
 const asgiReadSize = 64 << 10
 
-// TrailerWriter is what a BodyWriter implements to send ASGI trailers
-// (http.response.trailers): called once after the last body block, with
-// the trailer fields as a Response's headers. Without it trailers are
-// dropped.
-type TrailerWriter interface {
-	WriteTrailers(trailers *Response) error
-}
-
 var (
 	asgiSlots     [C.M0_ASGI_MAX_SLOTS]*asgiSlot
 	asgiSlotsMu   sync.Mutex
@@ -124,6 +117,7 @@ func newASGISlot(ex *ASGIExecutor, j *Job) *asgiSlot {
 		return nil
 	}
 	s.ex, s.job = ex, j
+	s.port, _ = j.Writer.(Port)
 	j.slot = s
 	s.reading, s.writing, s.completed, s.released, s.posted = false, false, false, false, false
 	s.readPending = false
@@ -131,7 +125,7 @@ func newASGISlot(ex *ASGIExecutor, j *Job) *asgiSlot {
 }
 
 func (s *asgiSlot) free() {
-	s.ex, s.job = nil, nil
+	s.ex, s.job, s.port = nil, nil, nil
 	s.ws, s.wsConn = nil, nil
 	asgiSlotsMu.Lock()
 	asgiFreeSlots = append(asgiFreeSlots, s)
@@ -165,24 +159,6 @@ func (s *asgiSlot) release() {
 	s.released = true
 	s.settle()
 }
-
-// TryReader is a BodyReader that can be read without waiting, on the
-// executor's thread (or, driven, the loop thread) with the GIL held: the
-// executor needs no goroutine for its reads. TryRead returns what has
-// arrived, io.EOF at the end; with nothing yet it returns pending, and the
-// server calls ASGIExecutor.Readable for the job once there is news (or
-// ClientGone).
-type TryReader interface {
-	TryRead(p []byte) (n int, pending bool, err error)
-}
-
-// errNotTryReader and errNotPostWriter fail the app's receive or send
-// when a job's Body or Writer cannot be driven without blocking: a bug in
-// the server, said in the log rather than hidden behind a thread.
-var (
-	errNotTryReader  = errors.New("pybridge: an ASGI job's Body must be a TryReader")
-	errNotPostWriter = errors.New("pybridge: an ASGI job's Writer must be a PostWriter")
-)
 
 // read sends the next body read out: tried at once; the result is
 // delivered later, as this runs inside the app's receive.
@@ -226,17 +202,6 @@ func (s *asgiSlot) tryRead(r TryReader) (n int, err error, ok bool) {
 	return n, err, true
 }
 
-// PostWriter is the Writer of an ASGI job: it takes a streamed piece
-// without blocking, called on the executor's thread (or, driven, the loop
-// thread) with the GIL held. Post copies all of p; full says the Writer
-// is past its limit with it, and the send waits until the server calls
-// ASGIExecutor.Written for the job (or ClientGone). WriteHead and a
-// TrailerWriter's WriteTrailers must not block either.
-type PostWriter interface {
-	WriteHead(resp *Response) error
-	Post(p []byte) (full bool, err error)
-}
-
 // write posts a body piece (with the head before it and the trailers
 // after, when it carries them) or a WebSocket message. The send resumes
 // at the next delivery, or, when the post left the output full, once the
@@ -260,27 +225,24 @@ func (s *asgiSlot) write(w asgiWrite) {
 	s.ex.postOwn(asgiEvent{slot: s, kind: eventWrite, err: err})
 }
 
-// post hands a body piece to the job's PostWriter: the head, the piece,
-// the trailers, none of which blocks.
+// post hands a body piece to the job's Port: the head, the piece, the
+// trailers, none of which blocks.
 func (s *asgiSlot) post(w *asgiWrite) (full bool, err error) {
-	pw, ok := s.job.Writer.(PostWriter)
-	if !ok {
-		return false, errNotPostWriter
+	if s.port == nil {
+		return false, errNotPort
 	}
 	if w.head {
-		if err := pw.WriteHead(s.job.Response); err != nil {
+		if err := s.port.WriteHead(s.job.Response); err != nil {
 			return false, err
 		}
 	}
 	if w.n > 0 {
-		if full, err = pw.Post(unsafe.Slice((*byte)(w.p), w.n)); err != nil {
+		if full, err = s.port.Post(unsafe.Slice((*byte)(w.p), w.n)); err != nil {
 			return false, err
 		}
 	}
 	if w.trailers != nil {
-		if t, ok := pw.(TrailerWriter); ok {
-			return full, t.WriteTrailers(w.trailers)
-		}
+		return full, s.port.WriteTrailers(w.trailers)
 	}
 	return full, nil
 }
@@ -376,7 +338,7 @@ func (ex *ASGIExecutor) ClientGone(j *Job) {
 }
 
 // Written tells the executor that the server has moved on the piece a
-// PostWriter took with its outbox full: the send waiting on it resumes.
+// Port took with its outbox full: the send waiting on it resumes.
 // Call it from any goroutine (the server calls it on its loop thread,
 // whose kick of itself costs nothing); for a job with no such piece out
 // it does nothing.

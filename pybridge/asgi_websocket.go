@@ -10,18 +10,7 @@ import (
 	"unsafe"
 )
 
-// WebSocketAcceptor is what a job's Writer implements when the job is a
-// WebSocket handshake (Request.WebSocket): the ASGI app's websocket.accept
-// calls AcceptWebSocket on the executor's thread, with the GIL held (it
-// must not block). headers holds the app's extra 101 fields (Header and
-// HeaderLen); events is where the server reports the connection's
-// messages and its end, from any goroutine. After it succeeds the job
-// completes Upgraded.
-type WebSocketAcceptor interface {
-	AcceptWebSocket(protocol []byte, headers *Response, events WebSocketEvents) (WebSocketConn, error)
-}
-
-// ErrWebSocketGone is what AcceptWebSocket returns when the client left
+// ErrWebSocketGone is what Port.AcceptWebSocket returns when the client left
 // before the accept: the app's send raises ClientDisconnected. Any other
 // error raises ValueError (a header or subprotocol the server refused).
 var ErrWebSocketGone = errors.New("pybridge: the WebSocket client left before the accept")
@@ -108,8 +97,7 @@ func m0goASGIWSAccept(slot C.int, protocol *C.char, n C.size_t, headers *C.m0_re
 	s := asgiSlots[slot]
 	rc = -2 // what a panic in the acceptor leaves
 	defer s.ex.catch()
-	acceptor, ok := s.job.Writer.(WebSocketAcceptor)
-	if !ok {
+	if s.port == nil {
 		return -2
 	}
 	var p []byte
@@ -117,7 +105,7 @@ func m0goASGIWSAccept(slot C.int, protocol *C.char, n C.size_t, headers *C.m0_re
 		p = unsafe.Slice((*byte)(unsafe.Pointer(protocol)), int(n))
 	}
 	events := &asgiWebSocket{slot: s, ex: s.ex}
-	conn, err := acceptor.AcceptWebSocket(p, s.job.Response, events)
+	conn, err := s.port.AcceptWebSocket(p, s.job.Response, events)
 	if errors.Is(err, ErrWebSocketGone) {
 		return -1
 	}

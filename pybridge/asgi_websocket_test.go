@@ -6,8 +6,26 @@ import (
 	"time"
 )
 
-// fakeSocket is a Writer that takes WebSocket accepts, and the accepted
-// connection: what the server side does, recorded.
+// socketConn is the WebSocketConn a fake's AcceptWebSocket returns (a
+// Port's Post and a WebSocketConn's differ): its calls go to the fake.
+type socketConn struct{ fake webSocketFake }
+
+type webSocketFake interface {
+	postMessage(binary bool, payload []byte) (bool, error)
+	setWritten(f func(closed bool))
+	close(code int, reason string)
+	takeOne()
+}
+
+func (c socketConn) Post(binary bool, payload []byte) (bool, error) {
+	return c.fake.postMessage(binary, payload)
+}
+func (c socketConn) SetWritten(f func(closed bool)) { c.fake.setWritten(f) }
+func (c socketConn) Close(code int, reason string)  { c.fake.close(code, reason) }
+func (c socketConn) Taken()                         { c.fake.takeOne() }
+
+// fakeSocket is a Port that takes WebSocket accepts, and the accepted
+// connection behind a socketConn: what the server side does, recorded.
 type fakeSocket struct {
 	recorder
 	mu       sync.Mutex
@@ -26,23 +44,23 @@ func (f *fakeSocket) AcceptWebSocket(protocol []byte, headers *Response, events 
 		f.headers = append(f.headers, string(n)+": "+string(v))
 	}
 	f.events = events
-	return f, nil
+	return socketConn{f}, nil
 }
 
-func (f *fakeSocket) Post(binary bool, payload []byte) (bool, error) {
+func (f *fakeSocket) postMessage(binary bool, payload []byte) (bool, error) {
 	f.sent <- string(payload)
 	return false, nil
 }
 
-func (f *fakeSocket) SetWritten(func(closed bool)) {}
+func (f *fakeSocket) setWritten(func(closed bool)) {}
 
-func (f *fakeSocket) Close(code int, reason string) {
+func (f *fakeSocket) close(code int, reason string) {
 	f.mu.Lock()
 	f.closes++
 	f.mu.Unlock()
 }
 
-func (f *fakeSocket) Taken() {
+func (f *fakeSocket) takeOne() {
 	f.mu.Lock()
 	f.taken++
 	f.mu.Unlock()

@@ -60,13 +60,12 @@
 // the differences:
 //   - One http.response.body is Complete with its length (over
 //     BufferLimit with a Writer it streams); several go to the Writer
-//     piece by piece (Streamed). The Writer is a PostWriter: it takes
+//     piece by piece (Streamed). The Writer is a Port: it takes
 //     each piece without blocking, on the executor's thread; the send
 //     awaits the server's Written when the piece filled its outbox:
 //     that wait is the back-pressure, and no thread blocks on it.
 //   - Response.Reason is empty: write http1.StatusText for the status.
-//   - http.response.pathsend is Response.File; trailers go to a Writer
-//     that implements TrailerWriter and are dropped otherwise.
+//   - http.response.pathsend is Response.File; trailers go to the Port.
 //   - The request body is read in pieces of up to 64 KiB as receive asks.
 //     The Body is a TryReader, read on the executor's thread without
 //     blocking: a receive that finds nothing awaits the server's
@@ -79,12 +78,12 @@
 //     http.disconnect, send goes on.
 //
 // Hops, counted as calls that cross a language, a goroutine, a thread or
-// the wake descriptor. A streamed send, before PostWriter: send (C) ->
+// the wake descriptor. A streamed send, before posting: send (C) ->
 // m0goASGIWrite (Go) -> the slot's writer goroutine -> BodyWriter.Write
 // -> (the loop thread's pass) -> post -> eventfd -> _m0asgi.wake (C) ->
 // deliver (Go) -> m0_asgi_resume_write (C) -> the future's set_result:
 // ten (fourteen while Python held the send state machine). Posted, with
-// room in the outbox: send (C) -> m0goASGIWrite (Go) -> PostWriter.Post
+// room in the outbox: send (C) -> m0goASGIWrite (Go) -> Port.Post
 // -> post -> eventfd -> _m0asgi.wake (C) -> deliver (Go) ->
 // m0_asgi_resume_write (C) -> set_result: eight, with the loop thread's
 // pass moving the bytes beside it; driven, the post and the eventfd go
@@ -110,7 +109,7 @@
 // completions: it spawns the jobs the pass queued and runs one iteration
 // of the loop (its _run_once), so a request the app answers without
 // suspending goes out in the pass that parsed it: no eventfd, no wake in
-// either direction. A streamed piece is posted there (PostWriter), its
+// either direction. A streamed piece is posted there (Port.Post), its
 // send resumed by the next Step, or after Written once the loop has sent
 // a full outbox on, called on the loop thread itself; what goroutines
 // post (body pieces, WebSocket messages, ClientGone) raises a flag and
@@ -123,7 +122,7 @@
 // A job whose Request.WebSocket is set runs as the websocket scope (spec
 // 2.5). Its receive says websocket.connect, then the client's messages,
 // then websocket.disconnect (the client's code; repeated). websocket.accept
-// calls the Writer's WebSocketAcceptor with the subprotocol (one the client
+// calls the Port's AcceptWebSocket with the subprotocol (one the client
 // offered) and the headers, and the job completes Upgraded; the server then
 // reports messages and the close through WebSocketEvents (posted like a
 // body read, each held untaken until a receive takes it: the server's

@@ -173,11 +173,23 @@ func (r *recorder) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Post makes a recorder an ASGI job's PostWriter: never full.
+// Post, WriteTrailers, AcceptWebSocket and ClientGoneAtStart make a
+// recorder an ASGI job's Port: never full, trailers and WebSockets
+// refused, the client there.
 func (r *recorder) Post(p []byte) (bool, error) {
 	_, err := r.Write(p)
 	return false, err
 }
+
+func (r *recorder) WriteTrailers(*Response) error { return nil }
+
+func (r *recorder) AcceptWebSocket([]byte, *Response, WebSocketEvents) (WebSocketConn, error) {
+	return nil, errNoWebSocket
+}
+
+func (r *recorder) ClientGoneAtStart() (closed, inputEnded bool) { return false, false }
+
+var errNoWebSocket = errors.New("the test's writer takes no WebSocket")
 
 // header returns the first response field named name.
 func header(r *Response, name string) (string, bool) {

@@ -42,7 +42,7 @@ type Request struct {
 
 	// WebSocket: the request is a checked WebSocket opening handshake; an
 	// ASGI executor serves it as the websocket scope, and the job's
-	// Writer implements WebSocketAcceptor.
+	// Writer is a Port.
 	WebSocket bool
 }
 

@@ -23,7 +23,7 @@ const (
 	// Aborted: the head went out, then the app failed or the client
 	// left; the server closes the connection without a valid end.
 	Aborted Outcome = 3
-	// Upgraded: an ASGI app accepted a WebSocket (WebSocketAcceptor);
+	// Upgraded: an ASGI app accepted a WebSocket (Port.AcceptWebSocket);
 	// the job is the connection's now: finish nothing.
 	Upgraded Outcome = 4
 	// Suspended: without a Writer, the body passed the job's GatherLimit;

@@ -117,7 +117,7 @@ func (p *bridgePool) jobReadable(owner any) {
 	}
 }
 
-// ClientGoneAtStart implements pybridge.GoneAtStart.
+// ClientGoneAtStart implements pybridge.Port.
 func (w *bridgeJob) ClientGoneAtStart() (closed, inputEnded bool) {
 	return w.gone.Load(), w.inputEnded.Load()
 }
@@ -137,7 +137,7 @@ func (asgiRequests) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 	w.Defer()
 }
 
-// AcceptWebSocket implements pybridge.WebSocketAcceptor: the app's
+// AcceptWebSocket implements pybridge.Port: the app's
 // websocket.accept, on the executor's thread. The 101's access-log line
 // is made first: the loop reuses the job once it has written the 101.
 func (w *bridgeJob) AcceptWebSocket(protocol []byte, headers *pybridge.Response,

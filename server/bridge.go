@@ -332,7 +332,7 @@ func (w *bridgeJob) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Post implements pybridge.PostWriter: an ASGI streamed piece, posted to
+// Post implements pybridge.Port: an ASGI streamed piece, posted to
 // the loop job without waiting, on the executor's thread or (driven) the
 // loop thread. When it leaves the outbox full, jobWritten says when the
 // loop has emptied it.
@@ -344,9 +344,9 @@ func (w *bridgeJob) Post(p []byte) (bool, error) {
 	return full, err
 }
 
-var _ pybridge.TrailerWriter = (*bridgeJob)(nil)
+var _ pybridge.Port = (*bridgeJob)(nil)
 
-// WriteTrailers implements pybridge.TrailerWriter: ASGI
+// WriteTrailers implements pybridge.Port: ASGI
 // http.response.trailers fields go after the chunked body's last chunk
 // (the loop drops them when the response is not chunked). A field RFC 9110
 // §6.5.1 keeps out of trailers (Content-Length, Content-Type, Set-Cookie,
