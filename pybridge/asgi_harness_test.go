@@ -3,6 +3,7 @@ package pybridge
 import (
 	"os"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,6 +28,7 @@ func init() {
 // locked thread calling Step, waiting for a kick or the step's deadline.
 type driver struct {
 	kick, stop, done chan struct{}
+	steps            atomic.Int64 // Steps returned
 }
 
 func drive(ex *ASGIExecutor) *driver {
@@ -44,6 +46,7 @@ func drive(ex *ASGIExecutor) *driver {
 		for {
 			now := time.Now().UnixNano()
 			due := ex.Step(now)
+			d.steps.Add(1)
 			wait := time.Millisecond // jobs pushed from other goroutines kick nothing: look often
 			if due != 0 {
 				wait = min(wait, time.Duration(due-now))

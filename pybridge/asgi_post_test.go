@@ -162,3 +162,49 @@ func TestASGIPostedMessagesWaitForWritten(t *testing.T) {
 		p.events.Closed(4001, nil)
 	})
 }
+
+// stepWriter is a Port that notes, for each piece, how many Steps of
+// its driver had returned when the piece was posted.
+type stepWriter struct {
+	recorder
+	driver *driver
+	steps  []int64
+}
+
+func (w *stepWriter) Post(p []byte) (bool, error) {
+	w.steps = append(w.steps, w.driver.steps.Load())
+	return w.recorder.Post(p)
+}
+
+// Driven, a task whose send was posted with room runs on in the same
+// Step: every piece of a streamed response is posted in one Step, so
+// they leave the loop in one send, not one per pass.
+func TestASGIDrivenPiecesMeetInOneStep(t *testing.T) {
+	app := loadApp(t, "asgi_spec_app:app")
+	q := NewQueue(8)
+	ex, err := interp.StartASGI(app, ASGIOptions{Loop: LoopAsyncio, Driven: true}, q, waiting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := drive(ex)
+	s := &asgiServer{ex: ex, queue: q, app: app}
+	defer func() {
+		q.Close()
+		d.end()
+		if err := ex.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	j := s.job(t, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+	w := &stepWriter{driver: d}
+	j.Writer = w
+	s.run(j)
+	if j.Response.Outcome() != Streamed || strings.Join(w.chunks, "|") != "one;|two;|three" {
+		t.Fatalf("outcome %d pieces %q", j.Response.Outcome(), w.chunks)
+	}
+	for _, step := range w.steps[1:] {
+		if step != w.steps[0] {
+			t.Fatalf("pieces posted after %v Steps: one Step each, not one for all", w.steps)
+		}
+	}
+}
