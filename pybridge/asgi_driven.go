@@ -22,7 +22,7 @@ import (
 // gives without suspending is written in that same pass: no eventfd, no
 // thread to wake and none to wake the loop back. A streamed piece is
 // posted to the loop job on the loop thread too (Port.Post), its send
-// resumed by the next Step, or once the loop has sent a full outbox on.
+// resumed in the same Step, or once the loop has sent a full outbox on.
 // What other goroutines post (a body piece read, a WebSocket message, a
 // closed connection) raises signaled and kicks the loop (Loop.Kick), as
 // a job's news does.
@@ -45,9 +45,9 @@ type drivenState struct {
 	failed   bool                   // entering failed: jobs get 503
 	due      int64                  // the next timer (unix ns), 0 none
 	held     *Job                   // taken by Step's look for work, not yet spawned
-	// postedHere: a callback of this Step finished an op on the loop
-	// thread (postHere): its task can run on within the Step.
-	postedHere bool
+	// streamedHere: a callback of this Step posted a response body piece
+	// with room to spare: its task may post the next one in another round.
+	streamedHere bool
 
 	// The watcher of the loop's descriptors.
 	ioReady   atomic.Bool
@@ -88,7 +88,7 @@ func (ex *ASGIExecutor) Step(now int64) int64 {
 		return ex.due
 	}
 	ex.loopT.acquire()
-	ex.postedHere = false
+	ex.streamedHere = false
 	if ex.wake() {
 		// Stopping is Stop's, after the loop has ended: nothing to do.
 		ex.loopT.release()
@@ -96,13 +96,16 @@ func (ex *ASGIExecutor) Step(now int64) int64 {
 		return 0
 	}
 	wait := float64(C.m0_asgi_step(ex.c, cbool(io), cbool(ex.due != 0 && now >= ex.due)))
-	// A send posted with room, or a read that found its bytes in, resumes
-	// here, not a pass later: the task runs on in this Step, so the pieces
-	// of a streamed response meet in the outbox and leave in one send (a
-	// send each, 16 per response in the stream row, was the kernel's
-	// time). A post that fills the outbox waits for Written and ends it.
-	for rounds := 1; ex.postedHere && rounds < stepRounds; rounds++ {
-		ex.postedHere = false
+	// A body piece posted with room resumes its send here, not a pass
+	// later: the task runs on in this Step, so the pieces of a streamed
+	// response meet in the outbox and leave in one send (a send each, 16
+	// per response in the stream row, was the kernel's time). A post that
+	// fills the outbox waits for Written and ends it. Only for pieces: a
+	// round for a read or a WebSocket message gathers nothing, and only
+	// takes its resume out of the next pass's batch (bench/README.md,
+	// "The stream gathered in one Step").
+	for rounds := 1; ex.streamedHere && rounds < stepRounds; rounds++ {
+		ex.streamedHere = false
 		if ex.wake() {
 			break
 		}
@@ -284,7 +287,6 @@ func (ex *ASGIExecutor) postHere(e asgiEvent) {
 	ex.events = append(ex.events, e)
 	ex.mu.Unlock()
 	ex.signaled.Store(true)
-	ex.postedHere = true
 }
 
 // logLine is a line through the server's logger (SetLog), or stderr.

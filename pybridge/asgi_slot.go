@@ -222,6 +222,9 @@ func (s *asgiSlot) write(w asgiWrite) {
 		s.posted = true
 		return
 	}
+	if !w.message && err == nil {
+		s.ex.streamedHere = s.ex.stepping
+	}
 	s.ex.postOwn(asgiEvent{slot: s, kind: eventWrite, err: err})
 }
 

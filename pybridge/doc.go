@@ -87,7 +87,8 @@
 // -> post -> eventfd -> _m0asgi.wake (C) -> deliver (Go) ->
 // m0_asgi_resume_write (C) -> set_result: eight, with the loop thread's
 // pass moving the bytes beside it; driven, the post and the eventfd go
-// (the next Step delivers): six. With the outbox full the loop thread's
+// (the same Step delivers, in its next round): six, and the pieces of one
+// response leave in one send. With the outbox full the loop thread's
 // pass adds Written (OnJobWritten) before the post. Telling a task its client left: ClientGone -> post ->
 // eventfd -> _m0asgi.wake (C) -> deliver (Go) -> m0_asgi_client_gone (C)
 // -> set_result of the waiting receive's future -> the app: seven, down
@@ -110,8 +111,9 @@
 // of the loop (its _run_once), so a request the app answers without
 // suspending goes out in the pass that parsed it: no eventfd, no wake in
 // either direction. A streamed piece is posted there (Port.Post), its
-// send resumed by the next Step, or after Written once the loop has sent
-// a full outbox on, called on the loop thread itself; what goroutines
+// send resumed in the same Step (it runs the event loop again while its
+// own callbacks finish ops, up to 32 rounds), or after Written once the
+// loop has sent a full outbox on, called on the loop thread itself; what goroutines
 // post (body pieces, WebSocket messages, ClientGone) raises a flag and
 // kicks the loop (loop.Stepper's Pending).
 // The loop's timers become the loop thread's wait deadline; its own
