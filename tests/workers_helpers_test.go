@@ -322,23 +322,51 @@ func waitSockets(t *testing.T, port string, want int) {
 	}
 }
 
-// waitState waits until pid's state (proc(5) stat field 3) is state.
-func waitState(t *testing.T, pid int, state string) {
+// waitStopped waits until every thread of pid is stopped (state T).
+// The leader's state alone is not enough: SIGSTOP reaches each thread in
+// turn, and the loop thread still running after the leader stopped took a
+// connection that then died with the process (io_uring's worker threads,
+// "iou-*", take no part in job control and are left out).
+func waitStopped(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := string(data)
-		fields := strings.Fields(text[strings.LastIndexByte(text, ')')+1:])
-		if len(fields) > 0 && fields[0] == state {
+		running := runningThreads(t, pid)
+		if len(running) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("pid %d in state %v, want %s", pid, fields, state)
+			t.Fatalf("pid %d: threads not stopped: %v", pid, running)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// runningThreads names pid's threads not in state T, with their states.
+func runningThreads(t *testing.T, pid int) []string {
+	t.Helper()
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var running []string
+	for _, task := range tasks {
+		data, err := os.ReadFile(filepath.Join(dir, task.Name(), "stat"))
+		if err != nil {
+			continue // the thread ended
+		}
+		text := string(data)
+		open, end := strings.IndexByte(text, '('), strings.LastIndexByte(text, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		name := text[open+1 : end]
+		fields := strings.Fields(text[end+1:])
+		if strings.HasPrefix(name, "iou-") || len(fields) == 0 || fields[0] == "T" {
+			continue
+		}
+		running = append(running, task.Name()+" "+name+" "+fields[0])
+	}
+	return running
 }

@@ -85,9 +85,10 @@ func testQueuedConnectionsSurviveKill(t *testing.T, env []string) {
 	s := startWorkers(t, workersAppDir(t, "v1"), env, "--workers", "2", "--worker-timeout", "0")
 	victim := s.readyPids()[0]
 	syscall.Kill(victim, syscall.SIGSTOP)
-	// SIGSTOP takes effect asynchronously: a connection accepted before it
-	// did would be lost with the process, as on any server.
-	waitState(t, victim, "T")
+	// SIGSTOP takes effect asynchronously, thread by thread: a connection
+	// accepted before it did would be lost with the process, as on any
+	// server.
+	waitStopped(t, victim)
 	type queued struct {
 		conn   net.Conn
 		answer chan string
