@@ -149,7 +149,7 @@ func (s *asgiSlot) settle() {
 }
 
 // complete: the response is final (C has set the outcome). The job goes
-// back once no goroutine still uses its reader or writer.
+// back once no read or write of it is out.
 func (s *asgiSlot) complete() {
 	s.completed = true
 	s.settle()
