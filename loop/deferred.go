@@ -366,10 +366,5 @@ func (l *Loop) sendOutbox(s *slot, j *Job) {
 	}
 	j.outbox = j.outbox[:0]
 	j.cond.Broadcast()
-	if j.writtenWanted {
-		j.writtenWanted = false
-		if j.owner != nil && l.cfg.OnJobWritten != nil {
-			l.cfg.OnJobWritten(j.owner)
-		}
-	}
+	l.tellWriter(j)
 }

@@ -157,12 +157,7 @@ func (l *Loop) sendStreamOutbox(s *slot, hc *h2conn, j *Job) bool {
 	}
 	j.outbox = j.outbox[:0]
 	j.cond.Broadcast()
-	if j.writtenWanted {
-		j.writtenWanted = false
-		if j.owner != nil && l.cfg.OnJobWritten != nil {
-			l.cfg.OnJobWritten(j.owner)
-		}
-	}
+	l.tellWriter(j)
 	return true
 }
 

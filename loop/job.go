@@ -287,6 +287,17 @@ func (j *Job) readLocked(p []byte) (n int, err error, ok bool) {
 	return 0, nil, false
 }
 
+// tellWriter tells a poster whose Post left the outbox full that the
+// loop has moved it on (Config.OnJobWritten). j.mu is held.
+func (l *Loop) tellWriter(j *Job) {
+	if j.writtenWanted {
+		j.writtenWanted = false
+		if j.owner != nil && l.cfg.OnJobWritten != nil {
+			l.cfg.OnJobWritten(j.owner)
+		}
+	}
+}
+
 // tellReader wakes a reader waiting for body news: Read's wait, or a
 // TryRead that came back pending (Config.OnJobReadable). j.mu is held.
 func (l *Loop) tellReader(j *Job) {
