@@ -56,6 +56,22 @@ func (h *harness) until(what string, cond func() bool) {
 	}
 }
 
+// untilReceived runs passes until ch has a value, and returns it (until's
+// bound applies).
+func untilReceived[T any](h *harness, what string, ch <-chan T) T {
+	h.t.Helper()
+	var v T
+	h.until(what, func() bool {
+		select {
+		case v = <-ch:
+			return true
+		default:
+			return false
+		}
+	})
+	return v
+}
+
 // passes runs n passes.
 func (h *harness) passes(n int) {
 	for i := 0; i < n; i++ {

@@ -98,15 +98,7 @@ func TestSetOwnerReportsEarlyEndOfInput(t *testing.T) {
 		hooked = nil
 		c := hs.connect()
 		hs.fb.write(c, "GET /early HTTP/1.1\r\nHost: x\r\n\r\n")
-		var j *Job
-		hs.until("the job taken", func() bool {
-			select {
-			case j = <-taken:
-				return true
-			default:
-				return false
-			}
-		})
+		j := untilReceived(hs, "the job taken", taken)
 		hs.fb.shutdownWrite(c)
 		hs.until("the end of input seen", func() bool {
 			j.mu.Lock()

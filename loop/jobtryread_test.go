@@ -41,6 +41,16 @@ func tryReadEcho(t *testing.T, readable <-chan any, pending *atomic.Int32) func(
 	}
 }
 
+// tryReadHarness is deferredHarness with tryReadEcho as the handler,
+// OnJobReadable feeding it; pending counts its pending reads, readable
+// holds any OnJobReadable left unanswered.
+func tryReadHarness(t *testing.T) (run func(func(*testing.T, *harness)), pending *atomic.Int32, readable chan any) {
+	readable = make(chan any, 1)
+	pending = new(atomic.Int32)
+	configure := func(c *Config) { c.OnJobReadable = func(owner any) { readable <- owner } }
+	return deferredHarness(t, deferEverything, tryReadEcho(t, readable, pending), configure), pending, readable
+}
+
 // TryRead never waits: a read that finds nothing is answered by
 // OnJobReadable once bytes, the end or an error arrive, and the body
 // comes through whole, in order, however it is cut, chunked or not, with
@@ -53,10 +63,8 @@ func TestTryReadAndOnJobReadable(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			readable := make(chan any, 1)
-			var pending atomic.Int32
-			configure := func(c *Config) { c.OnJobReadable = func(owner any) { readable <- owner } }
-			deferredHarness(t, deferEverything, tryReadEcho(t, readable, &pending), configure)(func(t *testing.T, hs *harness) {
+			run, pending, readable := tryReadHarness(t)
+			run(func(t *testing.T, hs *harness) {
 				pending.Store(0)
 				c := hs.connect()
 				raw := tc.head + tc.body
@@ -75,10 +83,8 @@ func TestTryReadAndOnJobReadable(t *testing.T) {
 		})
 	}
 	t.Run("expect 100-continue", func(t *testing.T) {
-		readable := make(chan any, 1)
-		var pending atomic.Int32
-		configure := func(c *Config) { c.OnJobReadable = func(owner any) { readable <- owner } }
-		deferredHarness(t, deferEverything, tryReadEcho(t, readable, &pending), configure)(func(t *testing.T, hs *harness) {
+		run, _, _ := tryReadHarness(t)
+		run(func(t *testing.T, hs *harness) {
 			c := hs.connect()
 			hs.fb.write(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
 			if got := hs.responses(c, 1)[0]; got != continue100 {
@@ -122,15 +128,7 @@ func TestTryReadPendingWhenClientLeaves(t *testing.T) {
 		hs.fb.write(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\nabc")
 		hs.passes(3)
 		hs.fb.resetRecv(c)
-		var err error
-		hs.until("the read's failure", func() bool {
-			select {
-			case err = <-failed:
-				return true
-			default:
-				return false
-			}
-		})
+		err := untilReceived(hs, "the read's failure", failed)
 		if err == nil || errors.Is(err, io.EOF) {
 			t.Fatalf("read after the client left: %v, want an error", err)
 		}

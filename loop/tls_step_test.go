@@ -109,14 +109,7 @@ func TestTLSRequestWithFinishedMeetsTheStep(t *testing.T) {
 		}
 		done <- err
 	}()
-	h.until("the response", func() bool {
-		select {
-		case err = <-done:
-			return true
-		default:
-			return false
-		}
-	})
+	err = untilReceived(h, "the response", done)
 	if err != nil {
 		t.Fatal(err)
 	}

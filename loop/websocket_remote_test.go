@@ -139,15 +139,7 @@ func TestWebSocketRemotePost(t *testing.T) {
 			continue
 		}
 		fulls++
-		var closed bool
-		h.until("OnWritten", func() bool {
-			select {
-			case closed = <-written:
-				return true
-			default:
-				return false
-			}
-		})
+		closed := untilReceived(h, "OnWritten", written)
 		if closed {
 			t.Fatalf("OnWritten said closed after Post %d", posted)
 		}

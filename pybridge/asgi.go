@@ -273,9 +273,8 @@ func (ex *ASGIExecutor) release() {
 	ex.fdMu.Lock()
 	ex.fdClosed = true
 	ex.fdMu.Unlock()
-	for i := range ex.events {
-		ex.settleEndedLocked(&ex.events[i])
-	}
+	// The last wake resumed every op still out (abandonWaits): what came
+	// since has nothing left to resume.
 	ex.events = nil
 	ex.mu.Unlock()
 	C.m0_wakefd_close(ex.readFD, ex.writeFD)
@@ -394,7 +393,6 @@ func (ex *ASGIExecutor) writeWake() {
 func (ex *ASGIExecutor) post(e asgiEvent) {
 	ex.mu.Lock()
 	if ex.fdClosed {
-		ex.settleEndedLocked(&e)
 		ex.mu.Unlock()
 		return
 	}
@@ -403,53 +401,39 @@ func (ex *ASGIExecutor) post(e asgiEvent) {
 	ex.signal()
 }
 
-// settleEndedLocked is deliver once the executor's thread has ended: a
-// read or write that was still out when Stop cancelled its task finishes
-// now, and the job it held back completes (its outcome was set at the
-// cancel). The bytes a write held stay referenced: without the thread
-// there is no GIL to drop them, and this happens once, at shutdown.
-// ex.mu is held.
-func (ex *ASGIExecutor) settleEndedLocked(e *asgiEvent) {
-	s := e.slot
-	switch e.kind {
-	case eventRead:
-		s.reading = false
-		s.readBuf = nil // the thread has ended: no one lends it again
-	case eventWrite:
-		s.writing = false
-	case eventReadable:
-		// A pending read: no thread is left to read it into Python.
-		if s = e.job.slot; s == nil || s.job != e.job || !s.readPending {
-			return
+// abandonWaits is the last wake's: every op still waiting on the server
+// (a read for Readable, a posted piece for Written) resumes as failed, as
+// it would for a client that left, so no op outlives the executor's
+// thread and every job goes back through C's settle while Python still
+// runs. Without it a job whose task was cancelled mid-wait would go back
+// only if its event came, after the thread had ended.
+func (ex *ASGIExecutor) abandonWaits() {
+	var waiting []*asgiSlot
+	asgiSlotsMu.Lock()
+	for _, s := range asgiSlots[:asgiSlotCount] {
+		if s.ex == ex && (s.readWaits || s.writeWaits) {
+			waiting = append(waiting, s)
 		}
-		s.readPending, s.reading = false, false
-	case eventWritten, eventGone:
-		// A posted piece's end (or its client's) resumes its write.
-		if s = e.job.slot; s == nil || s.job != e.job || !s.posted {
-			return
-		}
-		s.posted, s.writing = false, false
-	case eventWSWritten:
-		if s = e.ws.slot; s.ws != e.ws || !s.posted {
-			return
-		}
-		s.posted, s.writing = false, false
-	default:
-		return
 	}
-	if s.reading || s.writing || !s.completed || s.job == nil {
-		return
+	asgiSlotsMu.Unlock()
+	for _, s := range waiting {
+		// Each resume may free s, or settle the other wait's slot: look
+		// again at each.
+		if s.ex == ex && s.readWaits {
+			s.readWaits = false
+			ex.resumeRead(s, 0, errExecutorStopped)
+		}
+		if s.ex == ex {
+			s.endWriteWait(true)
+		}
 	}
-	j := s.job
-	s.job, j.slot = nil, nil
-	ex.done.Complete(j)
-	ex.inFlight--
 }
 
 // wake runs on the executor's thread with the GIL held: deliver what
 // finished, then take and spawn what the source has. It reports whether
-// the executor is stopping.
-func (ex *ASGIExecutor) wake() bool {
+// the executor is stopping. last: the Python half's final call, its
+// tasks cancelled and the event loop about to close.
+func (ex *ASGIExecutor) wake(last bool) bool {
 	// Down after the drain: a signal that came between the two wrote
 	// nothing, and what it signals (an event, a job) is looked for below;
 	// a signal after this writes. Lowered before the drain, a signal in
@@ -488,8 +472,11 @@ func (ex *ASGIExecutor) wake() bool {
 			ex.spawn(j)
 		}
 	}
-	if stopping {
+	if stopping || last {
 		ex.refuseQueued()
+		if last {
+			ex.abandonWaits()
+		}
 		return true
 	}
 	var cpu time.Duration

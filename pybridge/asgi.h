@@ -61,9 +61,9 @@ typedef struct {
 /* m0_asgi_conn is the plumbing every ASGI connection type shares, the
  * first member of each: the slot the Go side names it by (the slot table
  * holds a reference until the task has ended and no read or write is
- * out), the job's arena, the futures receives and sends wait on, the one
- * write and the one read that may be out, the writes queued behind it,
- * and the log line. */
+ * out: settle, asgi_conn.c), the job's arena, the futures receives and
+ * sends wait on, the one write and the one read that may be out, the
+ * writes queued behind it, and the log line. */
 struct m0_asgi_conn {
 	PyObject_HEAD
 	const m0_asgi_kind *kind;
@@ -78,7 +78,10 @@ struct m0_asgi_conn {
 	/* writes behind the one out, in call order (made at first use) */
 	m0_asgi_queued_write *queue;
 	uint32_t queue_head, queue_len, queue_cap;
-	uint8_t writer, head_sent, reading, writing, client_gone, read_failed,
+	/* reading, writing: a read or write is out on the Go side;
+	 * handing_back: the response is final and the job goes back once
+	 * neither is; ended: the task is over. */
+	uint8_t writer, head_sent, reading, writing, handing_back, client_gone, read_failed,
 	    input_ended, closed, ended;
 	uint8_t app_failed; /* the app raised (a WebSocket closes with 1011) */
 	int line_len;
@@ -183,14 +186,14 @@ void m0_wakefd_drain(int read_fd);
 void m0_wakefd_close(int read_fd, int write_fd);
 
 /* Go callbacks (asgi_callbacks.go), made with the GIL held: none blocks. */
-extern int m0goASGIWake(int executor);
+extern int m0goASGIWake(int executor, int last);
 extern void m0goASGIStarted(int executor, char *err, char *loop);
-extern void m0goASGIComplete(int slot);
+extern void m0goASGIComplete(int slot); /* hand the job back */
 extern void m0goASGIRead(int slot);
-extern void m0goASGIWrite(int slot, int head, char *p, size_t n, m0_response *trailers);
-extern void m0goASGIRelease(int slot);
+extern int m0goASGIWrite(int slot, int head, char *p, size_t n, m0_response *trailers);
+extern void m0goASGIFree(int slot); /* the slot id may be given out again */
 extern int m0goASGIWSAccept(int slot, char *protocol, size_t n, m0_response *headers);
-extern void m0goASGIWSSend(int slot, int binary, char *p, size_t n);
+extern int m0goASGIWSSend(int slot, int binary, char *p, size_t n);
 extern void m0goASGIWSClose(int slot, int code, char *reason, size_t n);
 extern void m0goASGIWSTaken(int slot);
 

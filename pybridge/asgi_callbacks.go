@@ -16,13 +16,13 @@ import (
 // held and the interpreter's frames half run.
 
 //export m0goASGIWake
-func m0goASGIWake(executor C.int) (stop C.int) {
+func m0goASGIWake(executor C.int, last C.int) (stop C.int) {
 	ex := asgiExecutors[executor]
 	if ex == nil {
 		return 1
 	}
 	defer ex.catch()
-	if ex.wake() || ex.panicked != nil {
+	if ex.wake(last != 0) || ex.panicked != nil {
 		// A callback panicked: the event loop stops, and run raises the
 		// panic once m0_asgi_run has returned.
 		return 1
@@ -41,7 +41,7 @@ func m0goASGIStarted(executor C.int, err *C.char, loop *C.char) {
 func m0goASGIComplete(slot C.int) {
 	s := asgiSlots[slot]
 	defer s.ex.catch()
-	s.complete()
+	s.handBack()
 }
 
 //export m0goASGIRead
@@ -52,21 +52,21 @@ func m0goASGIRead(slot C.int) {
 }
 
 //export m0goASGIWrite
-func m0goASGIWrite(slot C.int, head C.int, p *C.char, n C.size_t, trailers *C.m0_response) {
+func m0goASGIWrite(slot C.int, head C.int, p *C.char, n C.size_t, trailers *C.m0_response) (done C.int) {
 	s := asgiSlots[slot]
 	defer s.ex.catch()
 	w := asgiWrite{head: head != 0, p: unsafe.Pointer(p), n: int(n)}
 	if trailers != nil {
 		w.trailers = &Response{c: trailers}
 	}
-	s.write(w)
+	return cbool(s.write(w))
 }
 
-//export m0goASGIRelease
-func m0goASGIRelease(slot C.int) {
+//export m0goASGIFree
+func m0goASGIFree(slot C.int) {
 	s := asgiSlots[slot]
 	defer s.ex.catch()
-	s.release()
+	s.free()
 }
 
 // catch is deferred by every callback: it keeps the first panic, logs its

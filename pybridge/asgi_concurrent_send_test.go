@@ -51,17 +51,17 @@ func TestASGIConcurrentSendsStream(t *testing.T) {
 	})
 }
 
-// The empty last body message, sent while a piece is being written,
-// waits for it: the body ends after the piece.
+// The empty last body message, sent while a piece is being written (it
+// filled the output: out until Written), waits for it: the body ends
+// after the piece.
 func TestASGIConcurrentSendsEmptyEnd(t *testing.T) {
 	eachLoop(t, func(t *testing.T, loop Loop) {
-		s := startASGI(t, "asgi_concurrent_send_app:app", ASGIOptions{Loop: loop})
-		j := s.job(t, "GET /empty-end HTTP/1.1\r\nHost: x\r\n\r\n")
-		rec := &recorder{}
-		j.Writer = rec
-		s.run(j)
-		if j.Response.Outcome() != Streamed || strings.Join(rec.chunks, "") != "piece" {
-			t.Fatalf("outcome %d, chunks %q", j.Response.Outcome(), rec.chunks)
+		s, j, w, done := pushPosting(t, loop, "/empty-end")
+		piece := <-w.pieces
+		w.written(s.ex, j)
+		<-done
+		if j.Response.Outcome() != Streamed || piece != "piece" {
+			t.Fatalf("outcome %d, piece %q", j.Response.Outcome(), piece)
 		}
 		if seen := string(s.get(t, "/seen").Response.Body()); seen != "piece-done" {
 			t.Fatalf("the last send completed before the piece's: %s", seen)

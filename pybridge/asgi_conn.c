@@ -2,10 +2,15 @@
  * The plumbing every ASGI connection type shares (m0_asgi_conn): the slot
  * table the Go side names connections by, the futures receive and send
  * wait on (loop.create_future()), the one write and the one read a
- * connection may have out on its Go goroutines (the writes of sends made
+ * connection may have out on the Go side (the writes of sends made
  * meanwhile queued behind the one out), their resumes, and how a
- * response ends (complete, fail, cancel, release). The message rules are
- * each type's own: asgi_request.c for HTTP.
+ * response ends (complete, fail, cancel, release).
+ *
+ * A slot's life is decided here, in settle, and nowhere else: the Go
+ * side holds only what an op out waits on (a body read for Readable, a
+ * posted piece for Written), and hands a job back and a slot id out
+ * again when settle tells it to. The message rules are each type's own:
+ * asgi_request.c for HTTP, asgi_websocket.c for WebSockets.
  *
  * A resume goes from the Go side's wake straight to the future here:
  * no Python frame between the event loop's reader callback and the
@@ -91,8 +96,8 @@ PyObject *m0_asgi_ready(PyObject *value)
 }
 
 /* m0_asgi_conn_start readies c for slot's job and enters it in the slot
- * table. The slot is free on the Go side: the table's entry, if any, is
- * an earlier connection whose resumes have all come. */
+ * table, whose entry is empty: the Go side gives an id out again only
+ * once settle has emptied it. */
 void m0_asgi_conn_start(m0_asgi_conn *c, const m0_asgi_kind *kind, m0_asgi *ex,
                         int slot, const m0_request *req, const char *head,
                         m0_response *resp, int writer)
@@ -103,7 +108,7 @@ void m0_asgi_conn_start(m0_asgi_conn *c, const m0_asgi_kind *kind, m0_asgi *ex,
 	c->loop = Py_NewRef(ex->loop);
 	c->writer = (uint8_t)writer;
 	c->line_len = m0_request_line(c->line, sizeof c->line, head, req);
-	Py_XSETREF(slots[slot], (m0_asgi_conn *)Py_NewRef(c));
+	slots[slot] = (m0_asgi_conn *)Py_NewRef(c);
 }
 
 int m0_asgi_conn_traverse(m0_asgi_conn *c, visitproc visit, void *arg)
@@ -136,14 +141,24 @@ void m0_asgi_conn_clear(m0_asgi_conn *c)
 	c->queue_head = c->queue_cap = 0;
 }
 
-/* drop gives the slot table's reference back once the task has ended
- * and no read or write will resume c: the last thing a caller does. */
-static void drop(m0_asgi_conn *c)
+/* settle is the one place a slot's life moves on, once no read or write
+ * of c is out (an op's resume comes back to this slot): a final response
+ * hands the job back (m0goASGIComplete), then an ended task gives the
+ * slot id back (m0goASGIFree) with the table's reference. A caller whose
+ * c may have ended calls it last. */
+static void settle(m0_asgi_conn *c)
 {
-	if (!c->ended || c->reading || c->writing || slots[c->id] != c)
+	if (c->reading || c->writing)
 		return;
-	slots[c->id] = NULL;
-	Py_DECREF(c);
+	if (c->handing_back) {
+		c->handing_back = 0;
+		m0goASGIComplete(c->id);
+	}
+	if (c->ended && slots[c->id] == c) {
+		slots[c->id] = NULL;
+		m0goASGIFree(c->id);
+		Py_DECREF(c);
+	}
 }
 
 static PyObject *new_future(m0_asgi_conn *c)
@@ -151,9 +166,9 @@ static PyObject *new_future(m0_asgi_conn *c)
 	return PyObject_CallMethodNoArgs(c->loop, s_create_future);
 }
 
-/* settle sets fut's result (or, with exc, its exception) unless it is
- * done already (the task awaiting it was cancelled): 0, or -1. */
-static int settle(PyObject *fut, PyObject *value, PyObject *exc)
+/* settle_future sets fut's result (or, with exc, its exception) unless
+ * it is done already (the task awaiting it was cancelled): 0, or -1. */
+static int settle_future(PyObject *fut, PyObject *value, PyObject *exc)
 {
 	PyObject *done = PyObject_CallMethodNoArgs(fut, s_done);
 	if (done == NULL)
@@ -193,7 +208,7 @@ int m0_asgi_deliver(m0_asgi_conn *c, PyObject *message)
 		PyObject *done = PyObject_CallMethodNoArgs(fut, s_done);
 		int is_done = done ? PyObject_IsTrue(done) : -1;
 		Py_XDECREF(done);
-		int rc = is_done ? 0 : settle(fut, message, NULL);
+		int rc = is_done ? 0 : settle_future(fut, message, NULL);
 		Py_DECREF(fut);
 		if (is_done < 0 || rc < 0)
 			return -1;
@@ -219,7 +234,7 @@ int m0_asgi_deliver_error(m0_asgi_conn *c)
 		PyObject *done = PyObject_CallMethodNoArgs(fut, s_done);
 		int is_done = done ? PyObject_IsTrue(done) : -1;
 		Py_XDECREF(done);
-		int rc = is_done ? 0 : settle(fut, NULL, exc);
+		int rc = is_done ? 0 : settle_future(fut, NULL, exc);
 		Py_DECREF(fut);
 		if (is_done < 0 || rc < 0) {
 			Py_DECREF(exc);
@@ -243,7 +258,7 @@ int m0_asgi_deliver_all(m0_asgi_conn *c, PyObject *message)
 	c->waiters = NULL;
 	int rc = 0;
 	for (Py_ssize_t i = 0; i < PyList_GET_SIZE(waiters); i++)
-		if (settle(PyList_GET_ITEM(waiters, i), message, NULL) < 0)
+		if (settle_future(PyList_GET_ITEM(waiters, i), message, NULL) < 0)
 			rc = -1;
 	Py_DECREF(waiters);
 	return rc;
@@ -266,8 +281,8 @@ int m0_asgi_has_waiter(m0_asgi_conn *c)
 	return 0;
 }
 
-/* m0_asgi_read sends the connection's goroutine for the next body piece;
- * it comes back through kind->read. */
+/* m0_asgi_read asks the Go side for the next body piece; it comes back
+ * through kind->read. */
 void m0_asgi_read(m0_asgi_conn *c)
 {
 	c->reading = 1;
@@ -286,27 +301,29 @@ void m0_asgi_resume_read(int id, const char *p, long n)
 			m0_asgi_log_exception(c, "delivering an ASGI request body piece failed");
 		}
 	}
-	drop(c);
+	settle(c);
 }
 
 /* The writes of a connection go out one at a time, in call order: the
- * Go side reads the held bytes until the resume. A send made while a
- * write is out (two tasks sending at once: a broadcast, a stream fed by
- * two producers) waits in the queue, and its future completes after the
+ * Go side posts the held bytes (the loop copies them), at once when the
+ * output has room, else resuming once it has. A send made while a write
+ * is out (two tasks sending at once: a broadcast, a stream fed by two
+ * producers) waits in the queue, and its future completes after the
  * earlier ones'. A lone send allocates nothing here. */
 
 static PyObject *start_write(m0_asgi_conn *c, PyObject *body, m0_response *trailers, int message);
 
 /* m0_asgi_write hands body (bytes, or NULL) and trailers (or NULL) to the
- * connection's writer goroutine, the head first when it has not gone out.
- * body is held until the resume, which settles the future returned. */
+ * Go side's port, the head first when it has not gone out, and returns
+ * what the send awaits (start_write): done, or a future its resume
+ * settles, body held till then. */
 PyObject *m0_asgi_write(m0_asgi_conn *c, PyObject *body, m0_response *trailers)
 {
 	return start_write(c, body, trailers, -1);
 }
 
 /* m0_asgi_write_message hands a WebSocket message (payload: bytes) to the
- * connection's writer goroutine, as m0_asgi_write a body piece. */
+ * Go side, as m0_asgi_write a body piece. */
 PyObject *m0_asgi_write_message(m0_asgi_conn *c, PyObject *payload, int binary)
 {
 	return start_write(c, payload, NULL, binary != 0);
@@ -318,23 +335,29 @@ m0_asgi_conn *m0_asgi_slot_conn(int slot)
 	return slots[slot];
 }
 
-/* hand_out gives a write to the Go side: body (a new reference, or NULL)
- * is held and fut (a new reference) settled at its resume. */
-static void hand_out(m0_asgi_conn *c, PyObject *fut, PyObject *body, m0_response *trailers,
-                     int message)
+/* hand_out gives a write to the Go side: 1 when its port took it at
+ * once (the output had room: the common case), and nothing is out; 0 when
+ * it is out until its resume, body (a new reference, or NULL) held till
+ * then. */
+static int hand_out(m0_asgi_conn *c, PyObject *body, m0_response *trailers, int message)
 {
 	c->writing = 1;
 	c->held = body;
-	c->write_done = fut;
 	const char *p = body ? PyBytes_AS_STRING(body) : NULL;
 	size_t n = body ? (size_t)PyBytes_GET_SIZE(body) : 0;
+	int done;
 	if (message >= 0) {
-		m0goASGIWSSend(c->id, message, (char *)p, n);
-		return;
+		done = m0goASGIWSSend(c->id, message, (char *)p, n);
+	} else {
+		int head = !c->head_sent;
+		c->head_sent = 1;
+		done = m0goASGIWrite(c->id, head, (char *)p, n, trailers);
 	}
-	int head = !c->head_sent;
-	c->head_sent = 1;
-	m0goASGIWrite(c->id, head, (char *)p, n, trailers);
+	if (done) {
+		c->writing = 0;
+		Py_CLEAR(c->held);
+	}
+	return done;
 }
 
 /* enqueue keeps a write that must wait for the one out: 0, or -1. */
@@ -375,23 +398,47 @@ static m0_asgi_queued_write dequeue(m0_asgi_conn *c)
 }
 
 /* start_write hands a write out, or queues it behind the one out, and
- * returns the future its resume settles. */
+ * returns what the send awaits: done already when the port took it at
+ * once (no future: the task goes on without a turn of the event loop, as
+ * a transport's write does), else the future its resume settles. */
 static PyObject *start_write(m0_asgi_conn *c, PyObject *body, m0_response *trailers, int message)
 {
 	if (c->client_gone) {
 		PyErr_SetString(m0_asgi_client_disconnected, "the client is gone");
 		return NULL;
 	}
-	PyObject *fut = new_future(c);
-	if (fut == NULL)
-		return NULL;
 	if (c->writing) {
-		if (enqueue(c, fut, body, trailers, message) < 0)
+		PyObject *fut = new_future(c);
+		if (fut != NULL && enqueue(c, fut, body, trailers, message) < 0)
 			Py_CLEAR(fut);
 		return fut;
 	}
-	hand_out(c, Py_NewRef(fut), Py_XNewRef(body), trailers, message);
-	return fut;
+	if (hand_out(c, Py_XNewRef(body), trailers, message))
+		return Py_NewRef(m0_asgi_ready_none);
+	/* Out: its resume settles the future (none, should making it fail:
+	 * the send raises, the write goes on). */
+	c->write_done = new_future(c);
+	return Py_XNewRef(c->write_done);
+}
+
+/* next_writes hands the queued writes out in call order: each the port
+ * takes at once has its send settled here and the next goes; one left
+ * out waits for its resume. With none out, kind->written. */
+static void next_writes(m0_asgi_conn *c)
+{
+	while (c->queue_len > 0) {
+		m0_asgi_queued_write q = dequeue(c);
+		if (!hand_out(c, q.body, q.trailers, q.message)) {
+			c->write_done = q.future;
+			return;
+		}
+		if (settle_future(q.future, Py_None, NULL) < 0)
+			m0_asgi_log_exception(c, "resuming an ASGI send failed");
+		Py_DECREF(q.future);
+	}
+	c->kind->written(c);
+	if (PyErr_Occurred())
+		m0_asgi_log_exception(c, "ending an ASGI write failed");
 }
 
 /* fail_queued fails every queued write's send with ClientDisconnected:
@@ -402,7 +449,7 @@ static int fail_queued(m0_asgi_conn *c)
 	while (c->queue_len > 0) {
 		m0_asgi_queued_write q = dequeue(c);
 		PyObject *exc = PyObject_CallFunction(m0_asgi_client_disconnected, "s", "the client is gone");
-		if (exc == NULL || settle(q.future, NULL, exc) < 0)
+		if (exc == NULL || settle_future(q.future, NULL, exc) < 0)
 			rc = -1;
 		Py_XDECREF(exc);
 		Py_DECREF(q.future);
@@ -421,39 +468,33 @@ void m0_asgi_resume_write(int id, int rc)
 	PyObject *fut = c->write_done;
 	c->write_done = NULL;
 	/* Settled after the task's end too: a task of the app's own may
-	 * still await it. The hook's own failure is logged first and
-	 * settles nothing: the send is resumed all the same, or its task
-	 * would wait for ever. */
+	 * still await it. A hook's own failure is logged and settles
+	 * nothing: the send is resumed all the same, or its task would wait
+	 * for ever. */
+	int failed = 0;
 	if (rc < 0) {
 		c->client_gone = 1;
 		if (!c->ended)
 			c->kind->gone(c);
-	} else if (c->queue_len == 0) {
-		c->kind->written(c);
-	}
-	if (PyErr_Occurred())
-		m0_asgi_log_exception(c, "ending an ASGI write failed");
-	int failed = 0;
-	if (rc < 0) {
+		if (PyErr_Occurred())
+			m0_asgi_log_exception(c, "ending an ASGI write failed");
 		PyObject *exc = PyObject_CallFunction(m0_asgi_client_disconnected, "s", "the client is gone");
-		failed = exc == NULL || (fut != NULL && settle(fut, NULL, exc) < 0);
+		failed = exc == NULL || (fut != NULL && settle_future(fut, NULL, exc) < 0);
 		Py_XDECREF(exc);
 		if (fail_queued(c) < 0)
 			failed = 1;
 	} else {
-		failed = fut != NULL && settle(fut, Py_None, NULL) < 0;
+		failed = fut != NULL && settle_future(fut, Py_None, NULL) < 0;
 	}
 	if (failed) {
 		m0_asgi_log_exception(c, "resuming an ASGI send failed");
 	}
 	Py_XDECREF(fut);
-	/* The next queued write goes out now, whose send learns of its
-	 * resume in turn: a disconnect seen meanwhile fails it there. */
-	if (c->queue_len > 0) {
-		m0_asgi_queued_write q = dequeue(c);
-		hand_out(c, q.future, q.body, q.trailers, q.message);
-	}
-	drop(c);
+	/* The queued writes go out now, whose sends learn of their resumes
+	 * in turn: a disconnect seen meanwhile fails them there. */
+	if (rc >= 0)
+		next_writes(c);
+	settle(c);
 }
 
 /* m0_asgi_client_gone: the server saw the connection close. A body read
@@ -541,13 +582,15 @@ int m0_asgi_live(m0_asgi_conn *c)
 	return 0;
 }
 
-/* m0_asgi_complete hands the job back: the response is final. */
+/* m0_asgi_complete: the response is final. The job goes back once no
+ * read or write is out (settle): until then an op's resume names it. */
 void m0_asgi_complete(m0_asgi_conn *c)
 {
 	if (c->resp == NULL)
 		return;
 	c->resp = NULL;
-	m0goASGIComplete(c->id);
+	c->handing_back = 1;
+	settle(c);
 }
 
 /* m0_asgi_log_exception is m0_log_exception with the request's line
@@ -613,8 +656,7 @@ int m0_asgi_release(m0_asgi_conn *c)
 	}
 	c->ended = 1;
 	int rc = c->kind->end(c);
-	m0goASGIRelease(c->id);
-	drop(c);
+	settle(c);
 	return rc;
 }
 

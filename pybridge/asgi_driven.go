@@ -22,10 +22,10 @@ import (
 // gives without suspending is written in that same pass: no eventfd, no
 // thread to wake and none to wake the loop back. A streamed piece is
 // posted to the loop job on the loop thread too (Port.Post), its send
-// resumed in the same Step, or once the loop has sent a full outbox on.
-// What other goroutines post (a body piece read, a WebSocket message, a
-// closed connection) raises signaled and kicks the loop (Loop.Kick), as
-// a job's news does.
+// over at once, or resumed once the loop has sent a full outbox on.
+// What other goroutines post (body news, a WebSocket message, a closed
+// connection) raises signaled and kicks the loop (Loop.Kick), as a job's
+// news does.
 //
 // The asyncio loop's own descriptors (the app's outgoing connections, its
 // self-pipe for call_soon_threadsafe) are watched by a goroutine that
@@ -45,8 +45,8 @@ type drivenState struct {
 	failed   bool                   // entering failed: jobs get 503
 	due      int64                  // the next timer (unix ns), 0 none
 	held     *Job                   // taken by Step's look for work, not yet spawned
-	// streamedHere: a callback of this Step posted a response body piece
-	// with room to spare: its task may post the next one in another round.
+	// streamedHere: a task of this Step posted a response body piece with
+	// room to spare: it may post the next one in another round.
 	streamedHere bool
 
 	// The watcher of the loop's descriptors.
@@ -89,24 +89,25 @@ func (ex *ASGIExecutor) Step(now int64) int64 {
 	}
 	ex.loopT.acquire()
 	ex.streamedHere = false
-	if ex.wake() {
+	if ex.wake(false) {
 		// Stopping is Stop's, after the loop has ended: nothing to do.
 		ex.loopT.release()
 		ex.raise()
 		return 0
 	}
 	wait := float64(C.m0_asgi_step(ex.c, cbool(io), cbool(ex.due != 0 && now >= ex.due)))
-	// A body piece posted with room resumes its send here, not a pass
-	// later: the task runs on in this Step, so the pieces of a streamed
-	// response meet in the outbox and leave in one send (a send each, 16
-	// per response in the stream row, was the kernel's time). A post that
-	// fills the outbox waits for Written and ends it. Only for pieces: a
-	// round for a read or a WebSocket message gathers nothing, and only
-	// takes its resume out of the next pass's batch (bench/README.md,
-	// "The stream gathered in one Step").
+	// A body piece posted with room ends its send at once; a task that
+	// yields to the loop between pieces (anyio's checkpoints, a sleep(0))
+	// gets another round here, not a pass later, so the pieces of a
+	// streamed response meet in the outbox and leave in one send (a send
+	// each, 16 per response in the stream row, was the kernel's time). A
+	// post that fills the outbox waits for Written and ends it. Only for
+	// pieces: a round for a read or a WebSocket message gathers nothing,
+	// and only takes its resume out of the next pass's batch
+	// (bench/README.md, "The stream gathered in one Step").
 	for rounds := 1; ex.streamedHere && rounds < stepRounds; rounds++ {
 		ex.streamedHere = false
-		if ex.wake() {
+		if ex.wake(false) {
 			break
 		}
 		wait = float64(C.m0_asgi_step(ex.c, 0, 0))

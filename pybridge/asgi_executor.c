@@ -319,8 +319,9 @@ void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
 	if (request == NULL) {
 		m0_log_exception("m0serve: cannot start the ASGI request");
 		m0_response_plain(resp, 500, "Internal Server Error", 0);
+		/* No connection took the slot: nothing for settle to wait on. */
 		m0goASGIComplete(slot);
-		m0goASGIRelease(slot);
+		m0goASGIFree(slot);
 		return;
 	}
 	PyObject *scope = m0_asgi_scope_build(ex, req, head, fields, remote);

@@ -203,8 +203,9 @@ class Executor:
             await self.cancel_tasks(lambda task: True)
         finally:
             self.loop.remove_reader(self.wake_fd)
-            # Jobs queued since the last wake end with a 503.
-            _m0asgi.wake(self.exid)
+            # Jobs queued since the last wake end with a 503, and reads
+            # and sends still waiting on the server fail.
+            _m0asgi.wake(self.exid, True)
 
     async def cancel_tasks(self, which):
         current = asyncio.current_task()

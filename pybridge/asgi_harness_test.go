@@ -3,6 +3,7 @@ package pybridge
 import (
 	"os"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -90,6 +91,7 @@ type asgiServer struct {
 	queue *Queue
 	app   *App
 	jobs  []*Job
+	stop  func() // what the test's end runs before it frees the jobs; once
 }
 
 // startASGI starts target's executor on loop; Stop runs at the test's end.
@@ -108,7 +110,7 @@ func startASGI(t testing.TB, target string, opt ASGIOptions) *asgiServer {
 		d = drive(ex)
 	}
 	s := &asgiServer{ex: ex, queue: q, app: app}
-	t.Cleanup(func() {
+	s.stop = sync.OnceFunc(func() {
 		q.Close()
 		if d != nil {
 			d.end()
@@ -116,6 +118,9 @@ func startASGI(t testing.TB, target string, opt ASGIOptions) *asgiServer {
 		if err := ex.Stop(); err != nil {
 			t.Error(err)
 		}
+	})
+	t.Cleanup(func() {
+		s.stop()
 		// After Stop: a test that failed may leave a job in flight.
 		for _, j := range s.jobs {
 			if j.Response != nil {

@@ -5,19 +5,26 @@
  */
 #include "asgi.h"
 
-/* wake(executor): the wake descriptor is readable; the Go side spawns the
- * queued jobs and delivers the finished reads and writes. */
-static PyObject *mod_wake(PyObject *self, PyObject *arg)
+/* wake(executor[, last]): the wake descriptor is readable; the Go side
+ * spawns the queued jobs and delivers the finished reads and writes.
+ * last: the executor's final call, its tasks cancelled: every op still
+ * waiting on the server resumes as failed. */
+static PyObject *mod_wake(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
 	(void)self;
-	long id = PyLong_AsLong(arg);
+	if (nargs < 1 || nargs > 2)
+		return PyErr_Format(PyExc_TypeError, "wake(executor[, last])");
+	long id = PyLong_AsLong(args[0]);
+	int last = nargs == 2 ? PyObject_IsTrue(args[1]) : 0;
+	if (last < 0)
+		return NULL;
 	m0_asgi *ex = id >= 0 && id < M0_ASGI_MAX_EXECUTORS ? m0_asgi_executor_get((int)id) : NULL;
 	if (ex == NULL) {
 		if (!PyErr_Occurred())
 			PyErr_Format(PyExc_RuntimeError, "no ASGI executor %ld", id);
 		return NULL;
 	}
-	if (m0goASGIWake((int)id)) {
+	if (m0goASGIWake((int)id, last)) {
 		PyObject *r = PyObject_CallMethod(ex->executor, "stop", NULL);
 		if (r == NULL)
 			return NULL;
@@ -76,7 +83,7 @@ static PyObject *mod_log_exception(PyObject *self, PyObject *const *args, Py_ssi
 }
 
 static PyMethodDef methods[] = {
-    {"wake", mod_wake, METH_O, NULL},
+    {"wake", (PyCFunction)(void (*)(void))mod_wake, METH_FASTCALL, NULL},
     {"started", (PyCFunction)(void (*)(void))mod_started, METH_FASTCALL, NULL},
     {"log", mod_log, METH_O, NULL},
     {"log_exception", (PyCFunction)(void (*)(void))mod_log_exception, METH_FASTCALL, NULL},

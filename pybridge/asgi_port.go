@@ -50,3 +50,7 @@ var (
 	errNotTryReader = errors.New("pybridge: an ASGI job's Body must be a TryReader")
 	errNotPort      = errors.New("pybridge: an ASGI job's Writer must be a Port")
 )
+
+// errExecutorStopped ends a body read still waiting when the executor
+// stops (abandonWaits): the receive returns http.disconnect.
+var errExecutorStopped = errors.New("pybridge: the ASGI executor stopped")

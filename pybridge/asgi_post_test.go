@@ -28,6 +28,19 @@ func (p *postingWriter) Post(b []byte) (bool, error) {
 	return true, nil
 }
 
+// pushPosting queues path of asgi_concurrent_send_app to a fresh
+// executor with a postingWriter: the job, its writer, and a channel
+// closed when it completes.
+func pushPosting(t *testing.T, loop Loop, path string) (*asgiServer, *Job, *postingWriter, chan struct{}) {
+	s := startASGI(t, "asgi_concurrent_send_app:app", ASGIOptions{Loop: loop})
+	j := s.job(t, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+	w := &postingWriter{pieces: make(chan string, 64)}
+	j.Writer = w
+	done := waiting.add(j)
+	s.queue.Push(j)
+	return s, j, w, done
+}
+
 // written clears the outstanding piece, then tells the executor.
 func (p *postingWriter) written(ex *ASGIExecutor, j *Job) {
 	p.mu.Lock()
@@ -42,12 +55,7 @@ func (p *postingWriter) written(ex *ASGIExecutor, j *Job) {
 // and the response ends Streamed.
 func TestASGIPostedPiecesWaitForWritten(t *testing.T) {
 	eachLoop(t, func(t *testing.T, loop Loop) {
-		s := startASGI(t, "asgi_concurrent_send_app:app", ASGIOptions{Loop: loop})
-		j := s.job(t, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
-		w := &postingWriter{pieces: make(chan string, 64)}
-		j.Writer = w
-		done := waiting.add(j)
-		s.queue.Push(j)
+		s, j, w, done := pushPosting(t, loop, "/stream")
 		var got []string
 		for len(got) < 2*8+1 {
 			select {
@@ -77,6 +85,44 @@ func TestASGIPostedPiecesWaitForWritten(t *testing.T) {
 			pieces = append(pieces, c[:1]+" "+strings.TrimSuffix(c[1:], "."))
 		}
 		inTaskOrder(t, pieces, []string{"a", "b"}, 8)
+	})
+}
+
+// Stop while a send waits for Written: the executor's last wake fails
+// the send (abandonWaits), so the job, held back by it, completes
+// (Aborted: its head went out) before Stop returns.
+func TestASGIStopWithPostedPieceOut(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s, j, w, done := pushPosting(t, loop, "/stream")
+		<-w.pieces // posted full: its send waits for a Written never given
+		s.stop()
+		select {
+		case <-done:
+		default:
+			t.Fatal("Stop returned with the job still held by its waiting send")
+		}
+		if o := j.Response.Outcome(); o != Aborted {
+			t.Errorf("outcome %d, want Aborted", o)
+		}
+	})
+}
+
+// A receive whose piece has arrived and a send the Port takes with room
+// are over inside the call (asgi_conn.c's start_write, asgiSlot.read):
+// the app's task runs on without a turn of the event loop, as it would
+// over a transport. Before, each took a turn (the result was an event
+// delivered at the next wake): "turns 1".
+func TestASGIOpsDoneWithoutATurn(t *testing.T) {
+	eachLoop(t, func(t *testing.T, loop Loop) {
+		s := startASGI(t, "asgi_spec_app:app", ASGIOptions{Loop: loop})
+		j := s.job(t, "POST /no-turn HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\n")
+		j.Body = &pieces{list: [][]byte{[]byte("abc")}}
+		rec := &recorder{}
+		j.Writer = rec
+		s.run(j)
+		if got := strings.Join(rec.chunks, ""); j.Response.Outcome() != Streamed || got != "abc turns 0" {
+			t.Fatalf("outcome %d, body %q", j.Response.Outcome(), got)
+		}
 	})
 }
 
@@ -176,35 +222,40 @@ func (w *stepWriter) Post(p []byte) (bool, error) {
 	return w.recorder.Post(p)
 }
 
-// Driven, a task whose send was posted with room runs on in the same
-// Step: every piece of a streamed response is posted in one Step, so
-// they leave the loop in one send, not one per pass.
+// Driven, every piece of a streamed response is posted in one Step, so
+// they leave the loop in one send, not one per pass: a send posted with
+// room is over at once (/stream), and a task that yields to the loop
+// between pieces gets another round of the same Step (/stream-yielding).
 func TestASGIDrivenPiecesMeetInOneStep(t *testing.T) {
-	app := loadApp(t, "asgi_spec_app:app")
-	q := NewQueue(8)
-	ex, err := interp.StartASGI(app, ASGIOptions{Loop: LoopAsyncio, Driven: true}, q, waiting)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := drive(ex)
-	s := &asgiServer{ex: ex, queue: q, app: app}
-	defer func() {
-		q.Close()
-		d.end()
-		if err := ex.Stop(); err != nil {
-			t.Error(err)
-		}
-	}()
-	j := s.job(t, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
-	w := &stepWriter{driver: d}
-	j.Writer = w
-	s.run(j)
-	if j.Response.Outcome() != Streamed || strings.Join(w.chunks, "|") != "one;|two;|three" {
-		t.Fatalf("outcome %d pieces %q", j.Response.Outcome(), w.chunks)
-	}
-	for _, step := range w.steps[1:] {
-		if step != w.steps[0] {
-			t.Fatalf("pieces posted after %v Steps: one Step each, not one for all", w.steps)
-		}
+	for _, path := range []string{"/stream", "/stream-yielding"} {
+		t.Run(path[1:], func(t *testing.T) {
+			app := loadApp(t, "asgi_spec_app:app")
+			q := NewQueue(8)
+			ex, err := interp.StartASGI(app, ASGIOptions{Loop: LoopAsyncio, Driven: true}, q, waiting)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := drive(ex)
+			s := &asgiServer{ex: ex, queue: q, app: app}
+			defer func() {
+				q.Close()
+				d.end()
+				if err := ex.Stop(); err != nil {
+					t.Error(err)
+				}
+			}()
+			j := s.job(t, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+			w := &stepWriter{driver: d}
+			j.Writer = w
+			s.run(j)
+			if j.Response.Outcome() != Streamed || strings.Join(w.chunks, "|") != "one;|two;|three" {
+				t.Fatalf("outcome %d pieces %q", j.Response.Outcome(), w.chunks)
+			}
+			for _, step := range w.steps[1:] {
+				if step != w.steps[0] {
+					t.Fatalf("pieces posted after %v Steps: one Step each, not one for all", w.steps)
+				}
+			}
+		})
 	}
 }

@@ -108,6 +108,25 @@ static void finish(m0_asgi_http *h)
 	m0_asgi_complete(&h->conn);
 }
 
+/* end_after_write: the response's last write went to the plumbing (r:
+ * what the send awaits, or NULL). The response ends now when nothing is
+ * out (the port took it at once), else at the last resume (written). */
+static PyObject *end_after_write(m0_asgi_http *h, PyObject *r)
+{
+	if (r == NULL)
+		return NULL;
+	if (h->conn.writing) {
+		h->finish_on_write = 1;
+		return r;
+	}
+	/* The send is over: a failure telling a waiting receive is logged,
+	 * as at a resume (written), and fails no send. */
+	finish(h);
+	if (close_request(h) < 0)
+		m0_asgi_log_exception(&h->conn, "ending an ASGI write failed");
+	return r;
+}
+
 static int append_body(m0_asgi_http *h, PyObject *body)
 {
 	m0_response *r = h->conn.resp;
@@ -267,8 +286,7 @@ static PyObject *send_whole(m0_asgi_http *h, PyObject *body)
 	PyObject *r;
 	if (c->writer && (size_t)n > h->buffer_limit) {
 		c->resp->content_length = n;
-		r = m0_asgi_write(c, b, NULL);
-		h->finish_on_write = r != NULL;
+		r = end_after_write(h, m0_asgi_write(c, b, NULL));
 	} else if (append_body(h, b) < 0) {
 		r = NULL;
 	} else {
@@ -318,13 +336,7 @@ static PyObject *send_body(m0_asgi_http *h, PyObject *message)
 			 * an empty write takes its turn. */
 			if (fut == NULL && c->writing && (fut = m0_asgi_write(c, NULL, NULL)) == NULL)
 				return NULL;
-			if (fut != NULL) {
-				h->finish_on_write = 1;
-			} else {
-				finish(h);
-				if (close_request(h) < 0)
-					return NULL;
-			}
+			return end_after_write(h, fut != NULL ? fut : Py_NewRef(m0_asgi_ready_none));
 		}
 	}
 	return fut != NULL ? fut : Py_NewRef(m0_asgi_ready_none);
@@ -346,9 +358,7 @@ static PyObject *send_trailers(m0_asgi_http *h, PyObject *message)
 	h->send_state = DONE;
 	if (c->writer) {
 		/* The trailers go out now, with the head if no body byte took it. */
-		PyObject *fut = m0_asgi_write(c, NULL, h->trailer_fields);
-		h->finish_on_write = fut != NULL;
-		return fut;
+		return end_after_write(h, m0_asgi_write(c, NULL, h->trailer_fields));
 	}
 	finish(h);
 	return close_request(h) < 0 ? NULL : Py_NewRef(m0_asgi_ready_none);

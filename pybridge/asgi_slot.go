@@ -12,10 +12,12 @@ import (
 	"unsafe"
 )
 
-// asgiSlot is the Go side of one request in flight on an ASGI executor:
-// the job and what its ops wait on. The request's protocol
-// state is the C object's of the same slot id (asgi_conn.c); this holds
-// only what the job's hand-back waits on.
+// asgiSlot is the Go half of one request in flight on an ASGI executor:
+// the job, its Port, and what an op out waits on. The request's protocol
+// state, and the slot's life, are the C object's of the same id
+// (asgi_conn.c): C counts the read and the write out and decides, in its
+// settle alone, when the job goes back (m0goASGIComplete) and when the id
+// is free again (m0goASGIFree). Go keeps no flag of its own for either.
 //
 // Nothing here blocks, by construction: a body read is a TryRead of the
 // job's Body (a TryReader), a streamed response piece is posted to its
@@ -27,25 +29,25 @@ import (
 // thread blocks on it. One read and one write at a time per request: a
 // send awaits its post (bounded memory: one piece per request past the
 // output's limit, and one per other task sending on it meanwhile, queued
-// in asgi_conn.c). The result comes back as an event, delivered in the
-// same batch as new jobs.
+// in asgi_conn.c). A read whose piece is in, and a post with room, are
+// answered inside the call; the rest come back as events, delivered in
+// the same batch as new jobs.
 //
-// Fields are the executor thread's.
+// Fields are the executor thread's; ex is written under asgiSlotsMu too,
+// for abandonWaits' look across the table.
 type asgiSlot struct {
 	id   int
 	ex   *ASGIExecutor
 	job  *Job
 	port Port // the job's Writer as a Port; nil: none, or not a Port
 
-	reading, writing bool // an op is out
-	// readPending: the read out is a TryRead that found nothing yet:
+	// readWaits: the read out is a TryRead that found nothing yet:
 	// Readable (or ClientGone) tries again.
-	readPending bool
-	// posted: the write out is a piece the Port took that
-	// left its outbox full: Written or ClientGone resumes it.
-	posted    bool
-	completed bool // the response is final; done waits for the ops
-	released  bool // the task ended
+	readWaits bool
+	// writeWaits: the write out is a piece the Port took that left its
+	// output full: Written (the conn's written function for a WebSocket
+	// message) or ClientGone resumes it.
+	writeWaits bool
 
 	// ws is the accepted WebSocket's event sink, conn its handle.
 	ws     *asgiWebSocket
@@ -67,23 +69,22 @@ type asgiWrite struct {
 type asgiEventKind uint8
 
 const (
-	eventRead asgiEventKind = iota + 1
-	eventWrite
-	eventGone       // the server says the client left (ClientGone)
-	eventInputEnded // the client ended its side (ClientInputEnded)
-	eventWSMessage  // a WebSocket message from the client
-	eventWSClosed   // the WebSocket ended
-	eventWritten    // the server moved a posted piece on (Written)
-	eventWSWritten  // a posted WebSocket message's output went on (WebSocketConn.SetWritten)
-	eventReadable   // the server has body news for a pending TryRead (Readable)
+	eventWrite      asgiEventKind = iota + 1 // a write that failed
+	eventGone                                // the server says the client left (ClientGone)
+	eventInputEnded                          // the client ended its side (ClientInputEnded)
+	eventWSMessage                           // a WebSocket message from the client
+	eventWSClosed                            // the WebSocket ended
+	eventWritten                             // the server moved a posted piece on (Written)
+	eventWSWritten                           // a posted WebSocket message's output went on (WebSocketConn.SetWritten)
+	eventReadable                            // the server has body news for a pending TryRead (Readable)
 )
 
 type asgiEvent struct {
 	slot *asgiSlot
 	job  *Job // eventGone, eventInputEnded, eventWritten, eventReadable: the slot is looked up on the executor's thread
 	kind asgiEventKind
-	n    int   // read: bytes in readBuf; 0 end of body; WebSocket: binary (1) or the close code
-	err  error // read: the reader failed; write: the client is gone
+	n    int   // WebSocket: binary (1), or the close code
+	err  error // eventWrite: why the write failed
 	ws   *asgiWebSocket
 	data []byte // a WebSocket message, or the close reason
 }
@@ -112,72 +113,54 @@ func newASGISlot(ex *ASGIExecutor, j *Job) *asgiSlot {
 		asgiSlots[s.id] = s
 		asgiSlotCount++
 	}
+	if s != nil {
+		s.ex = ex
+	}
 	asgiSlotsMu.Unlock()
 	if s == nil {
 		return nil
 	}
-	s.ex, s.job = ex, j
+	s.job = j
 	s.port, _ = j.Writer.(Port)
+	s.readWaits, s.writeWaits = false, false
 	j.slot = s
-	s.reading, s.writing, s.completed, s.released, s.posted = false, false, false, false, false
-	s.readPending = false
 	return s
 }
 
+// handBack: C's settle says the response is final and no op is out.
+func (s *asgiSlot) handBack() {
+	j := s.job
+	s.job, j.slot = nil, nil
+	s.ex.complete(j)
+}
+
+// free: C's settle has emptied the slot's entry; the id may go out again.
 func (s *asgiSlot) free() {
-	s.ex, s.job, s.port = nil, nil, nil
+	s.job, s.port = nil, nil
 	s.ws, s.wsConn = nil, nil
 	asgiSlotsMu.Lock()
+	s.ex = nil
 	asgiFreeSlots = append(asgiFreeSlots, s)
 	asgiSlotsMu.Unlock()
 }
 
-// settle finishes what waited on the slot's ops: the job's completion,
-// then the slot's reuse.
-func (s *asgiSlot) settle() {
-	if s.reading || s.writing {
-		return
-	}
-	if s.completed && s.job != nil {
-		j := s.job
-		s.job, j.slot = nil, nil
-		s.ex.complete(j)
-	}
-	if s.released && s.job == nil {
-		s.free()
-	}
-}
-
-// complete: the response is final (C has set the outcome). The job goes
-// back once no read or write of it is out.
-func (s *asgiSlot) complete() {
-	s.completed = true
-	s.settle()
-}
-
-func (s *asgiSlot) release() {
-	s.released = true
-	s.settle()
-}
-
-// read sends the next body read out: tried at once; the result is
-// delivered later, as this runs inside the app's receive.
+// read answers the app's receive with what has arrived (a piece, the
+// end, an error), resumed right here, inside the call (the receive's
+// future is done before the app awaits it); or, with nothing in yet,
+// leaves the read out until Readable.
 func (s *asgiSlot) read() {
-	s.reading = true
 	if s.job.Body == nil {
-		s.readBuf = s.ex.lendReadBuffer()
-		s.ex.postOwn(asgiEvent{slot: s, kind: eventRead})
+		s.ex.resumeRead(s, 0, nil)
 		return
 	}
 	r, ok := s.job.Body.(TryReader)
 	if !ok {
-		s.readBuf = s.ex.lendReadBuffer()
 		s.job.BodyErr = errNotTryReader
-		s.ex.postOwn(asgiEvent{slot: s, kind: eventRead, err: errNotTryReader})
+		s.ex.resumeRead(s, 0, errNotTryReader)
 		return
 	}
 	if n, err, ok := s.tryRead(r); ok {
-		s.ex.postOwn(asgiEvent{slot: s, kind: eventRead, n: n, err: err})
+		s.ex.resumeRead(s, n, err)
 	}
 }
 
@@ -189,7 +172,7 @@ func (s *asgiSlot) tryRead(r TryReader) (n int, err error, ok bool) {
 	n, pending, err := r.TryRead(buf)
 	if pending {
 		s.ex.readBufs = append(s.ex.readBufs, buf)
-		s.readPending = true
+		s.readWaits = true
 		return 0, nil, false
 	}
 	s.readBuf = buf
@@ -203,11 +186,12 @@ func (s *asgiSlot) tryRead(r TryReader) (n int, err error, ok bool) {
 }
 
 // write posts a body piece (with the head before it and the trailers
-// after, when it carries them) or a WebSocket message. The send resumes
-// at the next delivery, or, when the post left the output full, once the
-// server says it has gone on.
-func (s *asgiSlot) write(w asgiWrite) {
-	s.writing = true
+// after, when it carries them) or a WebSocket message. done: the port
+// took it with room to spare, and the send is over (C resumes nothing).
+// Otherwise the write is out: until Written when the post left the
+// output full, or until the next delivery when it failed (the send
+// raises then, outside this call).
+func (s *asgiSlot) write(w asgiWrite) (done bool) {
 	var full bool
 	var err error
 	switch {
@@ -218,14 +202,34 @@ func (s *asgiSlot) write(w asgiWrite) {
 	default:
 		full, err = s.wsConn.Post(w.binary, unsafe.Slice((*byte)(w.p), w.n))
 	}
-	if full && err == nil {
-		s.posted = true
-		return
+	switch {
+	case err != nil:
+		s.ex.postOwn(asgiEvent{slot: s, kind: eventWrite, err: err})
+		return false
+	case full:
+		s.writeWaits = true
+		return false
 	}
-	if !w.message && err == nil {
+	if !w.message {
 		s.ex.streamedHere = s.ex.stepping
 	}
-	s.ex.postOwn(asgiEvent{slot: s, kind: eventWrite, err: err})
+	return true
+}
+
+// endWriteWait resumes the write waiting for Written (or, for a
+// WebSocket message, the conn's written function): as failed when the
+// client left or the executor stops. With no such write out it does
+// nothing.
+func (s *asgiSlot) endWriteWait(failed bool) {
+	if !s.writeWaits {
+		return
+	}
+	s.writeWaits = false
+	rc := C.int(0)
+	if failed {
+		rc = -1
+	}
+	C.m0_asgi_resume_write(C.int(s.id), rc)
 }
 
 // post hands a body piece to the job's Port: the head, the piece, the
@@ -251,64 +255,53 @@ func (s *asgiSlot) post(w *asgiWrite) (full bool, err error) {
 }
 
 // deliver runs on the executor's thread: a finished op back to Python.
+// An op's resume may end the slot (C's settle frees it): nothing here
+// touches s after one.
 func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 	s := e.slot
 	switch e.kind {
 	case eventWSMessage, eventWSClosed, eventWSWritten:
 		ex.deliverWebSocket(e)
-		return
 	case eventWritten:
-		if s = e.job.slot; s == nil || s.job != e.job || !s.posted {
-			return
+		if s = e.job.slot; s != nil && s.job == e.job {
+			s.endWriteWait(false)
 		}
-		s.posted, s.writing = false, false
-		C.m0_asgi_resume_write(C.int(s.id), 0)
 	case eventGone, eventInputEnded:
-		// Only while the job is still in flight here: a job completed
-		// (and perhaps handed over again) since has nothing to tell.
-		if s = e.job.slot; s == nil || s.job != e.job || s.completed {
+		// Only while the job is still in flight here: a job handed
+		// back (and perhaps handed over again) since has nothing to tell.
+		if s = e.job.slot; s == nil || s.job != e.job {
 			return
 		}
-		if e.kind == eventGone && s.posted {
+		switch {
+		case e.kind == eventGone && s.writeWaits:
 			// The posted piece will not go out: its send fails, which
 			// tells the request its client left.
-			s.posted, s.writing = false, false
-			C.m0_asgi_resume_write(C.int(s.id), -1)
-			break
-		}
-		if e.kind == eventGone {
+			s.endWriteWait(true)
+		case e.kind == eventGone:
 			C.m0_asgi_client_gone(C.int(s.id))
-		} else {
+		default:
 			C.m0_asgi_input_ended(C.int(s.id))
 		}
 	case eventReadable:
-		if s = e.job.slot; s == nil || s.job != e.job || !s.readPending {
+		if s = e.job.slot; s == nil || s.job != e.job || !s.readWaits {
 			return
 		}
-		s.readPending = false
-		n, err, ok := s.tryRead(s.job.Body.(TryReader))
-		if !ok {
-			return
+		s.readWaits = false
+		if n, err, ok := s.tryRead(s.job.Body.(TryReader)); ok {
+			ex.resumeRead(s, n, err)
 		}
-		ex.resumeRead(s, n, err)
-	case eventRead:
-		ex.resumeRead(s, e.n, e.err)
 	case eventWrite:
-		s.writing = false
 		rc := C.int(0)
 		if e.err != nil {
 			rc = -1
 		}
-		// Always: it drops the held bytes, released or not.
 		C.m0_asgi_resume_write(C.int(s.id), rc)
 	}
-	s.settle()
 }
 
 // resumeRead hands a finished read to Python: n bytes of s.readBuf, 0
 // at the body's end, or the reader's error.
 func (ex *ASGIExecutor) resumeRead(s *asgiSlot, n int, err error) {
-	s.reading = false
 	size := C.long(n)
 	if err != nil {
 		size = -1
@@ -317,9 +310,10 @@ func (ex *ASGIExecutor) resumeRead(s *asgiSlot, n int, err error) {
 	// with a buffer of its own.
 	buf := s.readBuf
 	s.readBuf = nil
-	// Released or not: C drops its reference once no op is out.
 	C.m0_asgi_resume_read(C.int(s.id), (*C.char)(unsafe.Pointer(unsafe.SliceData(buf))), size)
-	ex.readBufs = append(ex.readBufs, buf)
+	if buf != nil {
+		ex.readBufs = append(ex.readBufs, buf)
+	}
 }
 
 // Readable tells the executor that the body a TryRead of j found empty

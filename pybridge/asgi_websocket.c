@@ -311,6 +311,18 @@ static void finish_denial(m0_asgi_ws *w)
 	m0_asgi_complete(&w->conn);
 }
 
+/* denial_after_write: the denial body's last write went to the plumbing
+ * (r: what the send awaits, or NULL): it ends now when nothing is out,
+ * else at the last resume (ws_written). */
+static PyObject *denial_after_write(m0_asgi_ws *w, PyObject *r)
+{
+	if (r != NULL && w->conn.writing)
+		w->finish_on_write = 1;
+	else if (r != NULL)
+		finish_denial(w);
+	return r;
+}
+
 /* response_body: the denial's body, by http.response.body's rule
  * (asgi_request.c): one message that fits the buffer completes with it;
  * a longer one, or several, go to the writer and their sends wait for
@@ -344,8 +356,7 @@ static PyObject *response_body(m0_asgi_ws *w, PyObject *message)
 		w->state = WS_CLOSED;
 		if ((size_t)n > w->buffer_limit) {
 			r->content_length = n;
-			fut = m0_asgi_write(c, b, NULL);
-			w->finish_on_write = fut != NULL;
+			fut = denial_after_write(w, m0_asgi_write(c, b, NULL));
 			Py_DECREF(b);
 			return fut;
 		}
@@ -369,10 +380,7 @@ static PyObject *response_body(m0_asgi_ws *w, PyObject *message)
 		 * empty write takes its turn. */
 		if (fut == NULL && c->writing && (fut = m0_asgi_write(c, NULL, NULL)) == NULL)
 			return NULL;
-		if (fut != NULL)
-			w->finish_on_write = 1;
-		else
-			finish_denial(w);
+		return denial_after_write(w, fut != NULL ? fut : Py_NewRef(m0_asgi_ready_none));
 	}
 	return fut != NULL ? fut : Py_NewRef(m0_asgi_ready_none);
 }

@@ -72,16 +72,7 @@ func (ex *ASGIExecutor) deliverWebSocket(e *asgiEvent) {
 	if e.kind == eventWSWritten {
 		// The posted message that filled the output has gone on (or the
 		// connection ended): its send resumes.
-		if !s.posted {
-			return
-		}
-		s.posted, s.writing = false, false
-		rc := C.int(0)
-		if e.err != nil {
-			rc = -1
-		}
-		C.m0_asgi_resume_write(C.int(s.id), rc)
-		s.settle()
+		s.endWriteWait(e.err != nil)
 		return
 	}
 	p := (*C.char)(unsafe.Pointer(unsafe.SliceData(e.data)))
@@ -125,10 +116,10 @@ func m0goASGIWSAccept(slot C.int, protocol *C.char, n C.size_t, headers *C.m0_re
 }
 
 //export m0goASGIWSSend
-func m0goASGIWSSend(slot C.int, binary C.int, p *C.char, n C.size_t) {
+func m0goASGIWSSend(slot C.int, binary C.int, p *C.char, n C.size_t) (done C.int) {
 	s := asgiSlots[slot]
 	defer s.ex.catch()
-	s.write(asgiWrite{p: unsafe.Pointer(p), n: int(n), message: true, binary: binary != 0})
+	return cbool(s.write(asgiWrite{p: unsafe.Pointer(p), n: int(n), message: true, binary: binary != 0}))
 }
 
 //export m0goASGIWSClose

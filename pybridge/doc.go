@@ -78,31 +78,33 @@
 //     http.disconnect, send goes on.
 //
 // Hops, counted as calls that cross a language, a goroutine, a thread or
-// the wake descriptor. A streamed send, before posting: send (C) ->
-// m0goASGIWrite (Go) -> the slot's writer goroutine -> BodyWriter.Write
-// -> (the loop thread's pass) -> post -> eventfd -> _m0asgi.wake (C) ->
-// deliver (Go) -> m0_asgi_resume_write (C) -> the future's set_result:
-// ten (fourteen while Python held the send state machine). Posted, with
-// room in the outbox: send (C) -> m0goASGIWrite (Go) -> Port.Post
-// -> post -> eventfd -> _m0asgi.wake (C) -> deliver (Go) ->
-// m0_asgi_resume_write (C) -> set_result: eight, with the loop thread's
-// pass moving the bytes beside it; driven, the post and the eventfd go
-// (the same Step delivers, in its next round): six, and the pieces of one
-// response leave in one send. With the outbox full the loop thread's
-// pass adds Written (OnJobWritten) before the post. Telling a task its client left: ClientGone -> post ->
-// eventfd -> _m0asgi.wake (C) -> deliver (Go) -> m0_asgi_client_gone (C)
-// -> set_result of the waiting receive's future -> the app: seven, down
-// from nine. A body piece that had not arrived when receive asked, before
-// TryReader: receive (C) -> m0goASGIRead (Go) -> the slot's reader
-// goroutine -> BodyReader.Read, woken by the loop thread's pass -> post ->
-// eventfd -> _m0asgi.wake (C) -> deliver (Go) -> m0_asgi_resume_read (C)
-// -> set_result: nine. With TryReader: receive (C) -> m0goASGIRead (Go) ->
-// TryRead, pending; the loop thread's pass -> Readable (OnJobReadable) ->
-// post -> eventfd -> _m0asgi.wake (C) -> deliver (Go), TryRead again ->
-// m0_asgi_resume_read (C) -> set_result: eight, and no goroutine hand-off
-// (the measured cost of the FastAPI-body row); driven, the post and the
-// eventfd go: six. A piece already in when receive asks takes TryRead,
-// then the same delivery as a posted send.
+// the wake descriptor (issue 29 aimed at about five).
+//   - A streamed send whose piece the output has room for: send (C) ->
+//     m0goASGIWrite (Go) -> Port.Post, which copies it, and back: three,
+//     the send done with no future made (asgi_conn.c's start_write), as a
+//     transport's write is; the loop thread's pass moves the bytes.
+//     Before the port: send (C) -> m0goASGIWrite -> the slot's writer
+//     goroutine -> BodyWriter.Write -> (the loop's pass) -> post ->
+//     eventfd -> _m0asgi.wake (C) -> deliver (Go) ->
+//     m0_asgi_resume_write (C) -> set_result: ten (fourteen while Python
+//     held the send state machine).
+//   - One that fills the output waits for the loop thread's pass:
+//     Written (OnJobWritten) -> post -> eventfd -> _m0asgi.wake (C) ->
+//     deliver (Go) -> m0_asgi_resume_write (C) -> set_result: nine with
+//     the ones above, as before; driven, the post and the eventfd go:
+//     seven.
+//   - A body piece already in when receive asks: receive (C) ->
+//     m0goASGIRead (Go) -> TryRead -> m0_asgi_resume_read (C) ->
+//     set_result: four, the future done before the app awaits it. One
+//     not in yet: TryRead says pending; the loop thread's pass ->
+//     Readable (OnJobReadable) -> post -> eventfd -> _m0asgi.wake (C) ->
+//     deliver (Go), TryRead again -> m0_asgi_resume_read (C) ->
+//     set_result: eight; driven six. Before TryReader, a reader goroutine
+//     woken by the pass: nine.
+//   - Telling a task its client left: ClientGone -> post -> eventfd ->
+//     _m0asgi.wake (C) -> deliver (Go) -> m0_asgi_client_gone (C) ->
+//     set_result of the waiting receive's future -> the app: seven;
+//     driven (a flag the loop thread's next Step reads) five.
 //
 // Driven (ASGIOptions.Driven, the server's --asgi-thread loop): after
 // startup the event loop, asyncio's, has no thread of its own. The
@@ -110,12 +112,13 @@
 // completions: it spawns the jobs the pass queued and runs one iteration
 // of the loop (its _run_once), so a request the app answers without
 // suspending goes out in the pass that parsed it: no eventfd, no wake in
-// either direction. A streamed piece is posted there (Port.Post), its
-// send resumed in the same Step (it runs the event loop again while its
-// own callbacks finish ops, up to 32 rounds), or after Written once the
-// loop has sent a full outbox on, called on the loop thread itself; what goroutines
-// post (body pieces, WebSocket messages, ClientGone) raises a flag and
-// kicks the loop (loop.Stepper's Pending).
+// either direction. A streamed piece is posted there (Port.Post) and its
+// send is over at once; while the app's tasks post pieces, the Step runs
+// the event loop again (up to 32 rounds), so the pieces of a response
+// meet in one send. A piece that fills the output resumes after
+// Written, called on the loop thread itself; what goroutines post
+// (WebSocket messages, ClientGone) raises a flag and kicks the loop
+// (loop.Stepper's Pending).
 // The loop's timers become the loop thread's wait deadline; its own
 // descriptors (the app's sockets, its self-pipe) are watched by a
 // goroutine polling the selector's epoll descriptor. LeaveLoop, on the

@@ -104,6 +104,30 @@ async def app(scope, receive, send):
         await send({"type": "http.response.body", "body": b"", "more_body": True})
         await send({"type": "http.response.body", "body": bytearray(b"two;"), "more_body": True})
         await send({"type": "http.response.body", "body": b"three", "more_body": False})
+    elif path == "/stream-yielding":
+        # A turn of the event loop between pieces, as anyio's checkpoints
+        # take one.
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        for piece in (b"one;", b"two;"):
+            await send({"type": "http.response.body", "body": piece, "more_body": True})
+            await asyncio.sleep(0)
+        await send({"type": "http.response.body", "body": b"three", "more_body": False})
+    elif path == "/no-turn":
+        # A receive whose piece is in and a send the output has room for
+        # are over without a turn of the event loop, as a transport's
+        # read and write are: the other task has not run by the end.
+        turns = []
+
+        async def other():
+            turns.append(1)
+
+        task = asyncio.ensure_future(other())
+        message = await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": message["body"], "more_body": True})
+        ran = len(turns)
+        await task
+        await send({"type": "http.response.body", "body": b" turns %d" % ran})
     elif path == "/trailers":
         await send({"type": "http.response.start", "status": 200, "headers": [], "trailers": True})
         await send({"type": "http.response.body", "body": b"data", "more_body": False})
