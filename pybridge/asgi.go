@@ -565,7 +565,7 @@ func (ex *ASGIExecutor) spawn(j *Job) {
 		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.cHead()))),
 		(*C.m0_field)(unsafe.Pointer(unsafe.SliceData(r.Fields))),
 		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.RemoteAddr))),
-		j.Response.c, C.int(writer))
+		j.Response.c, C.int(writer), &s.conn)
 	// The task may have ended inside the call (an app that raised when
 	// called, or one that answered in an eager first step): then the job
 	// has gone back (j.slot is no longer s, which only this thread
@@ -576,9 +576,9 @@ func (ex *ASGIExecutor) spawn(j *Job) {
 	if s.port != nil {
 		switch closed, inputEnded := s.port.ClientGoneAtStart(); {
 		case closed:
-			C.m0_asgi_client_gone(C.int(s.id))
+			C.m0_asgi_client_gone(s.conn)
 		case inputEnded:
-			C.m0_asgi_input_ended(C.int(s.id))
+			C.m0_asgi_input_ended(s.conn)
 		}
 	}
 }

@@ -9,7 +9,8 @@
 
 #include "shim.h"
 
-/* Slots are process-wide: the Go side's table has the same bound. */
+/* Slots are process-wide: the bound of the Go side's table (asgi_slot.go),
+ * the one table of requests in flight. */
 #define M0_ASGI_MAX_SLOTS 65536
 #define M0_ASGI_MAX_EXECUTORS 64
 
@@ -59,9 +60,9 @@ typedef struct {
 } m0_asgi_kind;
 
 /* m0_asgi_conn is the plumbing every ASGI connection type shares, the
- * first member of each: the slot the Go side names it by (the slot table
- * holds a reference until the task has ended and no read or write is
- * out: settle, asgi_conn.c), the job's arena, the futures receives and
+ * first member of each: the slot the Go side names it by (the Go slot
+ * holds a reference, in_slot, until the task has ended and no read or
+ * write is out: settle, asgi_conn.c), the job's arena, the futures receives and
  * sends wait on, the one write and the one read that may be out, the
  * writes queued behind it, and the log line. */
 struct m0_asgi_conn {
@@ -80,9 +81,10 @@ struct m0_asgi_conn {
 	uint32_t queue_head, queue_len, queue_cap;
 	/* reading, writing: a read or write is out on the Go side;
 	 * handing_back: the response is final and the job goes back once
-	 * neither is; ended: the task is over. */
+	 * neither is; ended: the task is over; in_slot: the Go slot holds
+	 * the connection (and a reference) until settle frees it. */
 	uint8_t writer, head_sent, reading, writing, handing_back, client_gone, read_failed,
-	    input_ended, closed, ended;
+	    input_ended, closed, ended, in_slot;
 	uint8_t app_failed; /* the app raised (a WebSocket closes with 1011) */
 	int line_len;
 	char line[232]; /* "METHOD target" for log lines */
@@ -118,7 +120,6 @@ int m0_asgi_has_waiter(m0_asgi_conn *c);
 void m0_asgi_read(m0_asgi_conn *c);
 PyObject *m0_asgi_write(m0_asgi_conn *c, PyObject *body, m0_response *trailers);
 PyObject *m0_asgi_write_message(m0_asgi_conn *c, PyObject *payload, int binary);
-m0_asgi_conn *m0_asgi_slot_conn(int slot);
 int m0_asgi_is_kind(PyObject *kind, PyObject *want);
 PyObject *m0_asgi_get(PyObject *message, PyObject *key, PyObject *fallback);
 PyObject *m0_asgi_as_bytes(PyObject *body);
@@ -140,8 +141,8 @@ int m0_asgi_websocket_init(void);
 PyObject *m0_asgi_websocket_new(m0_asgi *ex, int slot, const m0_request *req, const char *head,
                                 const m0_field *fields, m0_response *resp);
 int m0_asgi_websocket_scope(PyObject *scope, PyObject *conn);
-void m0_asgi_ws_message(int slot, int binary, const char *p, long n);
-void m0_asgi_ws_closed(int slot, int code, const char *reason, long n);
+void m0_asgi_ws_message(m0_asgi_conn *c, int binary, const char *p, long n);
+void m0_asgi_ws_closed(m0_asgi_conn *c, int code, const char *reason, long n);
 
 /* The coroutine a request's task runs (asgi_task.c). */
 int m0_asgi_task_init(void);
@@ -172,11 +173,14 @@ void m0_asgi_eager_arm(m0_asgi *ex, int armed);
 void m0_asgi_eager_remove(m0_asgi *ex);
 void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
                    const char *head, const m0_field *fields,
-                   const char *remote, m0_response *resp, int writer);
-void m0_asgi_resume_read(int slot, const char *p, long n);
-void m0_asgi_resume_write(int slot, int rc);
-void m0_asgi_client_gone(int slot);
-void m0_asgi_input_ended(int slot);
+                   const char *remote, m0_response *resp, int writer,
+                   m0_asgi_conn **conn);
+/* The Go slot's news for its connection (NULL: none, and nothing
+ * happens). */
+void m0_asgi_resume_read(m0_asgi_conn *c, const char *p, long n);
+void m0_asgi_resume_write(m0_asgi_conn *c, int rc);
+void m0_asgi_client_gone(m0_asgi_conn *c);
+void m0_asgi_input_ended(m0_asgi_conn *c);
 void m0_asgi_unavailable(m0_response *r);
 
 /* The wake descriptor: an eventfd where there is one, else a pipe. */

@@ -1,6 +1,6 @@
 /*
- * The plumbing every ASGI connection type shares (m0_asgi_conn): the slot
- * table the Go side names connections by, the futures receive and send
+ * The plumbing every ASGI connection type shares (m0_asgi_conn): the
+ * futures receive and send
  * wait on (loop.create_future()), the one write and the one read a
  * connection may have out on the Go side (the writes of sends made
  * meanwhile queued behind the one out), their resumes, and how a
@@ -21,8 +21,6 @@
 #include <stdio.h>
 
 #include <string.h>
-
-static m0_asgi_conn *slots[M0_ASGI_MAX_SLOTS]; /* strong references */
 
 PyObject *m0_asgi_client_disconnected;
 PyObject *m0_asgi_ready_none;
@@ -95,9 +93,9 @@ PyObject *m0_asgi_ready(PyObject *value)
 	return (PyObject *)r;
 }
 
-/* m0_asgi_conn_start readies c for slot's job and enters it in the slot
- * table, whose entry is empty: the Go side gives an id out again only
- * once settle has emptied it. */
+/* m0_asgi_conn_start readies c for slot's job and takes the reference the
+ * Go slot holds (in_slot): the Go side gives the id out again only once
+ * settle has let it go. */
 void m0_asgi_conn_start(m0_asgi_conn *c, const m0_asgi_kind *kind, m0_asgi *ex,
                         int slot, const m0_request *req, const char *head,
                         m0_response *resp, int writer)
@@ -108,7 +106,8 @@ void m0_asgi_conn_start(m0_asgi_conn *c, const m0_asgi_kind *kind, m0_asgi *ex,
 	c->loop = Py_NewRef(ex->loop);
 	c->writer = (uint8_t)writer;
 	c->line_len = m0_request_line(c->line, sizeof c->line, head, req);
-	slots[slot] = (m0_asgi_conn *)Py_NewRef(c);
+	c->in_slot = 1;
+	Py_INCREF(c);
 }
 
 int m0_asgi_conn_traverse(m0_asgi_conn *c, visitproc visit, void *arg)
@@ -154,8 +153,8 @@ static void settle(m0_asgi_conn *c)
 		c->handing_back = 0;
 		m0goASGIComplete(c->id);
 	}
-	if (c->ended && slots[c->id] == c) {
-		slots[c->id] = NULL;
+	if (c->ended && c->in_slot) {
+		c->in_slot = 0;
 		m0goASGIFree(c->id);
 		Py_DECREF(c);
 	}
@@ -289,9 +288,8 @@ void m0_asgi_read(m0_asgi_conn *c)
 	m0goASGIRead(c->id);
 }
 
-void m0_asgi_resume_read(int id, const char *p, long n)
+void m0_asgi_resume_read(m0_asgi_conn *c, const char *p, long n)
 {
-	m0_asgi_conn *c = slots[id];
 	if (c == NULL)
 		return;
 	c->reading = 0;
@@ -327,12 +325,6 @@ PyObject *m0_asgi_write(m0_asgi_conn *c, PyObject *body, m0_response *trailers)
 PyObject *m0_asgi_write_message(m0_asgi_conn *c, PyObject *payload, int binary)
 {
 	return start_write(c, payload, NULL, binary != 0);
-}
-
-/* m0_asgi_slot_conn: the connection of slot, or NULL. */
-m0_asgi_conn *m0_asgi_slot_conn(int slot)
-{
-	return slots[slot];
 }
 
 /* hand_out gives a write to the Go side: 1 when its port took it at
@@ -458,9 +450,8 @@ static int fail_queued(m0_asgi_conn *c)
 	return rc;
 }
 
-void m0_asgi_resume_write(int id, int rc)
+void m0_asgi_resume_write(m0_asgi_conn *c, int rc)
 {
-	m0_asgi_conn *c = slots[id];
 	if (c == NULL)
 		return;
 	Py_CLEAR(c->held);
@@ -500,9 +491,8 @@ void m0_asgi_resume_write(int id, int rc)
 /* m0_asgi_client_gone: the server saw the connection close. A body read
  * under way still ends by itself (the reader fails); the request learns
  * of it now. */
-void m0_asgi_client_gone(int id)
+void m0_asgi_client_gone(m0_asgi_conn *c)
 {
-	m0_asgi_conn *c = slots[id];
 	if (c == NULL || c->ended)
 		return;
 	c->client_gone = 1;
@@ -514,9 +504,8 @@ void m0_asgi_client_gone(int id)
 
 /* m0_asgi_input_ended: the client ended its side of the connection; it
  * may still read, so the response goes on. */
-void m0_asgi_input_ended(int id)
+void m0_asgi_input_ended(m0_asgi_conn *c)
 {
-	m0_asgi_conn *c = slots[id];
 	if (c == NULL || c->ended || c->input_ended)
 		return;
 	c->input_ended = 1;

@@ -307,10 +307,13 @@ static void start_task(m0_asgi *ex, PyObject *request, PyObject *scope)
 }
 
 /* m0_asgi_spawn starts one request: its object, the scope, and a task
- * running the app. A failure before the task exists is a 500. */
+ * running the app. *conn is the request's connection from before the
+ * task starts (settle's m0goASGIFree may let it go again inside the
+ * call), or stays NULL. A failure before the task exists is a 500. */
 void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
                    const char *head, const m0_field *fields,
-                   const char *remote, m0_response *resp, int writer)
+                   const char *remote, m0_response *resp, int writer,
+                   m0_asgi_conn **conn)
 {
 	m0_response_reset(resp);
 	m0_response_trim(resp);
@@ -324,6 +327,7 @@ void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
 		m0goASGIFree(slot);
 		return;
 	}
+	*conn = (m0_asgi_conn *)request;
 	PyObject *scope = m0_asgi_scope_build(ex, req, head, fields, remote);
 	if (scope != NULL && req->websocket && m0_asgi_websocket_scope(scope, request) < 0)
 		Py_CLEAR(scope);

@@ -526,8 +526,8 @@ static PyTypeObject request_type = {
     .tp_methods = request_methods,
 };
 
-/* m0_asgi_request_new makes the request of slot's job and enters it in
- * the slot table. */
+/* m0_asgi_request_new makes the request of slot's job, held by the Go
+ * slot (m0_asgi_conn_start). */
 PyObject *m0_asgi_request_new(m0_asgi *ex, int slot, const m0_request *req,
                               const char *head, m0_response *resp, int writer)
 {

@@ -13,11 +13,13 @@ import (
 )
 
 // asgiSlot is the Go half of one request in flight on an ASGI executor:
-// the job, its Port, and what an op out waits on. The request's protocol
-// state, and the slot's life, are the C object's of the same id
+// the job, its Port, its C connection, and what an op out waits on. The
+// request's protocol state, and the slot's life, are the C connection's
 // (asgi_conn.c): C counts the read and the write out and decides, in its
 // settle alone, when the job goes back (m0goASGIComplete) and when the id
 // is free again (m0goASGIFree). Go keeps no flag of its own for either.
+// The table of slots is this file's alone: C calls back by id, Go calls
+// C with the connection.
 //
 // Nothing here blocks, by construction: a body read is a TryRead of the
 // job's Body (a TryReader), a streamed response piece is posted to its
@@ -40,6 +42,9 @@ type asgiSlot struct {
 	ex   *ASGIExecutor
 	job  *Job
 	port Port // the job's Writer as a Port; nil: none, or not a Port
+	// conn is the C connection, holding the reference C's settle lets
+	// go of in m0goASGIFree (nil from then: news for it is dropped).
+	conn *C.m0_asgi_conn
 
 	// readWaits: the read out is a TryRead that found nothing yet:
 	// Readable (or ClientGone) tries again.
@@ -136,7 +141,7 @@ func (s *asgiSlot) handBack() {
 
 // free: C's settle has emptied the slot's entry; the id may go out again.
 func (s *asgiSlot) free() {
-	s.job, s.port = nil, nil
+	s.job, s.port, s.conn = nil, nil, nil
 	s.ws, s.wsConn = nil, nil
 	asgiSlotsMu.Lock()
 	s.ex = nil
@@ -229,7 +234,7 @@ func (s *asgiSlot) endWriteWait(failed bool) {
 	if failed {
 		rc = -1
 	}
-	C.m0_asgi_resume_write(C.int(s.id), rc)
+	C.m0_asgi_resume_write(s.conn, rc)
 }
 
 // post hands a body piece to the job's Port: the head, the piece, the
@@ -278,9 +283,9 @@ func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 			// tells the request its client left.
 			s.endWriteWait(true)
 		case e.kind == eventGone:
-			C.m0_asgi_client_gone(C.int(s.id))
+			C.m0_asgi_client_gone(s.conn)
 		default:
-			C.m0_asgi_input_ended(C.int(s.id))
+			C.m0_asgi_input_ended(s.conn)
 		}
 	case eventReadable:
 		if s = e.job.slot; s == nil || s.job != e.job || !s.readWaits {
@@ -295,7 +300,7 @@ func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 		if e.err != nil {
 			rc = -1
 		}
-		C.m0_asgi_resume_write(C.int(s.id), rc)
+		C.m0_asgi_resume_write(s.conn, rc)
 	}
 }
 
@@ -310,7 +315,7 @@ func (ex *ASGIExecutor) resumeRead(s *asgiSlot, n int, err error) {
 	// with a buffer of its own.
 	buf := s.readBuf
 	s.readBuf = nil
-	C.m0_asgi_resume_read(C.int(s.id), (*C.char)(unsafe.Pointer(unsafe.SliceData(buf))), size)
+	C.m0_asgi_resume_read(s.conn, (*C.char)(unsafe.Pointer(unsafe.SliceData(buf))), size)
 	if buf != nil {
 		ex.readBufs = append(ex.readBufs, buf)
 	}

@@ -61,10 +61,10 @@ static void deliver_or_queue(m0_asgi_ws *w, PyObject *m, int data)
 	}
 }
 
-/* m0_asgi_ws_message: a whole client message of the connection at slot. */
-void m0_asgi_ws_message(int slot, int binary, const char *p, long n)
+/* m0_asgi_ws_message: a whole client message of the WebSocket c. */
+void m0_asgi_ws_message(m0_asgi_conn *c, int binary, const char *p, long n)
 {
-	m0_asgi_ws *w = (m0_asgi_ws *)m0_asgi_slot_conn(slot);
+	m0_asgi_ws *w = (m0_asgi_ws *)c;
 	if (w == NULL || w->conn.ended || Py_TYPE(w) != &ws_type || w->disconnect != NULL)
 		return;
 	PyObject *payload = binary ? PyBytes_FromStringAndSize(p, n)
@@ -95,11 +95,11 @@ static void closed(m0_asgi_ws *w, int code, const char *reason, long n)
 		m0_asgi_deliver_all(c, w->disconnect);
 }
 
-/* m0_asgi_ws_closed: the connection at slot ended with the client's code
- * (1005 when its Close had none, 1006 when the transport died). */
-void m0_asgi_ws_closed(int slot, int code, const char *reason, long n)
+/* m0_asgi_ws_closed: the WebSocket c ended with the client's code (1005
+ * when its Close had none, 1006 when the transport died). */
+void m0_asgi_ws_closed(m0_asgi_conn *c, int code, const char *reason, long n)
 {
-	m0_asgi_ws *w = (m0_asgi_ws *)m0_asgi_slot_conn(slot);
+	m0_asgi_ws *w = (m0_asgi_ws *)c;
 	if (w == NULL || w->conn.ended || Py_TYPE(w) != &ws_type)
 		return;
 	closed(w, code, reason, n);
@@ -596,8 +596,8 @@ PyObject *m0_asgi_websocket_new(m0_asgi *ex, int slot, const m0_request *req, co
 	if (w == NULL)
 		return NULL;
 	memset((char *)w + sizeof(PyObject), 0, sizeof *w - sizeof(PyObject));
-	/* What can fail comes before the slot table takes its reference:
-	 * a failed start leaves nothing there. */
+	/* What can fail comes before the Go slot's reference is taken:
+	 * a failed start leaves the slot empty. */
 	if ((w->messages = PyList_New(0)) == NULL ||
 	    (w->subprotocols = subprotocols(req, head, fields)) == NULL) {
 		Py_DECREF(w);

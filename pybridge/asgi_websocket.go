@@ -77,9 +77,9 @@ func (ex *ASGIExecutor) deliverWebSocket(e *asgiEvent) {
 	}
 	p := (*C.char)(unsafe.Pointer(unsafe.SliceData(e.data)))
 	if e.kind == eventWSMessage {
-		C.m0_asgi_ws_message(C.int(s.id), C.int(e.n), p, C.long(len(e.data)))
+		C.m0_asgi_ws_message(s.conn, C.int(e.n), p, C.long(len(e.data)))
 	} else {
-		C.m0_asgi_ws_closed(C.int(s.id), C.int(e.n), p, C.long(len(e.data)))
+		C.m0_asgi_ws_closed(s.conn, C.int(e.n), p, C.long(len(e.data)))
 	}
 }
 
