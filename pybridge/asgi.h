@@ -62,9 +62,9 @@ typedef struct {
 /* m0_asgi_conn is the plumbing every ASGI connection type shares, the
  * first member of each: the slot the Go side names it by (the Go slot
  * holds a reference, in_slot, until the task has ended and no read or
- * write is out: settle, asgi_conn.c), the job's arena, the futures receives and
- * sends wait on, the one write and the one read that may be out, the
- * writes queued behind it, and the log line. */
+ * write is out: settle, asgi_conn.c), the job's arena, the futures
+ * receives and sends wait on, the one write and the one read that may be
+ * out, the writes queued behind it, and the log line. */
 struct m0_asgi_conn {
 	PyObject_HEAD
 	const m0_asgi_kind *kind;

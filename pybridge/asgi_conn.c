@@ -1,10 +1,9 @@
 /*
  * The plumbing every ASGI connection type shares (m0_asgi_conn): the
- * futures receive and send
- * wait on (loop.create_future()), the one write and the one read a
- * connection may have out on the Go side (the writes of sends made
- * meanwhile queued behind the one out), their resumes, and how a
- * response ends (complete, fail, cancel, release).
+ * futures receive and send wait on (loop.create_future()), the one write
+ * and the one read a connection may have out on the Go side (the writes
+ * of sends made meanwhile queued behind the one out), their resumes, and
+ * how a response ends (complete, fail, cancel, release).
  *
  * A slot's life is decided here, in settle, and nowhere else: the Go
  * side holds only what an op out waits on (a body read for Readable, a
@@ -143,7 +142,7 @@ void m0_asgi_conn_clear(m0_asgi_conn *c)
 /* settle is the one place a slot's life moves on, once no read or write
  * of c is out (an op's resume comes back to this slot): a final response
  * hands the job back (m0goASGIComplete), then an ended task gives the
- * slot id back (m0goASGIFree) with the table's reference. A caller whose
+ * slot id back (m0goASGIFree) and the Go slot's reference with it. A caller whose
  * c may have ended calls it last. */
 static void settle(m0_asgi_conn *c)
 {

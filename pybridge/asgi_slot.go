@@ -54,7 +54,7 @@ type asgiSlot struct {
 	// message) or ClientGone resumes it.
 	writeWaits bool
 
-	// ws is the accepted WebSocket's event sink, conn its handle.
+	// ws is the accepted WebSocket's event sink, wsConn its handle.
 	ws     *asgiWebSocket
 	wsConn WebSocketConn
 
@@ -89,7 +89,7 @@ type asgiEvent struct {
 	job  *Job // eventGone, eventInputEnded, eventWritten, eventReadable: the slot is looked up on the executor's thread
 	kind asgiEventKind
 	n    int   // WebSocket: binary (1), or the close code
-	err  error // eventWrite: why the write failed
+	err  error // eventWSWritten: the connection ended (ErrWebSocketGone)
 	ws   *asgiWebSocket
 	data []byte // a WebSocket message, or the close reason
 }
@@ -139,7 +139,7 @@ func (s *asgiSlot) handBack() {
 	s.ex.complete(j)
 }
 
-// free: C's settle has emptied the slot's entry; the id may go out again.
+// free: C's settle has let the connection go; the id may go out again.
 func (s *asgiSlot) free() {
 	s.job, s.port, s.conn = nil, nil, nil
 	s.ws, s.wsConn = nil, nil
@@ -209,7 +209,7 @@ func (s *asgiSlot) write(w asgiWrite) (done bool) {
 	}
 	switch {
 	case err != nil:
-		s.ex.postOwn(asgiEvent{slot: s, kind: eventWrite, err: err})
+		s.ex.postOwn(asgiEvent{slot: s, kind: eventWrite})
 		return false
 	case full:
 		s.writeWaits = true
@@ -296,11 +296,8 @@ func (ex *ASGIExecutor) deliver(e *asgiEvent) {
 			ex.resumeRead(s, n, err)
 		}
 	case eventWrite:
-		rc := C.int(0)
-		if e.err != nil {
-			rc = -1
-		}
-		C.m0_asgi_resume_write(s.conn, rc)
+		// Posted for a failed write alone (write): its send raises.
+		C.m0_asgi_resume_write(s.conn, -1)
 	}
 }
 
