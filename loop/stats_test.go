@@ -24,13 +24,13 @@ func newStatsRig(tb testing.TB, stats *Stats) *passRig {
 func TestStatsCount(t *testing.T) {
 	stats := &Stats{}
 	r := newStatsRig(t, stats)
-	if got := stats.Responses[2].Load(); got != 100 {
+	if got := stats.Read().Responses[2]; got != 100 {
 		t.Errorf("2xx: %d, want 100", got)
 	}
-	if got := stats.Durations[0].Load(); got != 100 {
+	if got := stats.Read().Durations[0]; got != 100 {
 		t.Errorf("first duration bucket: %d, want 100 (inline: 0)", got)
 	}
-	if got := stats.Open.Load(); got != 1 {
+	if got := stats.Read().Open; got != 1 {
 		t.Errorf("open: %d, want 1", got)
 	}
 	if allocs := testing.AllocsPerRun(200, r.round); allocs != 0 {

@@ -27,8 +27,9 @@ func (p *processMetrics) Describe(ch chan<- *prometheus.Desc) { p.desc.Describe(
 
 func (p *processMetrics) Collect(ch chan<- prometheus.Metric) {
 	var c metrics.Counters
-	c.Add(p.stats, p.app)
-	c.AddGauges(p.stats)
+	loopCounters := p.stats.Read()
+	c.Add(&loopCounters, p.app)
+	c.AddGauges(&loopCounters)
 	var backends []string
 	if name := p.backend.Load(); name != nil {
 		backends = []string{*name}

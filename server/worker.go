@@ -76,7 +76,7 @@ func WorkerFromEnv() (*Worker, error) {
 		control:     os.NewFile(workerproto.ControlFD, "control"),
 		heartbeat:   workerproto.Stamp(mem),
 		inFlight:    workerproto.NewInFlight(mem),
-		stats:       workerproto.Stats(mem),
+		stats:       (*loop.Stats)(workerproto.LoopWords(mem)),
 		appStats:    workerproto.AppStatsIn(mem),
 		told:        make(chan string, 1),
 	}

@@ -398,7 +398,8 @@ func (m *master) retire(w *worker, why string) {
 func (m *master) exited(w *worker, status string) {
 	delete(m.live, w)
 	m.exitCounts[exitReason(w)]++
-	m.gone.Add(w.stats, w.appStats)
+	loopCounters := w.stats.Read()
+	m.gone.Add(&loopCounters, w.appStats)
 	// What was in the app when it ended, last on the line.
 	note := inFlightNote(w, time.Now())
 	logf := func(format string, args ...any) { m.logf(format+"%s", append(args, note)...) }

@@ -99,7 +99,7 @@ func (f *fakeMaster) launchFake(s *slot) (*worker, error) {
 		control:   &fakeControl{},
 		heartMem:  mem,
 		heartbeat: workerproto.Stamp(mem),
-		stats:     workerproto.Stats(mem),
+		stats:     workerproto.LoopWords(mem),
 		appStats:  workerproto.AppStatsIn(mem),
 		started:   time.Now(),
 	}

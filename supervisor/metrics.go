@@ -76,8 +76,9 @@ func (m *master) snapshot() metricsSnapshot {
 		default:
 			snap.states["ready"]++
 		}
-		snap.counters.Add(w.stats, w.appStats)
-		snap.counters.AddGauges(w.stats)
+		loopCounters := w.stats.Read()
+		snap.counters.Add(&loopCounters, w.appStats)
+		snap.counters.AddGauges(&loopCounters)
 		snap.backends = append(snap.backends, w.backend)
 		if w == w.slot.current {
 			if pages, err := residentPages(w.pid); err == nil {

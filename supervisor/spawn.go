@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/m0serve/m0serve/internal/counters"
 	"github.com/m0serve/m0serve/internal/workerproto"
-	"github.com/m0serve/m0serve/loop"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,7 +24,7 @@ type worker struct {
 	control         io.WriteCloser // the master's end of the socketpair
 	unmap           func()         // unmaps heartMem (nil: not mapped)
 	heartbeat       *atomic.Int64
-	stats           *loop.Stats           // the worker's loop's counters, in heartMem
+	stats           *counters.Words       // the worker's loop's counters, in heartMem
 	appStats        *workerproto.AppStats // its handlers', in heartMem
 	backend         string                // its loop's backend description, once told
 	heartMem        []byte
@@ -198,7 +198,7 @@ func (m *master) spawn(s *slot) (*worker, error) {
 		control:   control,
 		unmap:     func() { unix.Munmap(mem) },
 		heartbeat: workerproto.Stamp(mem),
-		stats:     workerproto.Stats(mem),
+		stats:     workerproto.LoopWords(mem),
 		appStats:  workerproto.AppStatsIn(mem),
 		heartMem:  mem,
 		started:   time.Now(),

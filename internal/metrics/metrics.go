@@ -1,5 +1,5 @@
 // Package metrics is what m0serve's Prometheus endpoint serves of the
-// loop's and the handlers' counters (loop.Stats, workerproto.AppStats):
+// loop's and the handlers' counters (counters.Loop, workerproto.AppStats):
 // one process's, or a master's workers' summed. Pure Go, so that the
 // master (package supervisor) and a single process (package server)
 // describe them alike.
@@ -15,17 +15,17 @@ import (
 	"time"
 
 	"github.com/m0serve/m0serve/internal/configerr"
+	"github.com/m0serve/m0serve/internal/counters"
 	"github.com/m0serve/m0serve/internal/workerproto"
-	"github.com/m0serve/m0serve/loop"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Counters are what the metrics read of one process's loop.Stats and
+// Counters are what the metrics read of one process's loop counters and
 // AppStats, or of a master's workers summed.
 type Counters struct {
 	Responses   [6]int64
-	Durations   [len(loop.DurationBounds) + 1]int64
+	Durations   [counters.Buckets]int64
 	DurationSum int64 // nanoseconds
 	Overloaded  int64
 	Busy        int64 // nanoseconds
@@ -35,16 +35,16 @@ type Counters struct {
 
 // Add adds a process's counts (not its gauges: the counts of a worker
 // gone stay in the totals, its gauges do not). Either may be nil.
-func (c *Counters) Add(stats *loop.Stats, app *workerproto.AppStats) {
+func (c *Counters) Add(stats *counters.Loop, app *workerproto.AppStats) {
 	if stats != nil {
 		for i := range c.Responses {
-			c.Responses[i] += stats.Responses[i].Load()
+			c.Responses[i] += stats.Responses[i]
 		}
 		for i := range c.Durations {
-			c.Durations[i] += stats.Durations[i].Load()
+			c.Durations[i] += stats.Durations[i]
 		}
-		c.DurationSum += stats.DurationSum.Load()
-		c.Overloaded += stats.Overloaded.Load()
+		c.DurationSum += stats.DurationSum
+		c.Overloaded += stats.Overloaded
 	}
 	if app != nil {
 		c.Busy += app.Busy.Load()
@@ -52,10 +52,10 @@ func (c *Counters) Add(stats *loop.Stats, app *workerproto.AppStats) {
 }
 
 // AddGauges adds a live process's gauges.
-func (c *Counters) AddGauges(stats *loop.Stats) {
+func (c *Counters) AddGauges(stats *counters.Loop) {
 	if stats != nil {
-		c.Open += stats.Open.Load()
-		c.InFlight += stats.InFlight.Load()
+		c.Open += stats.Open
+		c.InFlight += stats.InFlight
 	}
 }
 
@@ -97,11 +97,11 @@ func (r *Requests) Collect(ch chan<- prometheus.Metric, c *Counters, app bool, b
 		ch <- prometheus.MustNewConstMetric(r.responses, prometheus.CounterValue, float64(n), class)
 	}
 	buckets, count := map[float64]uint64{}, uint64(0)
-	for i, bound := range loop.DurationBounds {
+	for i, bound := range counters.Bounds {
 		count += uint64(c.Durations[i])
 		buckets[bound.Seconds()] = count
 	}
-	count += uint64(c.Durations[len(loop.DurationBounds)])
+	count += uint64(c.Durations[len(counters.Bounds)])
 	ch <- prometheus.MustNewConstHistogram(r.duration, count, time.Duration(c.DurationSum).Seconds(), buckets)
 	ch <- prometheus.MustNewConstMetric(r.open, prometheus.GaugeValue, float64(c.Open))
 	ch <- prometheus.MustNewConstMetric(r.inFlight, prometheus.GaugeValue, float64(c.InFlight))

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/m0serve/m0serve/loop"
+	"github.com/m0serve/m0serve/internal/counters"
 )
 
 // The heartbeat file a worker shares with its master: the loop's stamp,
@@ -17,7 +17,8 @@ import (
 // long it had been there.
 //
 //	[0, 8)        the loop's last stamp, unix nanoseconds (Stamp)
-//	[8, 8+Stats)  loop.Stats (Stats)
+//	[8, 256)      the loop's counters: counters.Words, WordCount int64
+//	              words in that package's order (LoopWords)
 //	[256, 264)    AppStats (AppStatsIn)
 //	[504, 512)    the layout: LayoutMagic, then LayoutVersion (uint32 each)
 //	[512, 4096)   inFlightRecords records of inFlightRecordSize bytes:
@@ -45,7 +46,7 @@ const (
 	// into ("m0hb" read as a little-endian uint32).
 	LayoutMagic uint32 = 0x6268306d
 	// LayoutVersion is this binary's layout of the heartbeat file.
-	LayoutVersion uint32 = 1
+	LayoutVersion uint32 = 2
 
 	statsOffset        = 8
 	appStatsOffset     = 256
@@ -58,7 +59,7 @@ const (
 
 // Each part must end before the next starts.
 var (
-	_ [appStatsOffset - statsOffset - int(unsafe.Sizeof(loop.Stats{}))]struct{}
+	_ [appStatsOffset - statsOffset - 8*counters.WordCount]struct{}
 	_ [layoutOffset - appStatsOffset - int(unsafe.Sizeof(AppStats{}))]struct{}
 	_ [inFlightOffset - layoutOffset - 8]struct{}
 )
@@ -66,8 +67,10 @@ var (
 // Stamp is the loop's last stamp in a mapped heartbeat file.
 func Stamp(mem []byte) *atomic.Int64 { return (*atomic.Int64)(unsafe.Pointer(&mem[0])) }
 
-// Stats is the loop's Stats in a mapped heartbeat file.
-func Stats(mem []byte) *loop.Stats { return (*loop.Stats)(unsafe.Pointer(&mem[statsOffset])) }
+// LoopWords are the loop's counters in a mapped heartbeat file.
+func LoopWords(mem []byte) *counters.Words {
+	return (*counters.Words)(unsafe.Pointer(&mem[statsOffset]))
+}
 
 // AppStatsIn is the AppStats in a mapped heartbeat file.
 func AppStatsIn(mem []byte) *AppStats { return (*AppStats)(unsafe.Pointer(&mem[appStatsOffset])) }
@@ -110,7 +113,7 @@ func CheckLayout(mem []byte) error {
 }
 
 // AppStats are the counters the handler threads keep for the metrics
-// (the loop's own are loop.Stats). In a worker they live in the heartbeat
+// (the loop's own are LoopWords). In a worker they live in the heartbeat
 // file, beside the loop's, for the master to read.
 type AppStats struct {
 	// Busy is the nanoseconds requests spent with the app: from a

@@ -129,7 +129,8 @@ func TestCheckLayout(t *testing.T) {
 	// The stamp and the counters do not touch the layout's word.
 	WriteLayout(mem)
 	Stamp(mem).Store(-1)
-	Stats(mem).Open.Store(-1)
+	LoopWords(mem).SetGauges(-1, -1)
+	LoopWords(mem).Response(500)
 	AppStatsIn(mem).Busy.Store(-1)
 	for i := 0; i < inFlightRecords; i++ {
 		NewInFlight(mem).Claim([]byte("GET"), []byte("/"+strings.Repeat("x", 200)))
