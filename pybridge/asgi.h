@@ -150,9 +150,11 @@ int m0_asgi_is_task_coro(PyObject *op);
 PyObject *m0_asgi_task_coro_new(PyObject *request, PyObject *app_awaitable);
 void m0_asgi_app_raised(PyObject *request);
 
-/* The module and the executor (asgi_module.c, asgi_executor.c). */
+/* The module (asgi_module.c), which keeps the executors by id, and the
+ * executor (asgi_executor.c), which makes them. */
 int m0_asgi_module_init(void);
 m0_asgi *m0_asgi_executor_get(int id);
+void m0_asgi_executor_set(int id, m0_asgi *ex);
 
 m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
                      const char *loop, const char *lifespan,

@@ -14,7 +14,6 @@
 #include <sys/eventfd.h>
 #endif
 
-static m0_asgi *executors[M0_ASGI_MAX_EXECUTORS];
 static PyObject *python_half; /* the executor module, made once */
 static PyObject *s_create_task, *s_receive, *s_send, *s_scheduled, *s_when, *s_time;
 
@@ -35,20 +34,6 @@ static PyObject *task_type, *task_kwnames, *task_name;
 #else
 #define TASK_KWNAMES Py_BuildValue("(ss)", "loop", "name")
 #endif
-
-m0_asgi *m0_asgi_executor_get(int id)
-{
-	return executors[id];
-}
-
-static char *copy_text(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *c = malloc(n);
-	if (c != NULL)
-		memcpy(c, s, n);
-	return c;
-}
 
 static PyObject *load_python_half(const char *source)
 {
@@ -90,13 +75,13 @@ m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
                      const char *scheme, double cancel_timeout, int wake_fd,
                      int driven, char **err)
 {
-	if (id < 0 || id >= M0_ASGI_MAX_EXECUTORS || executors[id] != NULL) {
-		*err = copy_text("no free ASGI executor id");
+	if (id < 0 || id >= M0_ASGI_MAX_EXECUTORS || m0_asgi_executor_get(id) != NULL) {
+		*err = m0_copy_text("no free ASGI executor id");
 		return NULL;
 	}
 	m0_asgi *ex = PyMem_Calloc(1, sizeof *ex);
 	if (ex == NULL) {
-		*err = copy_text("out of memory");
+		*err = m0_copy_text("out of memory");
 		return NULL;
 	}
 	ex->id = id;
@@ -110,7 +95,7 @@ m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
 	    (ex->loop = PyObject_GetAttrString(ex->executor, "loop")) == NULL ||
 	    (ex->app_callable = PyObject_GetAttrString(ex->executor, "app")) == NULL ||
 	    !PyDict_Check(ex->state) || m0_asgi_eager_install(ex) < 0) {
-		*err = PyErr_Occurred() ? m0_format_exception() : copy_text("Executor.state is not a dict");
+		*err = PyErr_Occurred() ? m0_format_exception() : m0_copy_text("Executor.state is not a dict");
 		Py_XDECREF(ex->scope);
 		Py_XDECREF(ex->executor);
 		Py_XDECREF(ex->state);
@@ -119,7 +104,7 @@ m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
 		PyMem_Free(ex);
 		return NULL;
 	}
-	executors[id] = ex;
+	m0_asgi_executor_set(id, ex);
 	return ex;
 }
 
@@ -233,7 +218,7 @@ char *m0_asgi_finish(m0_asgi *ex)
 
 void m0_asgi_free(m0_asgi *ex)
 {
-	executors[ex->id] = NULL;
+	m0_asgi_executor_set(ex->id, NULL);
 	m0_asgi_eager_remove(ex);
 	Py_XDECREF(ex->step);
 	Py_XDECREF(ex->ready);

@@ -1,9 +1,24 @@
 /*
- * _m0asgi: what asgi_executor.py calls (wake, started, log, log_exception) and
- * the types an app meets (Request's receive and send, in asgi_request.c,
- * ClientDisconnected, in asgi_conn.c).
+ * _m0asgi: what asgi_executor.py calls (wake, started, log, log_exception),
+ * the executors by id those calls name, and the types an app meets
+ * (Request's receive and send, in asgi_request.c, ClientDisconnected, in
+ * asgi_conn.c).
  */
 #include "asgi.h"
+
+/* The executors, by id: the module's functions are called with one
+ * (asgi_executor.c makes and frees them). */
+static m0_asgi *executors[M0_ASGI_MAX_EXECUTORS];
+
+m0_asgi *m0_asgi_executor_get(int id)
+{
+	return id >= 0 && id < M0_ASGI_MAX_EXECUTORS ? executors[id] : NULL;
+}
+
+void m0_asgi_executor_set(int id, m0_asgi *ex)
+{
+	executors[id] = ex;
+}
 
 /* wake(executor[, last]): the wake descriptor is readable; the Go side
  * spawns the queued jobs and delivers the finished reads and writes.

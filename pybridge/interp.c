@@ -1,6 +1,6 @@
 /*
  * The embedded interpreter: start, sys.path, app import, interface
- * detection, exception text, and the end.
+ * detection, and the end.
  */
 #include "shim.h"
 
@@ -13,191 +13,6 @@
 /* The thread state of the thread that initialised the interpreter, saved
  * while handler threads run; Py_FinalizeEx runs on that thread again. */
 static PyThreadState *main_tstate;
-
-static char *copy_text(const char *s)
-{
-	size_t n = strlen(s);
-	char *c = malloc(n + 1);
-	if (c != NULL)
-		memcpy(c, s, n + 1);
-	return c;
-}
-
-/* m0_fetch_exception takes the raised exception as one object, its
- * traceback attached (3.12 deprecates the type/value/traceback triple). */
-PyObject *m0_fetch_exception(void)
-{
-#if PY_VERSION_HEX >= 0x030C0000
-	return PyErr_GetRaisedException();
-#else
-	PyObject *type, *value, *tb;
-	PyErr_Fetch(&type, &value, &tb);
-	if (type == NULL)
-		return NULL;
-	PyErr_NormalizeException(&type, &value, &tb);
-	if (tb != NULL && value != NULL)
-		PyException_SetTraceback(value, tb);
-	Py_XDECREF(type);
-	Py_XDECREF(tb);
-	return value;
-#endif
-}
-
-/* m0_restore_exception raises exc again, taking its reference; NULL
- * leaves none raised. */
-void m0_restore_exception(PyObject *exc)
-{
-#if PY_VERSION_HEX >= 0x030C0000
-	PyErr_SetRaisedException(exc);
-#else
-	if (exc == NULL) {
-		PyErr_Clear();
-		return;
-	}
-	PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
-#endif
-}
-
-/* m0_format_exception clears the raised exception and returns it as text,
- * the way Python prints it, in malloc'd memory. */
-char *m0_format_exception(void)
-{
-	PyObject *exc = m0_fetch_exception();
-	if (exc == NULL)
-		return copy_text("unknown error (no Python exception set)");
-	char *text = NULL;
-	PyObject *tbmod = PyImport_ImportModule("traceback");
-	PyObject *lines = NULL, *empty = NULL, *joined = NULL;
-	PyObject *tb = PyException_GetTraceback(exc);
-	if (tbmod != NULL)
-		lines = PyObject_CallMethod(tbmod, "format_exception", "OOO",
-		                            (PyObject *)Py_TYPE(exc), exc,
-		                            tb ? tb : Py_None);
-	Py_XDECREF(tb);
-	if (lines != NULL && (empty = PyUnicode_FromString("")) != NULL)
-		joined = PyUnicode_Join(empty, lines);
-	if (joined != NULL) {
-		const char *utf8 = PyUnicode_AsUTF8(joined);
-		if (utf8 != NULL)
-			text = copy_text(utf8);
-	}
-	if (text == NULL) {
-		PyErr_Clear();
-		PyObject *s = PyObject_Str(exc);
-		const char *utf8 = s ? PyUnicode_AsUTF8(s) : NULL;
-		text = copy_text(utf8 ? utf8 : "unprintable Python exception");
-		Py_XDECREF(s);
-		PyErr_Clear();
-	}
-	Py_XDECREF(joined);
-	Py_XDECREF(empty);
-	Py_XDECREF(lines);
-	Py_XDECREF(tbmod);
-	Py_DECREF(exc);
-	return text;
-}
-
-/* m0_log writes one line through the server's logger, so the bridge's
- * messages carry the same timestamp and format as the server's. A line
- * longer than the buffer is cut. */
-static void log_line(int error, const char *format, va_list ap)
-{
-	char line[1024];
-	int n = vsnprintf(line, sizeof line, format, ap);
-	if (n < 0)
-		return;
-	if (n >= (int)sizeof line)
-		n = (int)sizeof line - 1;
-	m0goLog(line, n, error);
-}
-
-void m0_log(const char *format, ...)
-{
-	va_list ap;
-	va_start(ap, format);
-	log_line(0, format, ap);
-	va_end(ap);
-}
-
-void m0_log_error(const char *format, ...)
-{
-	va_list ap;
-	va_start(ap, format);
-	log_line(1, format, ap);
-	va_end(ap);
-}
-
-/* m0_log_inline_tracebacks is set (SetTracebacksInline) when the log is
- * read by a machine (--log-format json): a traceback then goes inside the
- * line naming its context, one record, rather than under it. */
-int m0_log_inline_tracebacks;
-
-/* m0_log_exception logs context as one line through the server's logger,
- * then prints the raised exception's traceback under it to sys.stderr
- * (as gunicorn and uvicorn do: a timestamped line, then the traceback as
- * Python formats it), and clears it; with m0_log_inline_tracebacks the
- * traceback is part of the line.
- * PyErr_PrintEx(0) does not keep it in sys.last_*, which would hold the
- * failed request's frames alive until the next failure. */
-void m0_log_exception(const char *context)
-{
-	if (m0_log_inline_tracebacks) {
-		char *text = m0_format_exception();
-		if (text == NULL) {
-			/* copy_text's malloc failed: the context alone. */
-			m0_log_error("%s (the traceback could not be formatted: out of memory)", context);
-			return;
-		}
-		size_t n = strlen(context) + 1 + strlen(text);
-		char *line = malloc(n + 1);
-		if (line != NULL) {
-			snprintf(line, n + 1, "%s\n%s", context, text);
-			while (n > 0 && line[n - 1] == '\n')
-				n--;
-			m0goLog(line, (int)n, 1);
-			free(line);
-			free(text);
-			return;
-		}
-		m0_log_error("%s (%s)", context, text);
-		free(text);
-		return;
-	}
-	m0_log_error("%s", context);
-	m0_print_exception();
-}
-
-/* m0_print_exception prints the raised exception's traceback to
- * sys.stderr and clears it, as PyErr_PrintEx(0) does, except that a
- * SystemExit is printed too rather than acted on: PyErr_PrintEx calls
- * Py_Exit for it, which finalises the interpreter on a handler thread
- * under the requests still running and hangs the server. An app's
- * sys.exit() in a request is that request's failure (uvicorn's rule). */
-void m0_print_exception(void)
-{
-	if (!PyErr_ExceptionMatches(PyExc_SystemExit)) {
-		PyErr_PrintEx(0);
-		return;
-	}
-	PyObject *exc = m0_fetch_exception();
-	if (exc == NULL)
-		return;
-	PyObject *type = (PyObject *)Py_TYPE(exc);
-	PyObject *tb = PyException_GetTraceback(exc);
-	PyObject *hook = PySys_GetObject("excepthook"); /* borrowed */
-	PyObject *r = NULL;
-	if (hook != NULL)
-		r = PyObject_CallFunctionObjArgs(hook, type, exc, tb != NULL ? tb : Py_None, NULL);
-	if (r == NULL) {
-		/* No hook, or it failed (a SystemExit of its own included):
-		 * the default display, never an exit. */
-		PyErr_Clear();
-		PyErr_Display(type, exc, tb != NULL ? tb : Py_None);
-	}
-	Py_XDECREF(r);
-	Py_XDECREF(tb);
-	Py_DECREF(exc);
-}
 
 static int sys_path_insert(Py_ssize_t at, const char *dir)
 {
@@ -276,7 +91,7 @@ static char *prepare(const char *app_dir, const char *site_dirs)
 		if (n > 0) {
 			char *dir = malloc(n + 1);
 			if (dir == NULL)
-				return copy_text("out of memory");
+				return m0_copy_text("out of memory");
 			memcpy(dir, p, n);
 			dir[n] = '\0';
 			int rc = add_site_dir(dir);
@@ -309,7 +124,7 @@ char *m0_init(const char *app_dir, const char *site_dirs, const char *home,
               const char *executable)
 {
 	if (Py_IsInitialized())
-		return copy_text("the Python interpreter is already initialised");
+		return m0_copy_text("the Python interpreter is already initialised");
 	PyConfig config;
 	PyConfig_InitPythonConfig(&config);
 	/* No Python signal handlers: signals stay the Go runtime's. */
@@ -345,7 +160,7 @@ static PyGILState_STATE adopted_gil;
 char *m0_adopt(const char *app_dir, const char *site_dirs)
 {
 	if (!Py_IsInitialized())
-		return copy_text("no Python interpreter runs in this process");
+		return m0_copy_text("no Python interpreter runs in this process");
 	adopted_gil = PyGILState_Ensure();
 	adopted = 1;
 	char *err = prepare(app_dir, site_dirs);
@@ -491,7 +306,7 @@ static PyObject *import_target(const char *target, int factory,
 			snprintf(line, sizeof line,
 			         "%s: the module has no \"application\" or \"app\" attribute: "
 			         "give module:attr", target);
-			*mistake = copy_text(line);
+			*mistake = m0_copy_text(line);
 			return NULL;
 		}
 		obj = app;
@@ -534,7 +349,7 @@ static PyObject *import_target(const char *target, int factory,
 			         "%s%s%s looks like an application factory (a function taking "
 			         "no arguments): use --factory",
 			         target, colon ? "" : ":", colon ? "" : *found);
-			*mistake = copy_text(line);
+			*mistake = m0_copy_text(line);
 			return NULL;
 		}
 	}
@@ -559,7 +374,7 @@ static char *missing_module(void)
 	if (attr != NULL && PyUnicode_Check(attr)) {
 		const char *utf8 = PyUnicode_AsUTF8(attr);
 		if (utf8 != NULL)
-			name = copy_text(utf8);
+			name = m0_copy_text(utf8);
 	}
 	Py_XDECREF(attr);
 	PyErr_Clear();
@@ -575,11 +390,11 @@ m0_app *m0_app_load(const char *target, int factory, const char *root_path,
 	PyGILState_STATE g = PyGILState_Ensure();
 	m0_app *app = calloc(1, sizeof *app);
 	if (app == NULL) {
-		result->error = copy_text("out of memory");
+		result->error = m0_copy_text("out of memory");
 		goto out;
 	}
 	app->root_len = strlen(root_path);
-	app->root_path = copy_text(root_path);
+	app->root_path = m0_copy_text(root_path);
 	app->app = import_target(target, factory, &result->found, &result->mistake);
 	if (app->app != NULL)
 		app->is_asgi = detect_asgi(app->app);
@@ -593,7 +408,7 @@ m0_app *m0_app_load(const char *target, int factory, const char *root_path,
 			result->missing = missing_module();
 		if (result->mistake == NULL)
 			result->error = PyErr_Occurred() ? m0_format_exception()
-			                                 : copy_text("out of memory");
+			                                 : m0_copy_text("out of memory");
 		Py_XDECREF(app->app);
 		Py_XDECREF(app->environ);
 		free(app->root_path);

@@ -175,6 +175,10 @@ m0_app *m0_app_load(const char *target, int factory, const char *root_path,
                     const char *url_scheme, const char *server_software,
                     int multithread, int multiprocess, m0_load_result *result);
 void m0_app_free(m0_app *app);
+
+/* The log and exception text (log.c), which calls no other C file. */
+/* m0_copy_text is a malloc'd copy of s (NULL when malloc fails). */
+char *m0_copy_text(const char *s);
 char *m0_format_exception(void);
 /* m0_fetch_exception clears the raised exception and returns it (NULL:
  * none); m0_restore_exception raises it again, taking the reference. */
@@ -184,13 +188,13 @@ void m0_log(const char *format, ...) __attribute__((format(printf, 1, 2)));
 /* m0_log_error is m0_log at the error level (the server's --log-level). */
 void m0_log_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 void m0_log_exception(const char *context);
+void m0_print_exception(void);
+extern int m0_log_inline_tracebacks;
 
 /* The failure policy WSGI and ASGI share (failure.c). */
 int m0_request_line(char *dst, size_t cap, const char *head, const m0_request *req);
 void m0_log_request_exception(const char *line, int len, const char *context);
 void m0_response_failed(m0_response *r, int quiet, int head_sent);
-void m0_print_exception(void);
-extern int m0_log_inline_tracebacks;
 
 /* Handler threads (thread.c). */
 m0_thread *m0_thread_new(int id);
@@ -273,10 +277,14 @@ int m0_file_wrapper_ready(void);
 int m0_file_response(m0_thread *t, PyObject *result);
 extern PyTypeObject m0_FileWrapperType;
 
-/* The call itself and the body (wsgi.c). m0_emit returns -1 with an
- * exception set, -2 when the client is gone. */
-int m0_wsgi_ready(void);
+/* The body's way out (body.c). m0_emit returns -1 with an exception set,
+ * -2 when the client is gone; m0_stream and m0_send_head 0, or -2. */
 int m0_emit(m0_thread *t, PyObject *chunk);
+int m0_stream(m0_thread *t, int op, char *p, size_t n);
+int m0_send_head(m0_thread *t);
+
+/* The call itself (wsgi.c). */
+int m0_wsgi_ready(void);
 
 /* Modes of m0_wsgi_serve: the whole request, or a part for benchmarks. */
 enum { M0_SERVE_FULL = 0, M0_SERVE_ENVIRON = 1, M0_SERVE_CALL = 2 };
