@@ -2,7 +2,6 @@ package loop
 
 import (
 	"io"
-	"runtime"
 
 	"github.com/m0serve/m0serve/tlsrec"
 )
@@ -39,12 +38,7 @@ func (l *Loop) newTLS(s *slot) {
 // postTLS posts a TLS slot's news from another goroutine and wakes the
 // loop if it waits.
 func (l *Loop) postTLS(n tlsNote) {
-	for !l.tlsNotes.push(n) {
-		if l.exited.Load() {
-			return
-		}
-		runtime.Gosched()
-	}
+	l.tlsNotes.push(n)
 	l.kick()
 }
 
