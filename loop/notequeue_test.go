@@ -137,3 +137,28 @@ func TestDrivenStepFinishesMoreJobsThanTheRing(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkNoteQueue: a push and a pop, as a job's note and the loop's
+// drain make them, on the noteQueue and on its ring alone.
+func BenchmarkNoteQueue(b *testing.B) {
+	b.Run("queue", func(b *testing.B) {
+		var q noteQueue[*Job]
+		q.init(64)
+		j := &Job{}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			q.push(j)
+			q.pop()
+		}
+	})
+	b.Run("ring", func(b *testing.B) {
+		var r ring[*Job]
+		r.init(64)
+		j := &Job{}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			r.push(j)
+			r.pop()
+		}
+	})
+}
