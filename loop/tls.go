@@ -67,11 +67,18 @@ func (l *Loop) drainTLSNotes() {
 		if s.tls != nil && !s.tlsReady {
 			done, err := s.tls.Handshake()
 			if done && err != nil {
-				// Its alert (if any) goes out, then the close.
-				s.closeAfter = true
+				// Its alert (if any) goes out, then the close, lingering
+				// so that a client still sending its flight reads the
+				// alert rather than a reset.
+				s.closeAfter, s.linger = true, true
 			} else if done {
 				s.tlsReady = true
 				l.startOnALPN(s)
+			}
+			if !done {
+				// A flight to send, or the handshake read its input below
+				// tlsInboxHigh: receive again (tlsRecvBuffer).
+				s.recvWanted = true
 			}
 			l.touch(s)
 			if !s.tlsReady {
@@ -118,7 +125,7 @@ func (l *Loop) tlsReceived(s *slot, data []byte, n int) bool {
 	if !s.tlsReady {
 		s.recvWanted = true // the rest of the handshake
 	}
-	if s.tls.Buffered() > tlsInboxHigh {
+	if s.tls.InputFull(tlsInboxHigh) {
 		if s.recvPending && !s.recvPausing {
 			if canceler, ok := l.backend.(RecvCanceler); ok {
 				s.recvPausing = true
@@ -132,8 +139,8 @@ func (l *Loop) tlsReceived(s *slot, data []byte, n int) bool {
 // tlsRecvBuffer is where a TLS slot's next receive goes (the record
 // layer's input), or nil when it holds enough not yet opened.
 func (l *Loop) tlsRecvBuffer(s *slot) []byte {
-	if s.tls.Buffered() >= tlsInboxHigh {
-		return nil
+	if s.tls.InputFull(tlsInboxHigh) {
+		return nil // during the handshake, its reads post a note to go on
 	}
 	s.tlsRoom = s.tls.Room(4 << 10)
 	return s.tlsRoom
