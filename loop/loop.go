@@ -132,6 +132,9 @@ type Loop struct {
 	yielder threadsched.Yielder
 	// timeNow replaces the clock in tests (unix nanoseconds).
 	timeNow func() int64
+	// ackNow acknowledges what a socket received, now (quickAck; tests
+	// record it).
+	ackNow func(fd int)
 }
 
 // New checks cfg and returns a loop ready to Run.
@@ -143,7 +146,7 @@ func New(cfg Config) (*Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Loop{cfg: cfg, defaults: defaults}
+	l := &Loop{cfg: cfg, defaults: defaults, ackNow: quickAck}
 	l.slots = make([]*slot, 1, min(cfg.MaxConnections, 1024)+1)
 	// One note per live job at most (Job.queued). The rings hold what
 	// HTTP/1.1 connections make (a job each, and jobs outliving their

@@ -73,6 +73,7 @@ func (l *Loop) drainTLSNotes() {
 				s.closeAfter, s.linger = true, true
 			} else if done {
 				s.tlsReady = true
+				s.tlsAckOwed = true
 				l.startOnALPN(s)
 			}
 			if !done {
@@ -207,8 +208,19 @@ func (l *Loop) sendSealed(s *slot) {
 	}
 	out := s.tls.Output()
 	if out == nil {
+		if s.tlsAckOwed {
+			// The handshake ended and nothing answers the client's
+			// Finished: TLS 1.3's server sends its tickets in its own
+			// flight, before it. A client with Nagle's algorithm on
+			// (Python's ssl) holds its first request until that Finished
+			// is acknowledged, and the kernel's delayed ACK would wait
+			// 40 ms (tcp(7), TCP_QUICKACK).
+			s.tlsAckOwed = false
+			l.ackNow(s.fd)
+		}
 		return
 	}
+	s.tlsAckOwed = false // the send carries the ACK
 	s.sending = true
 	s.tlsOut = out
 	l.sendQueued(s)
