@@ -17,7 +17,7 @@ func addTLSFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.StringVar(&t.KeyFile, "ssl-keyfile", t.KeyFile, "the certificate's PEM private key (default: in --ssl-certfile)")
 	fs.StringVar(&t.KeyPassword, "ssl-keyfile-password", t.KeyPassword, "the password of an encrypted --ssl-keyfile")
 	fs.StringVar(&t.CAFile, "ssl-ca-certs", t.CAFile, "PEM CA certificates a client certificate must chain to")
-	fs.IntVar(&t.CertReqs, "ssl-cert-reqs", t.CertReqs, "client certificates: 0 none, 1 optional (verified if sent), 2 required; 1 and 2 need --ssl-ca-certs")
+	fs.IntVar(&t.CertReqs, "ssl-cert-reqs", t.CertReqs, "client certificates: 0 none, 1 optional (verified if sent), 2 required; 1 and 2 need --ssl-ca-certs; a chain past 60 KiB is refused")
 	fs.StringVar(&t.Ciphers, "ssl-ciphers", t.Ciphers, "TLS 1.2 cipher suites, OpenSSL's names, ':'-separated (default: Go's, ECDHE with AES-GCM or ChaCha20 first)")
 	fs.StringVar(&t.MinVersion, "ssl-protocol-min", t.MinVersion, "lowest TLS version: tls1.2 or tls1.3")
 }

@@ -64,14 +64,15 @@ type Loop struct {
 	// at the end of the pass.
 	touched []*slot
 
-	// notes carries jobs with news from handler threads to the loop.
-	notes ring[*Job]
+	// notes carries jobs with news from handler threads (and from the
+	// loop thread itself, in a driven Step) to the loop.
+	notes noteQueue[*Job]
 	// wsNotes does the same for WebSocket connections (websocket_remote.go).
-	wsNotes ring[*WebSocketRemote]
+	wsNotes noteQueue[*WebSocketRemote]
 	// tlsNotes does the same for TLS handshakes and the file bodies read
 	// on goroutines: sealed ones (tls_file.go) and HTTP/2 ones
 	// (http2_job.go); fileNotes says it is in use.
-	tlsNotes  ring[tlsNote]
+	tlsNotes  noteQueue[tlsNote]
 	fileNotes bool
 	// parked is set while the loop is about to wait or waiting: only then
 	// does a handler thread pay for a Wake.
@@ -131,6 +132,9 @@ type Loop struct {
 	yielder threadsched.Yielder
 	// timeNow replaces the clock in tests (unix nanoseconds).
 	timeNow func() int64
+	// ackNow acknowledges what a socket received, now (quickAck; tests
+	// record it).
+	ackNow func(fd int)
 }
 
 // New checks cfg and returns a loop ready to Run.
@@ -142,10 +146,12 @@ func New(cfg Config) (*Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Loop{cfg: cfg, defaults: defaults}
+	l := &Loop{cfg: cfg, defaults: defaults, ackNow: quickAck}
 	l.slots = make([]*slot, 1, min(cfg.MaxConnections, 1024)+1)
-	// One note per live job at most (Job.queued), and jobs are bounded by
-	// connections; twice that leaves room for jobs outliving their slot.
+	// One note per live job at most (Job.queued). The rings hold what
+	// HTTP/1.1 connections make (a job each, and jobs outliving their
+	// slot); HTTP/2's streams may make more, which the queues' overflow
+	// takes (noteQueue).
 	l.notes.init(2*cfg.MaxConnections + 64)
 	l.wsNotes.init(cfg.MaxConnections + 64)
 	if cfg.TLS != nil || cfg.HTTP2 != nil {
@@ -266,15 +272,11 @@ func (l *Loop) wake() {
 	l.wakeMu.Unlock()
 }
 
-// enqueue puts a job with news in the loop's ring; false means the loop
-// has exited and nobody will read it.
+// enqueue puts a job with news in the loop's queue, without waiting;
+// false means the loop has exited and nobody will read it (the job was
+// aborted at shutdown).
 func (l *Loop) enqueue(j *Job) bool {
-	for !l.notes.push(j) {
-		if l.exited.Load() {
-			return false // the job was aborted at shutdown
-		}
-		runtime.Gosched()
-	}
+	l.notes.push(j)
 	return !l.exited.Load()
 }
 

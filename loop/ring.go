@@ -6,7 +6,8 @@ import "sync/atomic"
 // design): each cell carries a sequence number that says whether it is
 // free for the producer at that position or full for the consumer, so a
 // push or pop is one compare-and-swap on a shared index and no lock. The
-// loop and the handler threads meet only through these rings.
+// loop and the handler threads meet through these rings: the JobQueue's,
+// and the loop's notes (noteQueue), which overflow rather than refuse.
 type ring[T any] struct {
 	cells []ringCell[T]
 	mask  uint64

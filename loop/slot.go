@@ -53,6 +53,9 @@ type slot struct {
 	ws     *WebSocket // set once upgraded
 	h2     *h2conn    // set once it speaks HTTP/2
 	alpnH2 bool       // its TLS handshake chose h2 (startOnALPN)
+	// tlsAckOwed: the handshake just ended; unless a send leaves with
+	// it, the client's Finished is acknowledged at once (sendSealed).
+	tlsAckOwed bool
 
 	// Receive side. Bytes not yet consumed are recv[recvStart:recvEnd],
 	// unless provided holds a backend buffer being parsed in place.

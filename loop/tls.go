@@ -2,7 +2,6 @@ package loop
 
 import (
 	"io"
-	"runtime"
 
 	"github.com/m0serve/m0serve/tlsrec"
 )
@@ -39,12 +38,7 @@ func (l *Loop) newTLS(s *slot) {
 // postTLS posts a TLS slot's news from another goroutine and wakes the
 // loop if it waits.
 func (l *Loop) postTLS(n tlsNote) {
-	for !l.tlsNotes.push(n) {
-		if l.exited.Load() {
-			return
-		}
-		runtime.Gosched()
-	}
+	l.tlsNotes.push(n)
 	l.kick()
 }
 
@@ -73,11 +67,19 @@ func (l *Loop) drainTLSNotes() {
 		if s.tls != nil && !s.tlsReady {
 			done, err := s.tls.Handshake()
 			if done && err != nil {
-				// Its alert (if any) goes out, then the close.
-				s.closeAfter = true
+				// Its alert (if any) goes out, then the close, lingering
+				// so that a client still sending its flight reads the
+				// alert rather than a reset.
+				s.closeAfter, s.linger = true, true
 			} else if done {
 				s.tlsReady = true
+				s.tlsAckOwed = true
 				l.startOnALPN(s)
+			}
+			if !done {
+				// A flight to send, or the handshake read its input below
+				// tlsInboxHigh: receive again (tlsRecvBuffer).
+				s.recvWanted = true
 			}
 			l.touch(s)
 			if !s.tlsReady {
@@ -124,7 +126,7 @@ func (l *Loop) tlsReceived(s *slot, data []byte, n int) bool {
 	if !s.tlsReady {
 		s.recvWanted = true // the rest of the handshake
 	}
-	if s.tls.Buffered() > tlsInboxHigh {
+	if s.tls.InputFull(tlsInboxHigh) {
 		if s.recvPending && !s.recvPausing {
 			if canceler, ok := l.backend.(RecvCanceler); ok {
 				s.recvPausing = true
@@ -138,8 +140,8 @@ func (l *Loop) tlsReceived(s *slot, data []byte, n int) bool {
 // tlsRecvBuffer is where a TLS slot's next receive goes (the record
 // layer's input), or nil when it holds enough not yet opened.
 func (l *Loop) tlsRecvBuffer(s *slot) []byte {
-	if s.tls.Buffered() >= tlsInboxHigh {
-		return nil
+	if s.tls.InputFull(tlsInboxHigh) {
+		return nil // during the handshake, its reads post a note to go on
 	}
 	s.tlsRoom = s.tls.Room(4 << 10)
 	return s.tlsRoom
@@ -206,8 +208,19 @@ func (l *Loop) sendSealed(s *slot) {
 	}
 	out := s.tls.Output()
 	if out == nil {
+		if s.tlsAckOwed {
+			// The handshake ended and nothing answers the client's
+			// Finished: TLS 1.3's server sends its tickets in its own
+			// flight, before it. A client with Nagle's algorithm on
+			// (Python's ssl) holds its first request until that Finished
+			// is acknowledged, and the kernel's delayed ACK would wait
+			// 40 ms (tcp(7), TCP_QUICKACK).
+			s.tlsAckOwed = false
+			l.ackNow(s.fd)
+		}
 		return
 	}
+	s.tlsAckOwed = false // the send carries the ACK
 	s.sending = true
 	s.tlsOut = out
 	l.sendQueued(s)

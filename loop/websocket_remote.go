@@ -1,7 +1,6 @@
 package loop
 
 import (
-	"runtime"
 	"sync"
 
 	"github.com/m0serve/m0serve/ws"
@@ -203,12 +202,7 @@ func (r *WebSocketRemote) notify() {
 
 // enqueueWebSocket is enqueue for a WebSocket's news.
 func (l *Loop) enqueueWebSocket(r *WebSocketRemote) bool {
-	for !l.wsNotes.push(r) {
-		if l.exited.Load() {
-			return false
-		}
-		runtime.Gosched()
-	}
+	l.wsNotes.push(r)
 	return !l.exited.Load()
 }
 

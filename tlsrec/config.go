@@ -94,6 +94,9 @@ func NewServer(s Settings) (*Server, error) {
 	default:
 		return nil, &Error{"ssl-cert-reqs", fmt.Errorf("%d: want 0 (none), 1 (optional) or 2 (required)", s.CertReqs)}
 	}
+	if cfg.ClientAuth != tls.NoClientCert {
+		cfg.VerifyConnection = checkClientChain
+	}
 	if s.CertReqs != 0 && s.CAFile == "" {
 		return nil, &Error{"ssl-cert-reqs", errors.New("client certificates need --ssl-ca-certs to verify them")}
 	}

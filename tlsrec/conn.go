@@ -56,7 +56,7 @@ func (c *Conn) Started() bool { return c.started }
 func (c *Conn) handshake() {
 	err := c.tls.Handshake()
 	c.p.mu.Lock()
-	c.p.blocking = false
+	c.p.blocking, c.p.wakeBelow = false, 0
 	c.p.mu.Unlock()
 	c.hsMu.Lock()
 	c.hsDone, c.hsErr = true, err
@@ -88,6 +88,14 @@ func (c *Conn) Received(n int) { c.p.received(n) }
 
 // Feed copies received ciphertext in (a backend's provided buffer).
 func (c *Conn) Feed(b []byte) { c.p.feed(b) }
+
+// InputFull reports whether limit or more received bytes wait unread: a
+// loop that holds its receives at such a limit asks here. During the
+// handshake a true answer also has notify called once the handshake's
+// reads bring the input below limit, so that the loop receives again: a
+// client's flight may be larger than any such limit (a Certificate
+// message of a long chain runs to crypto/tls's 256 KiB).
+func (c *Conn) InputFull(limit int) bool { return c.p.full(limit) }
 
 // Buffered is how many received bytes the record layer has not yet read.
 func (c *Conn) Buffered() int { return c.p.buffered() }

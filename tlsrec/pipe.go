@@ -54,7 +54,10 @@ type pipe struct {
 	eof      bool   // the peer ended its stream
 	closed   bool
 	notify   func() // called after a write while blocking (the handshake's flights)
-	remote   net.Addr
+	// wakeBelow, while blocking, asks for a notify once a read leaves
+	// fewer bytes than this unread (full); 0: none asked.
+	wakeBelow int
+	remote    net.Addr
 }
 
 func (p *pipe) Read(b []byte) (int, error) {
@@ -77,7 +80,14 @@ func (p *pipe) Read(b []byte) (int, error) {
 	// before the next receive, moves them.
 	n := copy(b, p.in[p.inStart:p.inEnd])
 	p.inStart += n
+	wake := p.wakeBelow > 0 && p.inEnd-p.inStart < p.wakeBelow
+	if wake {
+		p.wakeBelow = 0
+	}
 	p.mu.Unlock()
+	if wake && p.notify != nil {
+		p.notify()
+	}
 	return n, nil
 }
 
@@ -147,6 +157,22 @@ func (p *pipe) feed(b []byte) {
 	p.inEnd += copy(p.in[p.inEnd:], b)
 	p.cond.Signal()
 	p.mu.Unlock()
+}
+
+// full reports whether limit or more received bytes are unread. While
+// the handshake's goroutine reads, a true answer asks for a notify once
+// it has read below limit: the loop stops receiving at the limit, and
+// only that goroutine's reads make room again.
+func (p *pipe) full(limit int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.inEnd-p.inStart < limit {
+		return false
+	}
+	if p.blocking {
+		p.wakeBelow = limit
+	}
+	return true
 }
 
 // buffered is how many received bytes are not yet read.

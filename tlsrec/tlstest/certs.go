@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -160,4 +161,28 @@ func (ca *CA) EncryptedKeyFile(t testing.TB, is *Issued, password string) string
 	}
 	ca.serial++
 	return ca.write(t, "encrypted-"+big.NewInt(ca.serial).String()+".key", pem.EncodeToMemory(block))
+}
+
+// Padding makes n self-signed certificates of about 920 bytes (DER) each,
+// which a client may send after its own to make a long chain that plays
+// no part in the chain's verification.
+func Padding(t testing.TB, n int) [][]byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([][]byte, n)
+	for i := range out {
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(int64(1000 + i)),
+			Subject:      pkix.Name{CommonName: "padding", OrganizationalUnit: []string{strings.Repeat("p", 300)}},
+			NotBefore:    time.Now().Add(-time.Hour),
+			NotAfter:     time.Now().Add(24 * time.Hour),
+		}
+		if out[i], err = x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
