@@ -71,6 +71,8 @@ type Job struct {
 	// clientWaiting: the handler is blocked on the client, its thread
 	// lent to a spare (waitClient).
 	clientWaiting atomic.Bool
+	// hold: the handler asked to hold the connection (Hold, hold.go).
+	hold *holdAsk
 
 	mu   sync.Mutex
 	cond sync.Cond
@@ -171,6 +173,7 @@ func (j *Job) reset() {
 	j.webSocket, j.wsHandler, j.wsRemote = false, nil, nil
 	j.h2, j.stream, j.h2Ready = nil, nil, false
 	j.h2Unacked, j.h2Received, j.h2Ended, j.h2Broken, j.h2BodyAt = 0, 0, false, false, 0
+	j.hold = nil
 	j.taken.Store(false)
 }
 

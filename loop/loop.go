@@ -76,6 +76,8 @@ type Loop struct {
 	// parked is set while the loop is about to wait or waiting: only then
 	// does a handler thread pay for a Wake.
 	parked atomic.Bool
+	// holds are the held connections (hold.go); nil without Config.Realtime.
+	holds *holds
 	// heldJobs are deferred jobs the full JobQueue could not take yet.
 	heldJobs []*Job
 	freeJobs []*Job
@@ -155,6 +157,7 @@ func New(cfg Config) (*Loop, error) {
 	l.buffers.init(recvBufferSize(cfg.Limits.MaxHeadBytes))
 	l.writer.loop = l
 	l.request.loop = l
+	l.holds = newHolds(cfg.Realtime)
 	return l, nil
 }
 
@@ -326,7 +329,7 @@ func (l *Loop) pass() error {
 		// A note posted before the flag was up found it down and did not
 		// wake us: look once more now that it is up.
 		if !l.notes.empty() || !l.wsNotes.empty() || l.fileNotes && !l.tlsNotes.empty() || l.shutdown.Load() != 0 && !l.draining ||
-			l.cfg.Stepper != nil && l.cfg.Stepper.Pending() {
+			l.cfg.Stepper != nil && l.cfg.Stepper.Pending() || l.holdNews() {
 			timeout = 0
 		}
 	}
@@ -359,6 +362,7 @@ func (l *Loop) pass() error {
 	}
 	l.drainNotes()
 	l.drainWebSocketNotes()
+	l.serveHolds()
 	l.pushHeldJobs()
 	if l.acceptRetryAt != 0 && l.now >= l.acceptRetryAt {
 		l.acceptRetryAt = 0
@@ -835,6 +839,9 @@ func (l *Loop) closeSlot(s *slot) {
 	s.deadline, s.deadlineKind = 0, deadlineNone
 	s.closeTLS()
 	l.closeHTTP2(s)
+	if s.hold != nil {
+		l.unhold(s)
+	}
 	if s.ws != nil {
 		l.wsEnd(s.ws, ws.CloseAbnormal, nil)
 	}
@@ -926,6 +933,10 @@ func (l *Loop) drain(deadline int64) {
 		}
 		if s.ws != nil && !force {
 			l.wsGoingAway(s.ws)
+			continue
+		}
+		if s.hold != nil {
+			l.drainHold(s, force)
 			continue
 		}
 		if s.h2 != nil && !force {

@@ -70,3 +70,7 @@ func (c *Counter) Next() int64 { return atomic.AddInt64(c.word, 1) }
 
 // Head is the last id taken, 0 before the first.
 func (c *Counter) Head() int64 { return atomic.LoadInt64(c.word) }
+
+// Word is the counter's int64 in this process's mapping, for the
+// interpreter's m0pub, which adds to it from C.
+func (c *Counter) Word() *int64 { return c.word }

@@ -38,6 +38,8 @@ type Config struct {
 	// Reload, when set, watches the app's sources and replaces the
 	// workers (a rolling reload) when one changes: for development.
 	Reload *Reload
+	// Realtime makes --realtime's bus for the workers (bus.go).
+	Realtime bool
 }
 
 // Defaults is the default Config, shared with cli's --help.
