@@ -234,3 +234,32 @@ def notify_sql(channel, data, event=None):
     if len(payload.encode("utf-8")) > PG_NOTIFY_MAX_BYTES:
         raise ValueError("a NOTIFY payload is limited to %d bytes" % PG_NOTIFY_MAX_BYTES)
     return ("SELECT pg_notify(%s, %s)", [PG_NOTIFY_CHANNEL, payload])
+
+
+class Broadcast:
+    """What an ASGI app finds at ``scope["state"]["m0"]`` under --realtime
+    (the Mojo m0serve's): ``publish(channel, frame)`` sends a frame that is
+    already SSE to every worker and returns its id. Holding a stream is
+    the same for ASGI as for WSGI: a response with ``M0-Hold: stream`` and
+    ``M0-Channel``; ``subscribe`` (the seed's in-task iterator) is not
+    provided."""
+
+    @property
+    def active(self):
+        return bool(bus_write_fds())
+
+    def publish(self, channel, payload):
+        if isinstance(payload, str):
+            payload = payload.encode("utf-8")
+        name = channel.encode("utf-8") if isinstance(channel, str) else bytes(channel)
+        if name[:1] == _RESERVED or len(name) > MAX_CHANNEL:
+            return NO_EVENT_ID
+        if len(payload) > MAX_FRAME:
+            raise ValueError("m0 publish: a frame is limited to %d bytes" % MAX_FRAME)
+        event_id = next_event_id() if bus_write_fds() else NO_EVENT_ID
+        publish_frame(name.decode("utf-8"), payload, event_id)
+        return event_id
+
+    def subscribe(self, channel, max_queue=256):
+        raise NotImplementedError(
+            "m0serve holds streams for the app instead: answer with M0-Hold: stream and M0-Channel (README, Realtime)")

@@ -286,3 +286,17 @@ func TestRealtimeFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestRealtimeASGI: an ASGI app holds a stream the same way and publishes
+// through scope["state"]["m0"], whose publish returns the event id.
+func TestRealtimeASGI(t *testing.T) {
+	s := startWorkersApp(t, appsDir(t), "realtime_asgi_app:app", nil, "--realtime", "--workers", "2")
+	defer s.stop()
+	clients := []*sseClient{subscribe(t, s.addr, "a"), subscribe(t, s.addr, "a")}
+	if got := publish(t, s.addr, "a", "hello"); got != "1" {
+		t.Fatalf("m0.publish returned %q, want the id 1", got)
+	}
+	for _, c := range clients {
+		c.expect("data: hello\n\n")
+	}
+}
