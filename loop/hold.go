@@ -41,6 +41,7 @@ var ErrNoHold = errors.New("loop: this connection cannot be held")
 type holdAsk struct {
 	channel     string
 	lastEventID int64
+	webSocket   bool
 }
 
 // hold is a held connection's subscription.
@@ -67,6 +68,8 @@ type holds struct {
 	posted []byte
 	spare  []byte
 	news   atomic.Bool
+
+	data []byte // a frame's data for a WebSocket hold (loop thread)
 }
 
 func newHolds(cfg *Realtime) *holds {
@@ -92,7 +95,7 @@ func newHolds(cfg *Realtime) *holds {
 func (j *Job) Hold(channel string, lastEventID int64) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.loop.holds == nil || j.h2 != nil || j.headPosted || j.webSocket || channel == "" {
+	if j.loop.holds == nil || j.h2 != nil || j.headPosted || channel == "" {
 		return ErrNoHold
 	}
 	j.hold = &holdAsk{channel: channel, lastEventID: lastEventID}
@@ -136,12 +139,7 @@ func (l *Loop) startHold(s *slot, j *Job) bool {
 	j.mu.Unlock()
 	l.releaseJob(j)
 	h := l.holds
-	sub := &hold{channel: ask.channel}
-	list := h.channels[ask.channel]
-	sub.index = len(list)
-	h.channels[ask.channel] = append(list, s)
-	h.count++
-	s.hold = sub
+	l.subscribe(s, ask.channel)
 	s.state = stateHold
 	s.deadline, s.deadlineKind = 0, deadlineNone
 	l.setIdle(s)
@@ -156,6 +154,17 @@ func (l *Loop) startHold(s *slot, j *Job) bool {
 		l.drainHold(s, false)
 	}
 	return true
+}
+
+// subscribe puts a connection on its channel's list.
+func (l *Loop) subscribe(s *slot, channel string) {
+	h := l.holds
+	sub := &hold{channel: channel}
+	list := h.channels[channel]
+	sub.index = len(list)
+	h.channels[channel] = append(list, s)
+	h.count++
+	s.hold = sub
 }
 
 // serveHold is a held connection's turn: what the client sends is
@@ -262,7 +271,9 @@ func (l *Loop) serveHolds() {
 		if h.heartbeatDue != 0 {
 			for _, list := range h.channels {
 				for _, s := range list {
-					l.holdWrite(s, heartbeatFrame)
+					if s.ws == nil { // a WebSocket has its pings
+						l.holdWrite(s, heartbeatFrame)
+					}
 				}
 			}
 		}
@@ -289,6 +300,10 @@ func (l *Loop) deliver(datagram []byte) {
 func (l *Loop) holdWrite(s *slot, b []byte) {
 	sub := s.hold
 	if s.closing || sub.closing {
+		return
+	}
+	if s.ws != nil {
+		l.holdWriteWebSocket(s.ws, b)
 		return
 	}
 	if s.sending {

@@ -271,6 +271,12 @@ func (p *bridgePool) Complete(j *pybridge.Job) {
 		// The loop job ended with the accept (AcceptWebSocket logged
 		// it): the connection is the WebSocket's.
 	case pybridge.Complete:
+		if w.holdWebSocket(resp) {
+			// The accept ended the loop job: its connection is the
+			// WebSocket's.
+			w.logAccess(101)
+			break
+		}
 		if fd, offset, length, ok := resp.TakeFile(); ok {
 			w.sendFile(fd, offset, length)
 			return

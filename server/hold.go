@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
 )
 
@@ -24,16 +25,8 @@ func holdField(name []byte) bool {
 	return bytes.EqualFold(name, []byte(holdName)) || bytes.EqualFold(name, []byte(channelName))
 }
 
-// hold asks the loop to hold the connection when the response says so: a
-// 200 with M0-Hold: stream and a channel. The client's Last-Event-ID
-// says what it has. Anything else (another status, no channel, HTTP/2)
-// is served as the ordinary response it is, as under a server without
-// holds.
-func (w *bridgeJob) hold(resp *pybridge.Response) bool {
-	if resp.Status() != 200 {
-		return false
-	}
-	var mode, channel []byte
+// holdAsked returns a response's hold mode and channel (nil: none).
+func holdAsked(resp *pybridge.Response) (mode, channel []byte) {
 	for i := 0; i < resp.HeaderLen(); i++ {
 		name, value := resp.Header(i)
 		if !holdField(name) {
@@ -45,6 +38,36 @@ func (w *bridgeJob) hold(resp *pybridge.Response) bool {
 			channel = value
 		}
 	}
+	return mode, channel
+}
+
+// holdWebSocket accepts a WebSocket handshake the view approved with
+// M0-Hold: websocket and a channel: the loop answers 101 (the view's
+// response goes nowhere) and holds the connection. It reports whether it
+// did; a view's M0-Hold: websocket to a request that is not a handshake
+// is served as the response it is.
+func (w *bridgeJob) holdWebSocket(resp *pybridge.Response) bool {
+	lj := w.loopJob
+	if !w.pool.realtime || !lj.IsWebSocket() || resp.Status() != 200 {
+		return false
+	}
+	mode, channel := holdAsked(resp)
+	if !bytes.EqualFold(mode, []byte("websocket")) || len(channel) == 0 {
+		return false
+	}
+	return lj.HoldWebSocket(string(channel)) == nil
+}
+
+// hold asks the loop to hold the connection when the response says so: a
+// 200 with M0-Hold: stream and a channel. The client's Last-Event-ID
+// says what it has. Anything else (another status, no channel, HTTP/2)
+// is served as the ordinary response it is, as under a server without
+// holds.
+func (w *bridgeJob) hold(resp *pybridge.Response) bool {
+	if resp.Status() != 200 {
+		return false
+	}
+	mode, channel := holdAsked(resp)
 	if !bytes.EqualFold(mode, []byte("stream")) || len(channel) == 0 {
 		return false
 	}
@@ -52,3 +75,20 @@ func (w *bridgeJob) hold(resp *pybridge.Response) bool {
 	last, _ := strconv.ParseInt(string(bytes.TrimSpace(lj.Request.Header.Get("last-event-id"))), 10, 64)
 	return lj.Hold(string(channel), last) == nil
 }
+
+// realtimeRequests is a WSGI app's handler under --realtime: every request
+// is deferred, a WebSocket handshake as one (the view may hold it), and
+// the path of a held WebSocket's messages is the loop's alone.
+var realtimeRequests = loop.HandlerFunc(func(req *loop.Request, w *loop.ResponseWriter) {
+	if string(req.Bytes(req.Path)) == loop.InboundPath {
+		w.Respond(404, notFound)
+		return
+	}
+	if req.IsWebSocket() {
+		w.DeferWebSocket()
+		return
+	}
+	w.Defer()
+})
+
+var notFound = []byte("not found\n")

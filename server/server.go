@@ -126,6 +126,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 		handler, jobs = deferAll, py.queue
 		wsgi = py.executor == nil
+		if wsgi && cfg.Realtime {
+			handler = realtimeRequests
+		}
 		if py.executor == nil && (cfg.Threads == 0 || inlinesWSGI(&cfg)) {
 			inline := newInlineWSGI(py.pool, py.interp)
 			inline.lines = lines

@@ -300,3 +300,54 @@ func TestRealtimeASGI(t *testing.T) {
 		c.expect("data: hello\n\n")
 	}
 }
+
+// TestRealtimeWebSocketHold: a view approving a handshake with M0-Hold:
+// websocket gets the 101 from the server; published data reaches the
+// socket as text messages, on every worker; each message the client sends
+// is a POST /ws/message to the app (M0-Channel, M0-Slot, M0-Opcode), a
+// path the network cannot reach; SIGTERM closes with 1001.
+func TestRealtimeWebSocketHold(t *testing.T) {
+	s := startRealtime(t, nil, "--workers", "2")
+	var clients []*confClient
+	for range 6 {
+		c, err := confDial(s.addr, "/socket/room", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.conn.Close()
+		clients = append(clients, c)
+	}
+	read := func(c *confClient, want string) {
+		t.Helper()
+		m, err := c.readMessage()
+		if err != nil || m.op != opText || string(m.payload) != want {
+			t.Fatalf("read %d %q, %v; want the text %q", m.op, m.payload, err, want)
+		}
+	}
+	if got := publish(t, s.addr, "room", "data=one%0Atwo"); got != "2" {
+		t.Fatalf("publish reached %q workers, want 2", got)
+	}
+	for _, c := range clients {
+		read(c, "one\ntwo")
+	}
+	if err := clients[0].sendMessage(opText, []byte("hello"), false, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range clients {
+		read(c, "room 1 hello")
+	}
+	resp, _ := get(t, s.url("/ws/message"))
+	if resp.StatusCode != 404 {
+		t.Fatalf("/ws/message from the network: %d, want 404", resp.StatusCode)
+	}
+	s.signal(t, syscall.SIGTERM)
+	for _, c := range clients {
+		_, err := c.readMessage()
+		if closed, ok := err.(*confClosed); !ok || closed.code != 1001 {
+			t.Fatalf("at SIGTERM: %v, want a Close with 1001", err)
+		}
+	}
+	if err := s.waitExit(20 * time.Second); err != nil {
+		t.Fatalf("exit: %v\n%s", err, s.logs)
+	}
+}

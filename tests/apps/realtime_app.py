@@ -24,6 +24,18 @@ def app(environ, start_response):
             ("Content-Length", str(len(body))),
         ])
         return [body]
+    if path.startswith("/socket/"):
+        # A WebSocket handshake approved and held: the server answers 101.
+        start_response("200 OK", [("M0-Hold", "websocket"), ("M0-Channel", path[len("/socket/"):])])
+        return [b"approved"]
+    if path == "/ws/message":
+        # A held WebSocket's message: published back on its channel.
+        message = environ["wsgi.input"].read(int(environ["CONTENT_LENGTH"]))
+        channel = environ["HTTP_M0_CHANNEL"]
+        int(environ["HTTP_M0_SLOT"])
+        m0pub.publish(channel, "%s %s %s" % (channel, environ["HTTP_M0_OPCODE"], message.decode()))
+        start_response("204 No Content", [])
+        return []
     if path.startswith("/publish/"):
         channel = path[len("/publish/"):]
         data = query.get("data", [""])[0]
