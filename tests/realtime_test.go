@@ -351,3 +351,39 @@ func TestRealtimeWebSocketHold(t *testing.T) {
 		t.Fatalf("exit: %v\n%s", err, s.logs)
 	}
 }
+
+// TestRealtimeHoldsCountTowardMaxConnections: held streams are
+// connections (--max-connections stops accepting), not handler threads
+// (one thread holds many); closing one lets the next client in.
+func TestRealtimeHoldsCountTowardMaxConnections(t *testing.T) {
+	s := startRealtime(t, nil, "--workers", "1", "--threads", "1", "--max-connections", "3")
+	defer s.stop()
+	held := []*sseClient{subscribe(t, s.addr, "full"), subscribe(t, s.addr, "full"), subscribe(t, s.addr, "full")}
+	answered := make(chan string, 1)
+	go func() {
+		conn, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			answered <- err.Error()
+			return
+		}
+		defer conn.Close()
+		conn.Write([]byte("GET /publish/full?data=in HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
+		b, _ := io.ReadAll(conn)
+		answered <- string(b)
+	}()
+	select {
+	case got := <-answered:
+		t.Fatalf("a fourth connection was served past --max-connections 3: %q", got)
+	case <-time.After(300 * time.Millisecond):
+	}
+	held[0].conn.Close()
+	select {
+	case got := <-answered:
+		if !strings.HasPrefix(got, "HTTP/1.1 200") {
+			t.Fatalf("the fourth connection, once a hold closed: %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the fourth connection was not served after a hold closed")
+	}
+	held[1].expect("id: 1\ndata: in\n\n")
+}
