@@ -35,7 +35,7 @@ RUN_PACKAGES          := pkg-config python3-dev
 TEST_PACKAGES         := $(RUN_PACKAGES) curl chromium gunicorn python3-flask python3-django python3-whitenoise \
 	python3-uvloop python3-starlette python3-fastapi python3-multipart python3-pyflakes python3-websockets \
 	python3-uvicorn python3-wsproto python3-build python3-setuptools python3-wheel python3-venv python3-pip \
-	prometheus util-linux iproute2 nginx systemd openssl sslscan libnss3-tools nghttp2-client
+	prometheus util-linux iproute2 nginx systemd openssl sslscan libnss3-tools nghttp2-client postgresql
 BENCH_PACKAGES        := $(RUN_PACKAGES) wrk strace openssl nginx nghttp2-client
 # make test-deploy runs the manifest's command in namespaces of its own.
 DEPLOY_PACKAGES       := $(RUN_PACKAGES) util-linux iproute2

@@ -136,6 +136,7 @@ type Config struct {
 	Realtime     bool
 	ReplayFrames int
 	SSEHeartbeat time.Duration
+	PGListen     string       // --pg-listen: a Postgres URL (pglisten)
 	realtime     *realtimeBus // opened by Run
 
 	// HTTP/2 (http2.go); names follow Granian's flags.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/m0serve/m0serve/loop"
+	"github.com/m0serve/m0serve/pglisten"
 	"github.com/m0serve/m0serve/pybridge"
 	"github.com/m0serve/m0serve/realtime"
 )
@@ -34,6 +36,14 @@ type realtimeBus struct {
 func (c *Config) validateRealtime() error {
 	if c.ReplayFrames < 0 || c.ReplayFrames > realtime.MaxReplayFrames {
 		return &ConfigError{Flag: "replay-frames", Reason: fmt.Sprintf("%d: want 0 to %d", c.ReplayFrames, realtime.MaxReplayFrames)}
+	}
+	if c.PGListen != "" {
+		if !c.Realtime {
+			return &ConfigError{Flag: "pg-listen", Reason: "publishes to the streams --realtime holds: give --realtime too"}
+		}
+		if _, err := pglisten.Check(c.PGListen); err != nil {
+			return &ConfigError{Flag: "pg-listen", Reason: err.Error()}
+		}
 	}
 	if !c.Realtime {
 		return nil
@@ -109,6 +119,22 @@ func (rt *realtimeBus) publisher() pybridge.Publisher {
 		p.Counter = rt.worker.Counter.Word()
 	}
 	return p
+}
+
+// listenPostgres runs --pg-listen in a single process (a master runs its
+// workers' own) until stop is closed.
+func (rt *realtimeBus) listenPostgres(cfg *Config, logf func(string, ...any)) (stop func()) {
+	if rt == nil || cfg.PGListen == "" || cfg.Worker != nil {
+		return func() {}
+	}
+	l, err := pglisten.New(cfg.PGListen)
+	if err != nil { // Validate checked it
+		return func() {}
+	}
+	l.Publish, l.Counter, l.Logf = rt.worker.Publish, rt.worker.Counter, logf
+	ctx, cancel := context.WithCancel(context.Background())
+	go l.Run(ctx)
+	return cancel
 }
 
 // run reads the bus until the process ends, posting each datagram to the

@@ -279,6 +279,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		stepper.SetKick(l.Kick)
 	}
 	cfg.realtime.run(l, logf)
+	defer cfg.realtime.listenPostgres(&cfg, logf)()
 	cfg.Worker.attach(l, &cfg, logf)
 	if err := cfg.Worker.watchStacks(&cfg, py); err != nil {
 		logf("m0serve: warning: --request-timeout will not show Python's stacks: %v", err)

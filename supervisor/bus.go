@@ -1,8 +1,11 @@
 package supervisor
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/m0serve/m0serve/internal/configerr"
+	"github.com/m0serve/m0serve/pglisten"
 	"github.com/m0serve/m0serve/realtime"
 )
 
@@ -20,10 +23,30 @@ func (m *master) openBus() error {
 		return fmt.Errorf("--realtime: %w", err)
 	}
 	m.bus = bus
+	if m.cfg.PGListen == "" {
+		return nil
+	}
+	// One listener for all the workers: each NOTIFY is published once.
+	counter, err := realtime.MapCounter(bus.Page)
+	if err != nil {
+		return fmt.Errorf("--pg-listen: %w", err)
+	}
+	l, err := pglisten.New(m.cfg.PGListen)
+	if err != nil {
+		return &configerr.Error{Flag: "pg-listen", Reason: err.Error()}
+	}
+	publisher := &realtime.Worker{Writes: bus.Writes, Counter: counter}
+	l.Publish, l.Counter, l.Logf = publisher.Publish, counter, m.logf
+	ctx, cancel := context.WithCancel(context.Background())
+	m.stopPGListen = cancel
+	go l.Run(ctx)
 	return nil
 }
 
 func (m *master) closeBus() {
+	if m.stopPGListen != nil {
+		m.stopPGListen()
+	}
 	if m.bus != nil {
 		m.bus.Close()
 	}

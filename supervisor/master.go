@@ -66,6 +66,8 @@ type master struct {
 	events chan event
 	// bus is --realtime's (bus.go); nil without.
 	bus *realtime.Bus
+	// stopPGListen ends --pg-listen's listener (bus.go).
+	stopPGListen func()
 
 	shared   int // the one socket of --listener shared, or -1
 	slots    []*slot
