@@ -49,11 +49,15 @@ func NewBus(workers int) (*Bus, error) {
 	}
 	b := &Bus{Page: page}
 	for range workers {
-		pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		// SOCK_CLOEXEC is Linux's (and the BSDs'), not macOS's: marked
+		// after, before any worker starts (the master makes the bus first).
+		pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
 		if err != nil {
 			b.Close()
 			return nil, fmt.Errorf("realtime: the bus's socket pair: %w", err)
 		}
+		unix.CloseOnExec(pair[0])
+		unix.CloseOnExec(pair[1])
 		b.Reads = append(b.Reads, pair[0])
 		b.Writes = append(b.Writes, pair[1])
 		// Publishing never waits: a full worker's frame is dropped (and

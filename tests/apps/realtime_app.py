@@ -4,7 +4,6 @@ process handed m0pub.child_fds()."""
 
 import os
 import subprocess
-import sys
 from urllib.parse import parse_qs
 
 from m0serve import m0pub
