@@ -292,6 +292,18 @@ test-pythons: packages-wheel wheel-tools wheel-cache
 test-wsgi-handoff: packages-test $(TEST_VENV)/.installed
 	M0_TEST_WSGI_INLINE=off $(GO) test $(LDFLAGS) -count=1 -timeout 30m ./tests/
 
+# The realtime tests' clients against the Mojo m0serve, whose wire
+# --realtime keeps (README, Realtime: where the two differ): its wheel in
+# a venv of its own, on PATH, since it finds libpython from python3 there.
+# Not part of make test.
+SEED_VENV := build/seed-venv
+.PHONY: test-seed
+test-seed:
+	test -x $(SEED_VENV)/bin/m0serve || { /usr/bin/python3 -m venv $(SEED_VENV) && \
+		$(SEED_VENV)/bin/pip install --require-hashes -r tests/seed-requirements.txt; }
+	cd tests && PATH=$(abspath $(SEED_VENV))/bin:$$PATH M0_SEED=$(abspath $(SEED_VENV))/bin/m0serve \
+		$(GO) test $(LDFLAGS) -count=1 -run TestSeedRealtime -v .
+
 # The bridge's tests once under AddressSanitizer: Go's -asan builds the C
 # shim and the Go runtime with it. PYTHONMALLOC=malloc puts Python's own
 # objects on malloc, so that ASan checks the shim's use of them too; what

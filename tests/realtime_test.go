@@ -91,10 +91,21 @@ func publish(t *testing.T, addr, channel, query string) string {
 	return strings.TrimSpace(body)
 }
 
+// realtimeServer starts a server of target (an app in tests/apps) with
+// --realtime and args under a master: m0serve (serveOurs), or the Mojo
+// m0serve for make test-seed (serveSeed, realtime_seed_test.go), whose
+// wire the same clients check.
+type realtimeServer func(t *testing.T, target string, env []string, args ...string) *workersServer
+
+func serveOurs(t *testing.T, target string, env []string, args ...string) *workersServer {
+	t.Helper()
+	return startWorkersApp(t, appsDir(t), target, env, append([]string{"--realtime"}, args...)...)
+}
+
 // startRealtime runs realtime_app under a master with args.
 func startRealtime(t *testing.T, env []string, args ...string) *workersServer {
 	t.Helper()
-	return startWorkersApp(t, appsDir(t), "realtime_app:app", env, append([]string{"--realtime"}, args...)...)
+	return serveOurs(t, "realtime_app:app", env, args...)
 }
 
 // subscribeOnEveryWorker opens streams on channel until both workers hold
@@ -119,7 +130,11 @@ func subscribeOnEveryWorker(t *testing.T, addr, channel string) []*sseClient {
 // first), and a publish from either worker reaches every stream of its
 // channel on both, numbered from one counter, and no other channel's.
 func TestRealtimeHoldAndPublishAcrossWorkers(t *testing.T) {
-	s := startRealtime(t, nil, "--workers", "2")
+	realtimeHoldAndPublishAcrossWorkers(t, serveOurs)
+}
+
+func realtimeHoldAndPublishAcrossWorkers(t *testing.T, serve realtimeServer) {
+	s := serve(t, "realtime_app:app", nil, "--workers", "2")
 	defer s.stop()
 	news := subscribeOnEveryWorker(t, s.addr, "news")
 	other := subscribe(t, s.addr, "other")
@@ -159,8 +174,10 @@ func TestRealtimeHoldAndPublishAcrossWorkers(t *testing.T) {
 // its channel's frames after it from the journal, then live ones; one the
 // journal cannot continue (--replay-frames past) or ahead of the counter
 // gets m0-gap; a fresh one nothing.
-func TestRealtimeReplayAndGap(t *testing.T) {
-	s := startRealtime(t, nil, "--workers", "2", "--replay-frames", "3")
+func TestRealtimeReplayAndGap(t *testing.T) { realtimeReplayAndGap(t, serveOurs) }
+
+func realtimeReplayAndGap(t *testing.T, serve realtimeServer) {
+	s := serve(t, "realtime_app:app", nil, "--workers", "2", "--replay-frames", "3")
 	defer s.stop()
 	publish(t, s.addr, "r", "data=1")
 	publish(t, s.addr, "elsewhere", "data=2")
@@ -186,8 +203,10 @@ func TestRealtimeReplayAndGap(t *testing.T) {
 // TestRealtimeShutdownClosesHolds: SIGTERM with streams held sends each
 // ": close" and closes it, and the server exits 0 at once (a hold is no
 // request in flight).
-func TestRealtimeShutdownClosesHolds(t *testing.T) {
-	s := startRealtime(t, nil, "--workers", "2")
+func TestRealtimeShutdownClosesHolds(t *testing.T) { realtimeShutdownClosesHolds(t, serveOurs) }
+
+func realtimeShutdownClosesHolds(t *testing.T, serve realtimeServer) {
+	s := serve(t, "realtime_app:app", nil, "--workers", "2")
 	clients := subscribeOnEveryWorker(t, s.addr, "bye")
 	began := time.Now()
 	s.signal(t, syscall.SIGTERM)
@@ -208,8 +227,10 @@ func TestRealtimeShutdownClosesHolds(t *testing.T) {
 
 // TestRealtimeHeartbeat: a held stream gets ": heartbeat" every
 // M0_SSE_HEARTBEAT_MS.
-func TestRealtimeHeartbeat(t *testing.T) {
-	s := startRealtime(t, []string{"M0_SSE_HEARTBEAT_MS=200"}, "--workers", "1")
+func TestRealtimeHeartbeat(t *testing.T) { realtimeHeartbeat(t, serveOurs) }
+
+func realtimeHeartbeat(t *testing.T, serve realtimeServer) {
+	s := serve(t, "realtime_app:app", []string{"M0_SSE_HEARTBEAT_MS=200"}, "--workers", "1")
 	defer s.stop()
 	c := subscribe(t, s.addr, "hb")
 	c.expect(": heartbeat\n\n")
@@ -219,7 +240,9 @@ func TestRealtimeHeartbeat(t *testing.T) {
 // TestRealtimeChildProcessPublishes: a child process the view starts with
 // pass_fds=m0pub.child_fds() publishes to every worker, numbered from the
 // same counter.
-func TestRealtimeChildProcessPublishes(t *testing.T) {
+func TestRealtimeChildProcessPublishes(t *testing.T) { realtimeChildProcessPublishes(t, serveOurs) }
+
+func realtimeChildProcessPublishes(t *testing.T, serve realtimeServer) {
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +259,7 @@ func TestRealtimeChildProcessPublishes(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(dir, "m0serve", "__init__.py"), "")
 	writeFile(t, filepath.Join(dir, "m0serve", "m0pub.py"), string(source))
-	s := startRealtime(t, []string{"REALTIME_CHILD_PYTHON=" + python, "REALTIME_CHILD_PATH=" + dir}, "--workers", "2")
+	s := serve(t, "realtime_app:app", []string{"REALTIME_CHILD_PYTHON=" + python, "REALTIME_CHILD_PATH=" + dir}, "--workers", "2")
 	defer s.stop()
 	clients := subscribeOnEveryWorker(t, s.addr, "kids")
 	publish(t, s.addr, "kids", "data=parent")
@@ -289,8 +312,10 @@ func TestRealtimeFlags(t *testing.T) {
 
 // TestRealtimeASGI: an ASGI app holds a stream the same way and publishes
 // through scope["state"]["m0"], whose publish returns the event id.
-func TestRealtimeASGI(t *testing.T) {
-	s := startWorkersApp(t, appsDir(t), "realtime_asgi_app:app", nil, "--realtime", "--workers", "2")
+func TestRealtimeASGI(t *testing.T) { realtimeASGI(t, serveOurs) }
+
+func realtimeASGI(t *testing.T, serve realtimeServer) {
+	s := serve(t, "realtime_asgi_app:app", nil, "--workers", "2")
 	defer s.stop()
 	clients := []*sseClient{subscribe(t, s.addr, "a"), subscribe(t, s.addr, "a")}
 	if got := publish(t, s.addr, "a", "hello"); got != "1" {
@@ -306,8 +331,10 @@ func TestRealtimeASGI(t *testing.T) {
 // socket as text messages, on every worker; each message the client sends
 // is a POST /ws/message to the app (M0-Channel, M0-Slot, M0-Opcode), a
 // path the network cannot reach; SIGTERM closes with 1001.
-func TestRealtimeWebSocketHold(t *testing.T) {
-	s := startRealtime(t, nil, "--workers", "2")
+func TestRealtimeWebSocketHold(t *testing.T) { realtimeWebSocketHold(t, serveOurs) }
+
+func realtimeWebSocketHold(t *testing.T, serve realtimeServer) {
+	s := serve(t, "realtime_app:app", nil, "--workers", "2")
 	var clients []*confClient
 	for range 6 {
 		c, err := confDial(s.addr, "/socket/room", "")

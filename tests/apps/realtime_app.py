@@ -40,7 +40,7 @@ def app(environ, start_response):
         data = query.get("data", [""])[0]
         event = query.get("event", [None])[0]
         if "frame" in query:
-            reached = m0pub.publish_frame(channel, query["frame"][0])
+            reached = m0pub.publish_frame(channel, query["frame"][0].encode())
         else:
             reached = m0pub.publish(channel, data, event=event)
         body = ("%d\n" % reached).encode()
