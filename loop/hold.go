@@ -269,12 +269,8 @@ func (l *Loop) serveHolds() {
 	}
 	if h.cfg.Heartbeat > 0 && l.now >= h.heartbeatDue {
 		if h.heartbeatDue != 0 {
-			for _, list := range h.channels {
-				for _, s := range list {
-					if s.ws == nil { // a WebSocket has its pings
-						l.holdWrite(s, heartbeatFrame)
-					}
-				}
+			for channel := range h.channels {
+				l.writeChannel(channel, heartbeatFrame, false)
 			}
 		}
 		h.heartbeatDue = l.now + int64(h.cfg.Heartbeat)
@@ -288,10 +284,23 @@ func (l *Loop) deliver(datagram []byte) {
 	if err != nil || len(frame) == 0 || realtime.Reserved(channel) {
 		return
 	}
-	h := l.holds
-	h.journal.Add(id, channel, frame)
-	for _, s := range h.channels[string(channel)] {
-		l.holdWrite(s, frame)
+	l.holds.journal.Add(id, channel, frame)
+	l.writeChannel(string(channel), frame, true)
+}
+
+// writeChannel queues b on every connection of channel (webSockets
+// false: not on WebSocket holds, which have their pings). Backwards: a
+// connection closed on the way (too far behind) leaves the list by a
+// swap with its last, which was already written.
+func (l *Loop) writeChannel(channel string, b []byte, webSockets bool) {
+	for i := len(l.holds.channels[channel]) - 1; i >= 0; i-- {
+		list := l.holds.channels[channel]
+		if i >= len(list) {
+			continue
+		}
+		if s := list[i]; webSockets || s.ws == nil {
+			l.holdWrite(s, b)
+		}
 	}
 }
 
@@ -307,7 +316,9 @@ func (l *Loop) holdWrite(s *slot, b []byte) {
 		return
 	}
 	if s.sending {
-		if len(sub.out)+len(b) > holdOutLimit {
+		// The send under way is not taken yet: what waits behind it
+		// counts with it.
+		if len(s.send)+len(sub.out)+len(b) > holdOutLimit {
 			l.closeSlot(s)
 			return
 		}

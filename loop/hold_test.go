@@ -138,3 +138,33 @@ func TestHoldReplaysAndDrains(t *testing.T) {
 		}
 	})
 }
+
+// TestHoldDropsAClientTooFarBehind: a held client that reads nothing is
+// closed once holdOutLimit is queued behind its send, and the other
+// connections of its channel (before and after it in the list) go on.
+func TestHoldDropsAClientTooFarBehind(t *testing.T) {
+	run, counter := holdHarness(t)
+	run(func(t *testing.T, hs *harness) {
+		conns := []*fakeConn{hs.connect(), hs.connect(), hs.connect()}
+		for _, c := range conns {
+			hs.fb.write(c, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+			hs.holdOutput(c, ": connected\n\n")
+		}
+		hs.until("three holds", func() bool { return hs.l.Holds() == 3 })
+		stuck := conns[1]
+		hs.fb.stallSends(stuck)
+		big := strings.Repeat("x", 200<<10)
+		for range 2 + holdOutLimit/len(big) {
+			publish(hs.l, counter, "slow", big)
+			hs.passes(2) // its send under way, the next ones wait behind it
+		}
+		hs.until("the stuck client closed", func() bool { return hs.fb.isClosed(stuck) })
+		publish(hs.l, counter, "slow", "after")
+		for _, c := range []*fakeConn{conns[0], conns[2]} {
+			hs.holdOutput(c, "data: after\n\n")
+		}
+		if hs.l.Holds() != 2 {
+			t.Fatalf("%d holds, want 2", hs.l.Holds())
+		}
+	})
+}
