@@ -69,8 +69,10 @@ type bridgePool struct {
 	// handlers hear of WSGI jobs waiting on their clients (clientwait.go);
 	// nil: no spare threads.
 	handlers *pybridge.Handlers
-	// realtime: a response may hold its connection (--realtime; hold.go).
-	realtime bool
+	// realtime: a response may hold its connection (--realtime; hold.go);
+	// warnedHoldH2: a hold asked over HTTP/2 was logged (once).
+	realtime     bool
+	warnedHoldH2 atomic.Bool
 
 	mu   sync.Mutex
 	free []*bridgeJob

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
 )
@@ -72,6 +73,12 @@ func (w *bridgeJob) hold(resp *pybridge.Response) bool {
 		return false
 	}
 	lj := w.loopJob
+	if lj.Request.Version == http1.Version20 {
+		if p := w.pool; p.logf != nil && p.warnedHoldH2.CompareAndSwap(false, true) {
+			p.logf("m0serve: warning: M0-Hold over HTTP/2 is served as the view's response, not held (once per process): with TLS, --http 1 keeps browsers' streams on HTTP/1.1")
+		}
+		return false
+	}
 	last, _ := strconv.ParseInt(string(bytes.TrimSpace(lj.Request.Header.Get("last-event-id"))), 10, 64)
 	return lj.Hold(string(channel), last) == nil
 }
