@@ -35,7 +35,7 @@ RUN_PACKAGES          := pkg-config python3-dev
 TEST_PACKAGES         := $(RUN_PACKAGES) curl chromium gunicorn python3-flask python3-django python3-whitenoise \
 	python3-uvloop python3-starlette python3-fastapi python3-multipart python3-pyflakes python3-websockets \
 	python3-uvicorn python3-wsproto python3-build python3-setuptools python3-wheel python3-venv python3-pip \
-	prometheus util-linux iproute2 nginx systemd openssl sslscan libnss3-tools nghttp2-client
+	prometheus util-linux iproute2 nginx systemd openssl sslscan libnss3-tools nghttp2-client postgresql
 BENCH_PACKAGES        := $(RUN_PACKAGES) wrk strace openssl nginx nghttp2-client
 # make test-deploy runs the manifest's command in namespaces of its own.
 DEPLOY_PACKAGES       := $(RUN_PACKAGES) util-linux iproute2
@@ -291,6 +291,18 @@ test-pythons: packages-wheel wheel-tools wheel-cache
 # stay covered: `make test` runs the default.
 test-wsgi-handoff: packages-test $(TEST_VENV)/.installed
 	M0_TEST_WSGI_INLINE=off $(GO) test $(LDFLAGS) -count=1 -timeout 30m ./tests/
+
+# The realtime tests' clients against the Mojo m0serve, whose wire
+# --realtime keeps (README, Realtime: where the two differ): its wheel in
+# a venv of its own, on PATH, since it finds libpython from python3 there.
+# Not part of make test.
+SEED_VENV := build/seed-venv
+.PHONY: test-seed
+test-seed:
+	test -x $(SEED_VENV)/bin/m0serve || { /usr/bin/python3 -m venv $(SEED_VENV) && \
+		$(SEED_VENV)/bin/pip install --require-hashes -r tests/seed-requirements.txt; }
+	cd tests && PATH=$(abspath $(SEED_VENV))/bin:$$PATH M0_SEED=$(abspath $(SEED_VENV))/bin/m0serve \
+		$(GO) test $(LDFLAGS) -count=1 -run TestSeedRealtime -v .
 
 # The bridge's tests once under AddressSanitizer: Go's -asan builds the C
 # shim and the Go runtime with it. PYTHONMALLOC=malloc puts Python's own

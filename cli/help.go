@@ -32,6 +32,7 @@ var helpGroups = []struct {
 		"ssl-ciphers", "ssl-protocol-min"}},
 	{"HTTP/2", []string{"http", "http2-max-concurrent-streams", "http2-initial-window-size",
 		"http2-max-frame-size", "http2-max-header-list-size"}},
+	{"Realtime", []string{"realtime", "replay-frames", "pg-listen"}},
 }
 
 // shortNames are the one-letter spellings gunicorn users type (-h is
@@ -46,7 +47,7 @@ var placeholders = map[string]string{
 	"forwarded-headers": "x-forwarded|forwarded",
 	"header":            "NAME:VALUE", "app-dir": "DIR", "venv": "DIR", "interface": "auto|wsgi|asgi",
 	"root-path": "PATH", "native": "NAME", "threads": "N", "wsgi-inline": "auto|off",
-	"max-client-waits": "N", "loop": "auto|asyncio|uvloop", "lifespan": "auto|on|off",
+	"max-client-waits": "N", "replay-frames": "N", "pg-listen": "URL", "loop": "auto|asyncio|uvloop", "lifespan": "auto|on|off",
 	"asgi-thread": "auto|loop|executor", "reload-dir": "DIR", "reload-include": "GLOB",
 	"reload-exclude": "GLOB", "workers": "N", "listener": "reuseport|shared",
 	"worker-timeout": "DURATION", "request-timeout": "DURATION", "max-requests": "N",

@@ -82,6 +82,9 @@ type Config struct {
 	// each pass, after the sends are queued: what inline handlers
 	// gathered during the pass (access-log lines) goes out in one write.
 	OnPassEnd func()
+	// Realtime, when set, lets a deferred response hold its connection
+	// (Job.Hold; hold.go).
+	Realtime *Realtime
 	// Stepper, when set, runs on the loop thread in every pass, after the
 	// pass's completions are handled and before the news of jobs is
 	// drained: another event loop this one drives (an ASGI app's asyncio

@@ -32,6 +32,8 @@ func (l *Loop) advance(s *slot) {
 			more = l.serveWebSocket(s)
 		case stateHTTP2:
 			more = l.serveHTTP2(s)
+		case stateHold:
+			more = l.serveHold(s)
 		}
 		if !more {
 			return

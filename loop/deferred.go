@@ -288,6 +288,9 @@ func (l *Loop) serviceJob(s *slot) bool {
 		}
 		return false
 	}
+	if j.hold != nil {
+		return l.startHold(s, j)
+	}
 	if j.mode == http1.BodyChunked {
 		s.send = j.appendLastChunk(s.send)
 	}
@@ -314,6 +317,10 @@ func (l *Loop) serviceJob(s *slot) bool {
 
 // writeJobHead encodes a deferred response's head. Called with j.mu held.
 func (l *Loop) writeJobHead(s *slot, j *Job) {
+	if j.hold != nil {
+		l.writeHoldHead(s, j)
+		return
+	}
 	// A client still waiting to be asked for its body will not get to
 	// send the next request in a way we can frame: close.
 	close := !s.keepAlive || j.expect100 && !j.sent100 && !j.bodyDone || j.closeAfter

@@ -50,6 +50,8 @@ type fakeConn struct {
 	eof      bool   // the client shut down its sending side
 	resetIn  bool   // the next receive fails with ECONNRESET
 	reset    bool   // the next send fails with ECONNRESET
+	stall    bool   // sends never complete (a client that reads nothing) until the close
+	stalled  []Completion
 	out      []byte // everything the server sent
 	sends    int    // sends completed
 	recv     []byte // the pending receive's buffer
@@ -110,6 +112,10 @@ func (b *fakeBackend) QueueSend(fd int, slot, gen uint32, data []byte) {
 	defer b.mu.Unlock()
 	c := b.conn(fd)
 	res := int32(len(data))
+	if c.stall && !c.closed {
+		c.stalled = append(c.stalled, Completion{Op: OpSend, Slot: slot, Gen: gen, Res: -int32(syscall.ECANCELED)})
+		return
+	}
 	if c.reset || c.closed {
 		res = -int32(syscall.ECONNRESET)
 	} else {
@@ -139,6 +145,8 @@ func (b *fakeBackend) QueueClose(fd int, slot, gen uint32) {
 		c.recvArm = false
 		b.ready = append(b.ready, Completion{Op: OpRecv, Slot: slot, Gen: gen, Res: -int32(syscall.ECANCELED)})
 	}
+	b.ready = append(b.ready, c.stalled...)
+	c.stalled = nil
 	c.closed = true
 	b.ready = append(b.ready, Completion{Op: OpClose, Slot: slot, Gen: gen})
 }
@@ -282,6 +290,13 @@ func (b *fakeBackend) resetRecv(c *fakeConn) {
 	c.resetIn = true
 	b.mu.Unlock()
 	b.poke()
+}
+
+// stallSends makes the connection's sends pend until it is closed.
+func (b *fakeBackend) stallSends(c *fakeConn) {
+	b.mu.Lock()
+	c.stall = true
+	b.mu.Unlock()
 }
 
 func (b *fakeBackend) resetNextSend(c *fakeConn) {

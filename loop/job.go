@@ -71,6 +71,11 @@ type Job struct {
 	// clientWaiting: the handler is blocked on the client, its thread
 	// lent to a spare (waitClient).
 	clientWaiting atomic.Bool
+	// hold: the handler asked to hold the connection (Hold, hold.go).
+	hold *holdAsk
+	// inbound: a held WebSocket's message as a request (hold_websocket.go):
+	// no connection takes its response, which Write drops.
+	inbound bool
 
 	mu   sync.Mutex
 	cond sync.Cond
@@ -171,6 +176,7 @@ func (j *Job) reset() {
 	j.webSocket, j.wsHandler, j.wsRemote = false, nil, nil
 	j.h2, j.stream, j.h2Ready = nil, nil, false
 	j.h2Unacked, j.h2Received, j.h2Ended, j.h2Broken, j.h2BodyAt = 0, 0, false, false, 0
+	j.hold, j.inbound = nil, false
 	j.taken.Store(false)
 }
 
@@ -381,6 +387,9 @@ func (j *Job) Write(p []byte) (int, error) {
 			return written, ErrAborted
 		}
 		room := outboxLimit - len(j.outbox)
+		if room <= 0 && j.inbound {
+			j.outbox, room = j.outbox[:0], outboxLimit
+		}
 		if room <= 0 {
 			j.kickNow()
 			j.waitClient()

@@ -77,6 +77,8 @@ type Loop struct {
 	// parked is set while the loop is about to wait or waiting: only then
 	// does a handler thread pay for a Wake.
 	parked atomic.Bool
+	// holds are the held connections (hold.go); nil without Config.Realtime.
+	holds *holds
 	// heldJobs are deferred jobs the full JobQueue could not take yet.
 	heldJobs []*Job
 	freeJobs []*Job
@@ -161,6 +163,7 @@ func New(cfg Config) (*Loop, error) {
 	l.buffers.init(recvBufferSize(cfg.Limits.MaxHeadBytes))
 	l.writer.loop = l
 	l.request.loop = l
+	l.holds = newHolds(cfg.Realtime)
 	return l, nil
 }
 
@@ -328,7 +331,7 @@ func (l *Loop) pass() error {
 		// A note posted before the flag was up found it down and did not
 		// wake us: look once more now that it is up.
 		if !l.notes.empty() || !l.wsNotes.empty() || l.fileNotes && !l.tlsNotes.empty() || l.shutdown.Load() != 0 && !l.draining ||
-			l.cfg.Stepper != nil && l.cfg.Stepper.Pending() {
+			l.cfg.Stepper != nil && l.cfg.Stepper.Pending() || l.holdNews() {
 			timeout = 0
 		}
 	}
@@ -361,6 +364,7 @@ func (l *Loop) pass() error {
 	}
 	l.drainNotes()
 	l.drainWebSocketNotes()
+	l.serveHolds()
 	l.pushHeldJobs()
 	if l.acceptRetryAt != 0 && l.now >= l.acceptRetryAt {
 		l.acceptRetryAt = 0
@@ -837,6 +841,9 @@ func (l *Loop) closeSlot(s *slot) {
 	s.deadline, s.deadlineKind = 0, deadlineNone
 	s.closeTLS()
 	l.closeHTTP2(s)
+	if s.hold != nil {
+		l.unhold(s)
+	}
 	if s.ws != nil {
 		l.wsEnd(s.ws, ws.CloseAbnormal, nil)
 	}
@@ -928,6 +935,10 @@ func (l *Loop) drain(deadline int64) {
 		}
 		if s.ws != nil && !force {
 			l.wsGoingAway(s.ws)
+			continue
+		}
+		if s.hold != nil {
+			l.drainHold(s, force)
 			continue
 		}
 		if s.h2 != nil && !force {

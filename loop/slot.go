@@ -24,6 +24,8 @@ const (
 	// stateHTTP2: an HTTP/2 connection; streams, each a request
 	// (http2.go).
 	stateHTTP2
+	// stateHold: held after its response, subscribed to a channel (hold.go).
+	stateHold
 )
 
 // deadlineKind says what a slot's deadline is waiting for.
@@ -52,6 +54,7 @@ type slot struct {
 	job    *Job
 	ws     *WebSocket // set once upgraded
 	h2     *h2conn    // set once it speaks HTTP/2
+	hold   *hold      // set once held (hold.go)
 	alpnH2 bool       // its TLS handshake chose h2 (startOnALPN)
 	// tlsAckOwed: the handshake just ended; unless a send leaves with
 	// it, the client's Finished is acknowledged at once (sendSealed).

@@ -118,6 +118,7 @@ func (l *Loop) acceptJobWebSocket(s *slot, j *Job) {
 		s.send = l.buffers.getSend()
 	}
 	c := l.openWebSocket(s, &hs, j.wsProtocol, fields, j.fieldsSet, j.wsHandler)
+	l.holdWebSocketJob(s, j)
 	r := j.wsRemote
 	j.wsHandler, j.wsRemote = nil, nil
 	s.job = nil

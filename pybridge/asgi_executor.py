@@ -39,6 +39,16 @@ def _asgi3(app):
     return asyncio.iscoroutinefunction(call)
 
 
+def _realtime_state():
+    """The lifespan state every scope copies: under --realtime, "m0" is
+    m0pub's Broadcast (publish from an ASGI app, as the Mojo m0serve's)."""
+    try:
+        from m0serve import m0pub
+    except ImportError:
+        return {}
+    return {"m0": m0pub.Broadcast()} if m0pub.bus_write_fds() else {}
+
+
 class _ASGI2:
     __slots__ = ("app",)
 
@@ -94,7 +104,7 @@ class Executor:
             self.loop, self.loop_name = _new_loop(loop_kind)
         asyncio.set_event_loop(self.loop)
         self.lifespan = lifespan
-        self.state = {}
+        self.state = _realtime_state()
         self.wake_fd = wake_fd
         self.cancel_timeout = cancel_timeout
         self.stopped = self.loop.create_future()

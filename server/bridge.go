@@ -69,6 +69,10 @@ type bridgePool struct {
 	// handlers hear of WSGI jobs waiting on their clients (clientwait.go);
 	// nil: no spare threads.
 	handlers *pybridge.Handlers
+	// realtime: a response may hold its connection (--realtime; hold.go);
+	// warnedHoldH2: a hold asked over HTTP/2 was logged (once).
+	realtime     bool
+	warnedHoldH2 atomic.Bool
 
 	mu   sync.Mutex
 	free []*bridgeJob
@@ -269,6 +273,12 @@ func (p *bridgePool) Complete(j *pybridge.Job) {
 		// The loop job ended with the accept (AcceptWebSocket logged
 		// it): the connection is the WebSocket's.
 	case pybridge.Complete:
+		if w.holdWebSocket(resp) {
+			// The accept ended the loop job: its connection is the
+			// WebSocket's.
+			w.logAccess(101)
+			break
+		}
 		if fd, offset, length, ok := resp.TakeFile(); ok {
 			w.sendFile(fd, offset, length)
 			return
@@ -306,9 +316,10 @@ func (p *bridgePool) Complete(j *pybridge.Job) {
 // dropped from the app's: two framings would be a smuggling vector.
 func (w *bridgeJob) WriteHead(resp *pybridge.Response) error {
 	lj := w.loopJob
+	held := w.pool.realtime && w.hold(resp)
 	for i := 0; i < resp.HeaderLen(); i++ {
 		name, value := resp.Header(i)
-		if http1.FramingField(name) {
+		if http1.FramingField(name) || holdField(name) {
 			continue
 		}
 		if err := lj.SetHeaderBytes(name, value); err != nil {
@@ -320,6 +331,9 @@ func (w *bridgeJob) WriteHead(resp *pybridge.Response) error {
 		if err := lj.SetClose(); err != nil {
 			return err
 		}
+	}
+	if held {
+		return lj.WriteHeader(resp.Status(), -1)
 	}
 	return lj.WriteHeader(resp.Status(), framedLength(resp, lj.Request.MethodIs("HEAD")))
 }

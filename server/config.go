@@ -13,6 +13,7 @@ import (
 
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
+	"github.com/m0serve/m0serve/realtime"
 	"github.com/m0serve/m0serve/tlsrec"
 )
 
@@ -129,6 +130,15 @@ type Config struct {
 	WSPingTimeout       time.Duration
 	WSPerMessageDeflate bool
 
+	// Realtime (realtime.go): --realtime holds the streams a view asks
+	// for (M0-Hold) and serves m0pub's bus; ReplayFrames is
+	// --replay-frames, SSEHeartbeat M0_SSE_HEARTBEAT_MS.
+	Realtime     bool
+	ReplayFrames int
+	SSEHeartbeat time.Duration
+	PGListen     string       // --pg-listen: a Postgres URL (pglisten)
+	realtime     *realtimeBus // opened by Run
+
 	// HTTP/2 (http2.go); names follow Granian's flags.
 	HTTP                      string // auto, 1 or 2
 	HTTP2MaxConcurrentStreams int
@@ -181,6 +191,9 @@ var Defaults = Config{
 	HTTP2InitialWindowSize:    256 << 10,
 	HTTP2MaxFrameSize:         16 << 10,
 	HTTP2MaxHeaderListSize:    16 << 10,
+
+	ReplayFrames: realtime.DefaultReplayFrames,
+	SSEHeartbeat: DefaultSSEHeartbeat,
 }
 
 // ConfigError is a configuration mistake: the command line reports it in
@@ -232,6 +245,9 @@ func (c *Config) Validate() error {
 		return &ConfigError{Flag: "body-min-rate", Reason: "must not be negative"}
 	}
 	if err := c.validateWebSocket(); err != nil {
+		return err
+	}
+	if err := c.validateRealtime(); err != nil {
 		return err
 	}
 	if err := c.validateHTTP2(); err != nil {

@@ -89,6 +89,10 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 	if err != nil {
 		return nil, &AppLoadError{err}
 	}
+	if err := interp.ProvidePublisher(cfg.realtime.publisher()); err != nil {
+		interp.Close()
+		return nil, err
+	}
 	app, err := interp.LoadApp(pybridge.AppSpec{
 		Target:     cfg.App,
 		Factory:    cfg.Factory,
@@ -118,6 +122,7 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 	py.pool.inFlight = cfg.Worker.requests()
 	py.pool.stats = cfg.appStats
 	py.pool.proxy, py.pool.logFormat = cfg.proxyTrust, cfg.accessFormat
+	py.pool.realtime = cfg.Realtime
 	warnIdleFlags(cfg, servesASGI(cfg, app), logf)
 	if servesASGI(cfg, app) {
 		return py, py.startASGI(cfg, app, listener)
@@ -221,7 +226,7 @@ func describeApp(cfg *Config, py *python) string {
 // request must not hold the I/O thread. Not with --request-timeout
 // either: the loop must be free to time a request out.
 func inlinesWSGI(cfg *Config) bool {
-	return cfg.Threads == 1 && cfg.WSGIInline == "auto" && cfg.RequestTimeout == 0
+	return cfg.Threads == 1 && cfg.WSGIInline == "auto" && cfg.RequestTimeout == 0 && !cfg.Realtime
 }
 
 func plural(n int, noun string) string {

@@ -116,6 +116,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		// do not), so the loop gathers small bodies and times large ones.
 		wsgi bool
 	)
+	if cfg.realtime, err = openRealtime(&cfg); err != nil {
+		return err
+	}
 	if cfg.App != "" {
 		py, err = startPython(&cfg, &listener, logf)
 		if err != nil {
@@ -123,6 +126,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 		handler, jobs = deferAll, py.queue
 		wsgi = py.executor == nil
+		if wsgi && cfg.Realtime {
+			handler = realtimeRequests
+		}
 		if py.executor == nil && (cfg.Threads == 0 || inlinesWSGI(&cfg)) {
 			inline := newInlineWSGI(py.pool, py.interp)
 			inline.lines = lines
@@ -218,6 +224,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		WebSocket:        cfg.webSocket(),
 		OnPassEnd:        passEnd,
 		Stepper:          loopStepper(stepper),
+		Realtime:         cfg.realtime.loopConfig(),
 		OnExit: func() {
 			lines.flush()
 			if onExit != nil {
@@ -271,6 +278,8 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	if stepper != nil {
 		stepper.SetKick(l.Kick)
 	}
+	cfg.realtime.run(l, logf)
+	defer cfg.realtime.listenPostgres(&cfg, logf)()
 	cfg.Worker.attach(l, &cfg, logf)
 	if err := cfg.Worker.watchStacks(&cfg, py); err != nil {
 		logf("m0serve: warning: --request-timeout will not show Python's stacks: %v", err)

@@ -38,6 +38,10 @@ type Config struct {
 	// Reload, when set, watches the app's sources and replaces the
 	// workers (a rolling reload) when one changes: for development.
 	Reload *Reload
+	// Realtime makes --realtime's bus for the workers (bus.go);
+	// PGListen, a Postgres URL, publishes its NOTIFYs there.
+	Realtime bool
+	PGListen string
 }
 
 // Defaults is the default Config, shared with cli's --help.

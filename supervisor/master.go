@@ -15,6 +15,7 @@ import (
 	"github.com/m0serve/m0serve/internal/configerr"
 	"github.com/m0serve/m0serve/internal/metrics"
 	"github.com/m0serve/m0serve/internal/workerproto"
+	"github.com/m0serve/m0serve/realtime"
 )
 
 // Backoff for a worker that keeps dying after it was ready: the first
@@ -63,6 +64,10 @@ type master struct {
 	// launch starts a worker for a slot: spawn, or the tests' fakes.
 	launch func(*slot) (*worker, error)
 	events chan event
+	// bus is --realtime's (bus.go); nil without.
+	bus *realtime.Bus
+	// stopPGListen ends --pg-listen's listener (bus.go).
+	stopPGListen func()
 
 	shared   int // the one socket of --listener shared, or -1
 	slots    []*slot
@@ -123,6 +128,10 @@ func Run(cfg Config, logf func(string, ...any)) error {
 	m := newMaster(cfg, logf)
 	m.command, m.spawner = command, newSpawner()
 	m.launch = m.spawn
+	if err := m.openBus(); err != nil {
+		return err
+	}
+	defer m.closeBus()
 	// Signals first: one that comes while the workers boot is not lost.
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP,

@@ -44,6 +44,10 @@ func (m *master) signal(sig syscall.Signal) {
 		if m.stopping || len(m.slots) >= maxWorkers {
 			return
 		}
+		if m.busFull() {
+			m.logf("m0serve: warning: %v: ignored: --realtime's bus has a socket for each of the workers started with", sig)
+			return
+		}
 		if m.removing() {
 			// Its socket must leave the group first (steer's order).
 			m.logf("m0serve: warning: %v: ignored while a worker is being removed; send it again", sig)
