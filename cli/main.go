@@ -21,7 +21,8 @@ import (
 
 // Main runs m0serve with args (without the program's name) and returns
 // its exit status: 0 on a clean stop, 2 for a usage or configuration
-// mistake, 3 when the app fails to start under a master or in lifespan.
+// mistake or an app that does not import (with --workers too), 3 when a
+// worker dies while it starts or the app's lifespan startup fails.
 func Main(args []string, stdout, stderr io.Writer) int {
 	return run(args, stdout, stderr)
 }
@@ -121,8 +122,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		logError(stderr, err.Error())
 		return 2
 	case errors.As(err, &bootErr):
-		// The worker printed its traceback; the master says which.
+		// The worker printed its traceback; the master says which. A
+		// worker's 2 (the app did not import, a configuration mistake)
+		// is the master's, as a single process's.
 		logError(stderr, err.Error())
+		if bootErr.Code == 2 {
+			return 2
+		}
 		return 3
 	case errors.As(err, &lifespanErr):
 		// The app's own message (lifespan.startup.failed); uvicorn exits
