@@ -16,7 +16,7 @@ var helpGroups = []struct {
 	{"General", []string{"help", "version"}},
 	{"Server", []string{"bind", "host", "port", "uds", "uds-mode", "fd", "backlog", "backend",
 		"proxy-headers", "forwarded-allow-ips", "forwarded-headers", "header", "no-server-header", "no-date-header"}},
-	{"Application", []string{"app-dir", "venv", "factory", "interface", "root-path", "native",
+	{"Application", []string{"app-dir", "venv", "env-file", "factory", "interface", "root-path", "native",
 		"threads", "wsgi-inline", "max-client-waits", "loop", "lifespan", "asgi-thread",
 		"reload", "reload-dir", "reload-include", "reload-exclude"}},
 	{"Workers", []string{"workers", "listener", "worker-timeout", "request-timeout", "max-requests",
@@ -44,7 +44,7 @@ var placeholders = map[string]string{
 	"bind": "HOST:PORT", "host": "HOST", "port": "PORT", "uds": "PATH", "uds-mode": "MODE", "fd": "FD",
 	"backlog": "N", "backend": "auto|uring|epoll|kqueue", "forwarded-allow-ips": "ADDRESSES",
 	"forwarded-headers": "x-forwarded|forwarded",
-	"header":            "NAME:VALUE", "app-dir": "DIR", "venv": "DIR", "interface": "auto|wsgi|asgi",
+	"header":            "NAME:VALUE", "app-dir": "DIR", "venv": "DIR", "env-file": "FILE", "interface": "auto|wsgi|asgi",
 	"root-path": "PATH", "native": "NAME", "threads": "N", "wsgi-inline": "auto|off",
 	"max-client-waits": "N", "loop": "auto|asyncio|uvloop", "lifespan": "auto|on|off",
 	"asgi-thread": "auto|loop|executor", "reload-dir": "DIR", "reload-include": "GLOB",
@@ -110,4 +110,5 @@ func usage(w io.Writer, fs *flag.FlagSet, options []option) {
 			fmt.Fprintln(w)
 		}
 	}
+	fmt.Fprint(w, peerSpellingsHelp())
 }

@@ -53,6 +53,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	forwardedAllowIPsFromEnv(fs, &cfg)
+	if err := applyPeerOptions(fs, options, &cfg); err != nil {
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 2
+	}
+	warnUnknownVariables(stderr, options)
 	if *showVersion {
 		fmt.Fprintln(stdout, versionLine())
 		return 0
@@ -204,7 +209,7 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.BoolVar(&cfg.Factory, "factory", cfg.Factory, "module:attr names a factory: call attr() to get the app")
 	fs.StringVar(&cfg.AppDir, "app-dir", cfg.AppDir, "directory put first on sys.path to import the app from (default: the working directory)")
 	fs.StringVar(&cfg.Venv, "venv", cfg.Venv, "virtualenv whose site-packages the app imports from (default: $VIRTUAL_ENV, if set)")
-	fs.StringVar(&cfg.RootPath, "root-path", cfg.RootPath, "prefix the app is mounted under, the proxy stripping it: WSGI SCRIPT_NAME (stripped from PATH_INFO when there); ASGI root_path, put before path as uvicorn does")
+	fs.StringVar(&cfg.RootPath, "root-path", cfg.RootPath, "prefix the app is mounted under, which the proxy strips: WSGI SCRIPT_NAME; ASGI root_path, put before path as uvicorn does")
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, threadsUsage)
 	fs.StringVar(&cfg.WSGIInline, "wsgi-inline", cfg.WSGIInline, wsgiInlineUsage)
 	fs.IntVar(&cfg.MaxClientWaits, "max-client-waits", cfg.MaxClientWaits, "WSGI spare threads running the app while handler threads wait on slow clients (0: none)")
@@ -216,6 +221,7 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	addWorkerFlags(fs, cfg)
 	addTLSFlags(fs, cfg)
 	addHTTP2Flags(fs, cfg)
+	addPeerFlags(fs)
 	fs.BoolVar(&cfg.NoServerHeader, "no-server-header", cfg.NoServerHeader, "send no Server field (an app's own still goes out)")
 	fs.BoolVar(&cfg.NoDateHeader, "no-date-header", cfg.NoDateHeader, "send no Date field (an app's own still goes out)")
 	fs.Var((*headerList)(&cfg.Headers), "header", "NAME:VALUE field added to every response that does not set NAME itself; "+

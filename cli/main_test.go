@@ -73,7 +73,7 @@ func TestRunExitStatus(t *testing.T) {
 		{"gunicorn's --timeout", []string{"--timeout", "30", "app:application"}, nil, 2, "unknown flag --timeout; gunicorn's --timeout is --worker-timeout (a worker whose loop stopped) or --request-timeout"},
 		{"gunicorn's -t", []string{"-t", "30", "app:application"}, nil, 2, "unknown flag -t; gunicorn's --timeout is --worker-timeout"},
 		{"gunicorn's -k", []string{"-k", "gevent", "app:application"}, nil, 2, "unknown flag -k; no worker class to choose"},
-		{"uvicorn's --timeout-keep-alive", []string{"--timeout-keep-alive", "5"}, nil, 2, "unknown flag --timeout-keep-alive; use --keepalive-timeout"},
+		{"uvicorn's --use-colors", []string{"--use-colors"}, nil, 2, "unknown flag --use-colors; no colours"},
 		{"gunicorn's --certfile", []string{"--certfile", "c.pem"}, nil, 2, "unknown flag --certfile; use --ssl-certfile FILE"},
 		{"host with a port", []string{"--host", "0.0.0.0:8000", "app:application"}, nil, 2, "m0serve: --host 0.0.0.0:8000: the port goes in --port: --host 0.0.0.0 --port 8000 (or -b 0.0.0.0:8000)"},
 		{"M0_HOST with a port", []string{"app:application"}, map[string]string{"M0_HOST": "[::1]:9000"}, 2, "--host [::1]:9000: the port goes in --port: --host ::1 --port 9000"},

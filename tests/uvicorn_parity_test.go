@@ -3,6 +3,8 @@
 package tests
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -19,5 +21,44 @@ func TestLoopUvloopMissing(t *testing.T) {
 		if code != 2 || !strings.Contains(out, want) || strings.Contains(out, "Traceback") {
 			t.Errorf("%v: exit %d, want 2 and %q:\n%s", workers, code, want, out)
 		}
+	}
+}
+
+// TestEnvFile: --env-file's variables reach the app, in a single process
+// and in every worker; the environment's own win over the file's; an
+// M0_* variable in it sets its flag (the access log here). An unknown
+// M0_* variable is warned about once, by the master alone.
+func TestEnvFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "app.env")
+	text := "# the app's settings\nGREETING=\"hello world\"\nexport MINE=from-file\nM0_ACCESS_LOG=true\n"
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"MINE=from-env", "M0_ACESS_LOG=1"}
+	for _, workers := range []bool{false, true} {
+		var s *server
+		if workers {
+			s = startWorkersApp(t, appsDir(t), "osenv_app:app", env, "--workers", "2", "--env-file", file).server
+		} else {
+			s = start(t, wsgiVariant(env...), "--app-dir", appsDir(t), "--env-file", file, "osenv_app:app")
+		}
+		for name, want := range map[string]string{"GREETING": "hello world", "MINE": "from-env"} {
+			if _, body := get(t, s.url("/"+name)); !strings.HasPrefix(body, want+"\n") {
+				t.Errorf("%v: %s is %q, want %q", workers, name, body, want)
+			}
+		}
+		s.stop()
+		logs := s.logs.String()
+		if !strings.Contains(logs, `"GET /GREETING HTTP/1.1" 200`) {
+			t.Errorf("%v: M0_ACCESS_LOG in the file: no access log:\n%s", workers, logs)
+		}
+		warning := "[WARNING] m0serve: M0_ACESS_LOG (M0_ACCESS_LOG?) is set but no flag reads it"
+		if strings.Count(logs, warning) != 1 {
+			t.Errorf("%v: want one %q:\n%s", workers, warning, logs)
+		}
+	}
+	code, out := runToExit(t, cleanEnv(), "--env-file", filepath.Join(t.TempDir(), "none.env"), "--native", "hello")
+	if code != 2 || !strings.HasPrefix(out, "m0serve: --env-file ") || strings.Count(out, "\n") != 1 {
+		t.Errorf("a missing --env-file: %d %q", code, out)
 	}
 }
