@@ -4,9 +4,12 @@ package tests
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestLoopUvloopMissing: --loop uvloop where uvloop is not installed (the
@@ -60,5 +63,39 @@ func TestEnvFile(t *testing.T) {
 	code, out := runToExit(t, cleanEnv(), "--env-file", filepath.Join(t.TempDir(), "none.env"), "--native", "hello")
 	if code != 2 || !strings.HasPrefix(out, "m0serve: --env-file ") || strings.Count(out, "\n") != 1 {
 		t.Errorf("a missing --env-file: %d %q", code, out)
+	}
+}
+
+// TestSignalDuringImport: a SIGINT while the app imports is not lost:
+// the server stops once the import is over, with status 0 and before it
+// serves; a second one exits at once (130) without waiting for the
+// import, as a second signal does later.
+func TestSignalDuringImport(t *testing.T) {
+	for _, signals := range []int{1, 2} {
+		dir := t.TempDir()
+		started, done := filepath.Join(dir, "started"), filepath.Join(dir, "done")
+		env := append(cleanEnv(), "SLOW_IMPORT_STARTED="+started, "SLOW_IMPORT_DONE="+done, "SLOW_IMPORT_SECONDS=3")
+		cmd := exec.Command(binary, "--port", "0", "--app-dir", appsDir(t), "slow_import_app:app")
+		cmd.Env = env
+		logs := &logBuffer{}
+		cmd.Stdout, cmd.Stderr = logWriter{logs}, logWriter{logs}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFile(t, started)
+		for range signals {
+			cmd.Process.Signal(syscall.SIGINT)
+			time.Sleep(100 * time.Millisecond)
+		}
+		err := cmd.Wait()
+		code := cmd.ProcessState.ExitCode()
+		_, statErr := os.Stat(done)
+		switch {
+		case signals == 1 && (err != nil || !strings.Contains(logs.String(), "interrupt while the app starts: stopping once it has") ||
+			!strings.Contains(logs.String(), "m0serve: stopped") || statErr != nil):
+			t.Errorf("one SIGINT during the import: %v\n%s", err, logs)
+		case signals == 2 && (code != 130 || statErr == nil):
+			t.Errorf("two SIGINTs during the import: exit %d (want 130), import finished: %v\n%s", code, statErr == nil, logs)
+		}
 	}
 }
