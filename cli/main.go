@@ -53,6 +53,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	forwardedAllowIPsFromEnv(fs, &cfg)
+	if err := checkBindConflict(fs, args); err != nil {
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 2
+	}
 	if err := applyPeerOptions(fs, options, &cfg); err != nil {
 		fmt.Fprintf(stderr, "m0serve: %v\n", err)
 		return 2
@@ -74,6 +78,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	case 1:
 		cfg.App = apps[0]
+		if err := appFromFile(&cfg, fs.Lookup("app-dir").Value.String() != ""); err != nil {
+			fmt.Fprintf(stderr, "m0serve: %v\n", err)
+			return 2
+		}
 	default:
 		fmt.Fprintf(stderr, "m0serve: one application at a time: got %s (flags go before or after it)\n", quoteAll(apps))
 		return 2

@@ -99,3 +99,18 @@ func TestSignalDuringImport(t *testing.T) {
 		}
 	}
 }
+
+// TestAppFile: `m0serve path/app.py` serves the module in that file,
+// imported from its directory, single and under --workers.
+func TestAppFile(t *testing.T) {
+	file := filepath.Join(appsDir(t), "osenv_app.py")
+	s := start(t, wsgiVariant("OSENV_PROBE=seen"), file)
+	if resp, body := get(t, s.url("/OSENV_PROBE")); resp.StatusCode != 200 || !strings.HasPrefix(body, "seen\n") {
+		t.Errorf("m0serve %s: %d %q", file, resp.StatusCode, body)
+	}
+	s.stop()
+	w := startWorkersApp(t, appsDir(t), file+":app", []string{"OSENV_PROBE=seen"}, "--workers", "2")
+	if resp, body := get(t, w.url("/OSENV_PROBE")); resp.StatusCode != 200 || !strings.HasPrefix(body, "seen\n") {
+		t.Errorf("m0serve --workers 2 %s:app: %d %q", file, resp.StatusCode, body)
+	}
+}
