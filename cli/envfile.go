@@ -19,8 +19,9 @@ var envFile string
 
 // addPeerFlags defines the flags that exist for what uvicorn and Granian
 // users carry over: --env-file and --log-config.
-func addPeerFlags(fs *flag.FlagSet) {
+func addPeerFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.StringVar(&envFile, "env-file", "", "a dotenv file (KEY=VALUE lines) whose variables the app gets; the environment's own win; M0_* in it set flags not given")
+	fs.StringVar(&cfg.LogConfig, "log-config", cfg.LogConfig, "configure the app's Python logging before it imports, as uvicorn: dictConfig JSON/YAML, else fileConfig (m0serve's log: --log-*)")
 }
 
 // loadEnvFile applies --env-file: each variable the environment does not

@@ -229,7 +229,7 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	addWorkerFlags(fs, cfg)
 	addTLSFlags(fs, cfg)
 	addHTTP2Flags(fs, cfg)
-	addPeerFlags(fs)
+	addPeerFlags(fs, cfg)
 	fs.BoolVar(&cfg.NoServerHeader, "no-server-header", cfg.NoServerHeader, "send no Server field (an app's own still goes out)")
 	fs.BoolVar(&cfg.NoDateHeader, "no-date-header", cfg.NoDateHeader, "send no Date field (an app's own still goes out)")
 	fs.Var((*headerList)(&cfg.Headers), "header", "NAME:VALUE field added to every response that does not set NAME itself; "+

@@ -52,10 +52,8 @@ var peerFlags = map[string]string{
 	"proxy-protocol":           "no PROXY protocol yet: --proxy-headers reads Forwarded and X-Forwarded-For",
 	// uvicorn
 	"h11-max-incomplete-event-size": "use --max-head-size BYTES",
-	"log-config":                    "no logging configuration file: --log-level and --log-format json",
 	"use-colors":                    "no colours: the log is plain text (or --log-format json)",
 	"no-use-colors":                 "no colours: the log is plain text (or --log-format json)",
-	"env-file":                      "no env file: export its variables before m0serve (M0_* for flags)",
 	"timeout-worker-healthcheck":    "use --worker-timeout DURATION",
 	"no-proxy-headers":              "proxy headers are believed only with --proxy-headers",
 	"reload-delay":                  "--reload waits for changes to settle (200 ms) by itself",

@@ -114,3 +114,46 @@ func TestAppFile(t *testing.T) {
 		t.Errorf("m0serve --workers 2 %s:app: %d %q", file, resp.StatusCode, body)
 	}
 }
+
+// TestLogConfig: --log-config configures the app's Python logging before
+// it imports, as uvicorn's: a dictConfig in JSON and in YAML, a
+// fileConfig; uvicorn's own loggers in it get a warning that they
+// configure nothing of m0serve's log; a broken file is one line, exit 2.
+func TestLogConfig(t *testing.T) {
+	dir := t.TempDir()
+	dict := `{"version": 1, "disable_existing_loggers": false,
+	 "formatters": {"f": {"format": "%(levelname)s configured-%(name)s %(message)s"}},
+	 "handlers": {"h": {"class": "logging.StreamHandler", "formatter": "f", "stream": "ext://sys.stderr"}},
+	 "loggers": {"logconfig_app": {"handlers": ["h"], "level": "INFO"}, "uvicorn.error": {"level": "INFO"}}}`
+	files := map[string]string{
+		"log.json": dict,
+		"log.yaml": "version: 1\nformatters:\n  f:\n    format: '%(levelname)s configured-%(name)s %(message)s'\n" +
+			"handlers:\n  h:\n    class: logging.StreamHandler\n    formatter: f\n    stream: ext://sys.stderr\n" +
+			"loggers:\n  logconfig_app:\n    handlers: [h]\n    level: INFO\n",
+		"log.ini": "[loggers]\nkeys=root,app\n[handlers]\nkeys=h\n[formatters]\nkeys=f\n" +
+			"[logger_root]\nhandlers=\n[logger_app]\nqualname=logconfig_app\nhandlers=h\nlevel=INFO\n" +
+			"[handler_h]\nclass=StreamHandler\nformatter=f\nargs=(sys.stderr,)\n" +
+			"[formatter_f]\nformat=%(levelname)s configured-%(name)s %(message)s\n",
+		"broken.json": "{",
+	}
+	for name, text := range files {
+		writeFile(t, filepath.Join(dir, name), text)
+	}
+	for _, name := range []string{"log.json", "log.yaml", "log.ini"} {
+		s := startWSGI(t, "logconfig_app:app", withVenv(t, "--log-config", filepath.Join(dir, name))...)
+		get(t, s.url("/x"))
+		s.stop()
+		logs := s.logs.String()
+		if !strings.Contains(logs, "INFO configured-logconfig_app handled /x") {
+			t.Errorf("%s: the app's logger is not configured:\n%s", name, logs)
+		}
+		warned := strings.Contains(logs, "configures uvicorn.error, uvicorn's own loggers: m0serve's log is not Python's")
+		if warned != (name == "log.json") {
+			t.Errorf("%s: warning about uvicorn's loggers %v:\n%s", name, warned, logs)
+		}
+	}
+	code, out := runToExit(t, cleanEnv(), "--port", "0", "--app-dir", appsDir(t), "--log-config", filepath.Join(dir, "broken.json"), "logconfig_app:app")
+	if code != 2 || !strings.Contains(out, "m0serve: --log-config: "+filepath.Join(dir, "broken.json")+": JSONDecodeError: ") || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+		t.Errorf("a broken file: exit %d, %q", code, out)
+	}
+}
