@@ -157,3 +157,23 @@ func TestLogConfig(t *testing.T) {
 		t.Errorf("a broken file: exit %d, %q", code, out)
 	}
 }
+
+// TestPeerSpellingsServe: uvicorn's and Granian's spellings reach the
+// server as m0serve's flags: --interface asgi3, --url-path-prefix (the
+// root path), --access-log undone by --no-access-log, and a slip in one
+// gets the nearest spelling.
+func TestPeerSpellingsServe(t *testing.T) {
+	s := startWSGI(t, "http_asgi_app:app", "--interface", "asgi3", "--url-path-prefix", "/api", "--access-log", "--no-access-log",
+		"--timeout-keep-alive", "5", "--timeout-graceful-shutdown", "5")
+	if resp, body := get(t, s.url("/x/scope")); resp.StatusCode != 200 || body != `{"path": "/api/x/scope", "root_path": "/api", "type": "http"}` {
+		t.Errorf("%d %q", resp.StatusCode, body)
+	}
+	s.stop()
+	if strings.Contains(s.logs.String(), `"GET /x/scope`) {
+		t.Errorf("--no-access-log: an access line:\n%s", s.logs)
+	}
+	code, out := runToExit(t, cleanEnv(), "--timeout-keepalive", "5", "--native", "hello")
+	if code != 2 || out != "m0serve: unknown flag --timeout-keepalive; did you mean --timeout-keep-alive? (see --help)\n" {
+		t.Errorf("a slip: %d %q", code, out)
+	}
+}
