@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -232,17 +231,6 @@ func (ip *Interpreter) StartASGI(app *App, opt ASGIOptions, src NotifySource, do
 	return ex, nil
 }
 
-// MissingLoopError is StartASGI's failure when the event loop asked for
-// (LoopUvloop) is not installed where the app imports from; an import of
-// it that fails otherwise is the traceback.
-type MissingLoopError struct {
-	Module string
-}
-
-func (e *MissingLoopError) Error() string {
-	return fmt.Sprintf("pybridge: the event loop's package %s is not installed", e.Module)
-}
-
 // handlerStarted counts a handler group (threads, an executor, an inline
 // thread) that Close must wait for; it fails once Close has begun.
 func (ip *Interpreter) handlerStarted() error {
@@ -335,12 +323,7 @@ func (ex *ASGIExecutor) run() {
 		C.free(unsafe.Pointer(p))
 	}
 	if ex.c == nil {
-		text := takeText(cerr)
-		if ex.opt.Loop == LoopUvloop && strings.HasSuffix(strings.TrimSpace(text), "ModuleNotFoundError: No module named 'uvloop'") {
-			ex.started <- &MissingLoopError{Module: "uvloop"}
-			return
-		}
-		ex.started <- fmt.Errorf("pybridge: starting the ASGI executor:\n%s", text)
+		ex.started <- startError(ex.opt.Loop, takeText(cerr))
 		return
 	}
 	cerr = C.m0_asgi_run(ex.c)
