@@ -15,7 +15,7 @@ import (
 // testWheelRun is TestWheel's part for what the wheel's Python package
 // does beside the command line, in the venv it installed into:
 // m0serve.run with an app object and with an import string under
-// workers=2, serving until SIGTERM and then returning; an app object with
+// workers=2, serving until SIGINT or SIGTERM and then returning; an app object with
 // workers=2 refused in one line; and the hint for a package the app
 // imports that the venv lacks, naming the venv's interpreter and prefix
 // and no --venv.
@@ -29,10 +29,12 @@ func testWheelRun(t *testing.T, venv, apps string, env []string, inVenv func(*te
 	t.Run("run-object", func(t *testing.T) {
 		s := startProgram(t, env, python, script(`m0serve.run(wheel_app.asgi_app, host="127.0.0.1", port=0, access_log=True, lifespan="off")`)...)
 		inVenv(t, getAnswer(t, http.DefaultClient, s.url("/")), "asgi")
-		s.cmd.Process.Signal(syscall.SIGTERM)
+		// Ctrl-C, as in a terminal: the server's graceful stop, not
+		// Python's KeyboardInterrupt.
+		s.cmd.Process.Signal(syscall.SIGINT)
 		if err := s.waitExit(time.Minute); err != nil || !strings.Contains(s.logs.String(), "run returned") ||
-			!strings.Contains(s.logs.String(), `"GET / HTTP/1.1" 200`) {
-			t.Errorf("after SIGTERM: %v, want run() to return and exit 0, with the access log\n%s", err, s.logs)
+			!strings.Contains(s.logs.String(), `"GET / HTTP/1.1" 200`) || strings.Contains(s.logs.String(), "KeyboardInterrupt") {
+			t.Errorf("after SIGINT: %v, want run() to return and exit 0, with the access log\n%s", err, s.logs)
 		}
 	})
 
