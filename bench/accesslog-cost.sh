@@ -19,6 +19,6 @@ for r in $(seq $rounds); do
     rps=$(echo "$out" | awk '/Requests\/sec/{print $2}')
     kill -TERM $pid; wait $pid 2>/dev/null
     hz=$(getconf CLK_TCK)
-    echo "$app $arm round=$r reqs=$reqs rps=$rps us_per_req=$(echo "scale=2; ($t1-$t0)*1000000/$hz/$reqs" | bc)"
+    echo "$app $arm round=$r reqs=$reqs rps=$rps us_per_req=$(awk -v t="$((t1 - t0))" -v hz="$hz" -v n="$reqs" 'BEGIN { printf "%.2f", t * 1000000 / hz / n }')"
   done
 done
