@@ -221,7 +221,7 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, threadsUsage)
 	fs.StringVar(&cfg.WSGIInline, "wsgi-inline", cfg.WSGIInline, wsgiInlineUsage)
 	fs.IntVar(&cfg.MaxClientWaits, "max-client-waits", cfg.MaxClientWaits, "WSGI spare threads running the app while handler threads wait on slow clients (0: none)")
-	fs.BoolVar(&cfg.AccessLog, "access-log", cfg.AccessLog, "log every response to stderr in the Common Log Format; off unless given (uvicorn: on): 10-20% more server CPU per small request (bench/README.md)")
+	fs.BoolVar(&cfg.AccessLog, "access-log", cfg.AccessLog, "log every response to stderr in the Common Log Format; off unless given, unlike uvicorn, for its CPU cost (bench/README.md, The access log's cost)")
 	fs.StringVar(&cfg.AccessLogFormat, "access-log-format", cfg.AccessLogFormat, "the access log's line in gunicorn's atoms (%(D)s, %({name}i)s, ...: README)")
 	fs.BoolVar(&cfg.ProxyHeaders, "proxy-headers", cfg.ProxyHeaders, "take the client's address and scheme from the --forwarded-headers fields sent by --forwarded-allow-ips peers")
 	fs.StringVar(&cfg.ForwardedHeaders, "forwarded-headers", cfg.ForwardedHeaders, "with --proxy-headers: the fields the proxy sets, x-forwarded (X-Forwarded-For/-Proto) or forwarded (RFC 7239); the other is ignored")

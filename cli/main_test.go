@@ -89,7 +89,7 @@ func TestRunExitStatus(t *testing.T) {
 		{"env error names the flag", nil, map[string]string{"M0_MAX_CONNECTIONS": "many"}, 2, "--max-connections"},
 		{"env applies", []string{"--native", "hello"}, map[string]string{"M0_BACKEND": "bogus"}, 2, "--backend"},
 		{"flag wins over env", []string{"--native", "nope"}, map[string]string{"M0_NATIVE": "hello"}, 2, "--native"},
-		{"help: the access log's default", []string{"--help"}, nil, 0, "off unless given (uvicorn: on): 10-20% more server CPU per small request (bench/README.md)"},
+		{"help: the access log's default", []string{"--help"}, nil, 0, "off unless given, unlike uvicorn, for its CPU cost (bench/README.md, The access log's cost)"},
 		{"help names the app", []string{"--help"}, nil, 0, "m0serve [flags] module[:attr] [flags]"},
 		{"help points to the threads trade-offs", []string{"--help"}, nil, 0, "README, Threads"},
 		{"interface checked", []string{"--interface", "asgix", "app:application"}, nil, 2, `--interface: "asgix": want auto, wsgi or asgi`},
