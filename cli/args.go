@@ -37,6 +37,15 @@ func parseArgs(fs *flag.FlagSet, args []string) (positional []string, err error)
 			return nil, flag.ErrHelp
 		}
 		f := fs.Lookup(name)
+		if target, implied, ok := peerSpellingFor(name); f == nil && ok {
+			if implied != "" && hasValue {
+				return nil, fmt.Errorf("%s takes no value (it is --%s=%s)", typed, target, implied)
+			}
+			f = fs.Lookup(target)
+			if implied != "" {
+				value, hasValue = implied, true
+			}
+		}
 		if f == nil {
 			return nil, unknownFlag(fs, typed, name)
 		}
@@ -103,6 +112,9 @@ func unknownFlag(fs *flag.FlagSet, typed, name string) error {
 		return fmt.Errorf("unknown flag %s; %s", typed, pointer)
 	}
 	if near := nearestFlag(fs, name); near != "" {
+		return fmt.Errorf("unknown flag %s; did you mean --%s?", typed, near)
+	}
+	if near := nearestPeerSpelling(name); near != "" {
 		return fmt.Errorf("unknown flag %s; did you mean --%s?", typed, near)
 	}
 	return fmt.Errorf("unknown flag %s", typed)

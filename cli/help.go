@@ -16,7 +16,7 @@ var helpGroups = []struct {
 	{"General", []string{"help", "version"}},
 	{"Server", []string{"bind", "host", "port", "uds", "uds-mode", "fd", "backlog", "backend",
 		"proxy-headers", "forwarded-allow-ips", "forwarded-headers", "header", "no-server-header", "no-date-header"}},
-	{"Application", []string{"app-dir", "venv", "factory", "interface", "root-path", "native",
+	{"Application", []string{"app-dir", "venv", "env-file", "factory", "interface", "root-path", "native",
 		"threads", "wsgi-inline", "max-client-waits", "loop", "lifespan", "asgi-thread",
 		"reload", "reload-dir", "reload-include", "reload-exclude"}},
 	{"Workers", []string{"workers", "listener", "worker-timeout", "request-timeout", "max-requests",
@@ -24,7 +24,7 @@ var helpGroups = []struct {
 	{"Timeouts and limits", []string{"header-timeout", "body-timeout", "keepalive-timeout", "send-timeout",
 		"graceful-timeout", "body-min-rate", "max-body-size", "max-head-size", "max-fields",
 		"max-connections", "max-connections-per-ip", "limit-concurrency"}},
-	{"Logging", []string{"log-level", "log-format", "access-log", "access-log-file", "access-log-format", "error-log-file"}},
+	{"Logging", []string{"log-level", "log-format", "log-config", "access-log", "access-log-file", "access-log-format", "error-log-file"}},
 	{"Static files", []string{"static-path-mount", "static-path-route", "static-path-expires", "static-path-dotfiles"}},
 	{"Metrics", []string{"metrics-address"}},
 	{"WebSocket", []string{"ws", "ws-max-size", "ws-max-queue", "ws-ping-interval", "ws-ping-timeout", "ws-per-message-deflate"}},
@@ -45,7 +45,7 @@ var placeholders = map[string]string{
 	"bind": "HOST:PORT", "host": "HOST", "port": "PORT", "uds": "PATH", "uds-mode": "MODE", "fd": "FD",
 	"backlog": "N", "backend": "auto|uring|epoll|kqueue", "forwarded-allow-ips": "ADDRESSES",
 	"forwarded-headers": "x-forwarded|forwarded",
-	"header":            "NAME:VALUE", "app-dir": "DIR", "venv": "DIR", "interface": "auto|wsgi|asgi",
+	"header":            "NAME:VALUE", "app-dir": "DIR", "venv": "DIR", "env-file": "FILE", "interface": "auto|wsgi|asgi",
 	"root-path": "PATH", "native": "NAME", "threads": "N", "wsgi-inline": "auto|off",
 	"max-client-waits": "N", "replay-frames": "N", "pg-listen": "URL", "loop": "auto|asyncio|uvloop", "lifespan": "auto|on|off",
 	"asgi-thread": "auto|loop|executor", "reload-dir": "DIR", "reload-include": "GLOB",
@@ -57,7 +57,7 @@ var placeholders = map[string]string{
 	"graceful-timeout": "DURATION", "body-min-rate": "BYTES", "max-body-size": "BYTES",
 	"max-head-size": "BYTES", "max-fields": "N", "max-connections": "N", "max-connections-per-ip": "N",
 	"limit-concurrency": "N", "log-level": "LEVEL", "log-format": "text|json", "access-log-file": "FILE",
-	"access-log-format": "FORMAT", "error-log-file": "FILE", "static-path-mount": "DIR",
+	"access-log-format": "FORMAT", "error-log-file": "FILE", "log-config": "FILE", "static-path-mount": "DIR",
 	"static-path-route": "PATH", "static-path-expires": "DURATION", "metrics-address": "HOST:PORT",
 	"ws": "auto|none", "ws-max-size": "BYTES", "ws-max-queue": "N", "ws-ping-interval": "DURATION",
 	"ws-ping-timeout": "DURATION", "ssl-certfile": "FILE", "ssl-keyfile": "FILE",
@@ -111,4 +111,5 @@ func usage(w io.Writer, fs *flag.FlagSet, options []option) {
 			fmt.Fprintln(w)
 		}
 	}
+	fmt.Fprint(w, peerSpellingsHelp())
 }

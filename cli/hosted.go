@@ -6,18 +6,20 @@ import (
 	"github.com/m0serve/m0serve/pybridge"
 )
 
-// hostPython is the interpreter m0serve runs inside (sys.executable), set
-// by Hosted; "" in the binary that embeds CPython.
-var hostPython string
+// hostPython is the interpreter m0serve runs inside (sys.executable) and
+// hostPrefix its sys.prefix, set by Hosted; "" in the binary that embeds
+// CPython.
+var hostPython, hostPrefix string
 
 // Hosted makes Main run inside the Python interpreter that imported the
-// extension module, whose sys.executable is python: the bridge adopts
+// extension module, whose sys.executable is python and sys.prefix
+// prefix: the bridge adopts
 // that interpreter instead of starting one, and a master (--workers,
 // --reload) starts each worker as `python -m m0serve` with the master's
 // arguments, so every worker is that interpreter in the same environment
 // (a venv's bin/python keeps the venv). Call it before Main.
-func Hosted(python string) {
-	hostPython = python
+func Hosted(python, prefix string) {
+	hostPython, hostPrefix = python, prefix
 	pybridge.Host()
 }
 

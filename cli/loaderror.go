@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/m0serve/m0serve/pybridge"
@@ -31,8 +32,12 @@ func loadErrorText(e *pybridge.LoadError, cfg *server.Config, debug bool) []stri
 		if dir == "" {
 			dir, _ = os.Getwd()
 		}
-		line := fmt.Sprintf("cannot load the application %s: Could not import module %q (not in %s nor on the embedded Python's sys.path; --app-dir DIR to look elsewhere).",
-			e.Target, module, dir)
+		python := "the embedded Python"
+		if hostPython != "" {
+			python = hostPython
+		}
+		line := fmt.Sprintf("cannot load the application %s: Could not import module %q (not in %s nor on %s's sys.path; --app-dir DIR to look elsewhere).",
+			e.Target, module, dir, python)
 		if debug {
 			line += "\n" + traceback
 		}
@@ -48,6 +53,9 @@ func loadErrorText(e *pybridge.LoadError, cfg *server.Config, debug bool) []stri
 // whereToInstall says which Python m0serve embeds and where a missing
 // package must go for it.
 func whereToInstall(missing, venv string) string {
+	if hostPython != "" {
+		return hostedInstallHint(missing, hostPython, hostPrefix)
+	}
 	if venv == "" {
 		venv = os.Getenv("VIRTUAL_ENV") // pybridge.Config.VirtualEnv's default
 	}
@@ -65,6 +73,20 @@ func whereToInstall(missing, venv string) string {
 	return fmt.Sprintf("the Python m0serve embeds is %s, not necessarily the python3 %q was installed for (pyenv, conda): "+
 		"make a venv with it (%s -m venv .venv), install the app's packages there and give --venv .venv (or activate it).",
 		python, missing, executable)
+}
+
+// hostedInstallHint is whereToInstall under the wheel: m0serve runs in
+// the interpreter that imported it, so the package goes in that
+// interpreter's environment (--venv is refused there), with the installer
+// that environment has: pip if it is in it, else uv's (uv's venvs have no
+// pip).
+func hostedInstallHint(missing, python, prefix string) string {
+	install := python + " -m pip install ..."
+	if pips, _ := filepath.Glob(filepath.Join(prefix, "lib", "python3*", "site-packages", "pip")); len(pips) == 0 {
+		install = "uv pip install --python " + python + " ..., or " + python + " -m ensurepip first"
+	}
+	return fmt.Sprintf("m0serve runs in %s (CPython %s, sys.prefix %s): install what provides %q there (%s).",
+		python, pybridge.LibraryVersion(), prefix, missing, install)
 }
 
 // withoutFrozenFrames drops importlib's frames ("<frozen

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -57,5 +58,33 @@ func TestLoadErrorText(t *testing.T) {
 	other := &pybridge.LoadError{Target: "main:app", Python: "Traceback (most recent call last):\n  File \"/srv/app/main.py\", line 1, in <module>\nZeroDivisionError: division by zero"}
 	if got := strings.Join(loadErrorText(other, &cfg, false), "\n"); got != "cannot load the application main:app:\n"+other.Python {
 		t.Errorf("another error: %q", got)
+	}
+}
+
+// Under the wheel the hint names the interpreter serving and its
+// sys.prefix, and the installer that environment has; never --venv,
+// which the wheel refuses.
+func TestLoadErrorTextHosted(t *testing.T) {
+	defer func(python, prefix string) { hostPython, hostPrefix = python, prefix }(hostPython, hostPrefix)
+	venv := t.TempDir()
+	hostPython, hostPrefix = venv+"/bin/python", venv
+	cfg := server.Defaults
+	dep := &pybridge.LoadError{Target: "main:app", Python: frozenTraceback, Missing: "flaskzzz"}
+	got := strings.Join(loadErrorText(dep, &cfg, false), "\n")
+	want := "m0serve runs in " + venv + "/bin/python (CPython " + pybridge.LibraryVersion() + ", sys.prefix " + venv +
+		`): install what provides "flaskzzz" there (uv pip install --python ` + venv + "/bin/python ..., or " + venv + "/bin/python -m ensurepip first)."
+	if !strings.HasSuffix(got, "\n"+want) || strings.Contains(got, "--venv") {
+		t.Errorf("a venv without pip: %q", got)
+	}
+	if err := os.MkdirAll(venv+"/lib/python3.12/site-packages/pip", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got = strings.Join(loadErrorText(dep, &cfg, false), "\n")
+	if !strings.Contains(got, `install what provides "flaskzzz" there (`+venv+"/bin/python -m pip install ...).") {
+		t.Errorf("a venv with pip: %q", got)
+	}
+	own := &pybridge.LoadError{Target: "pkg.main:app", Python: frozenTraceback, Missing: "pkg"}
+	if got := strings.Join(loadErrorText(own, &cfg, false), "\n"); !strings.Contains(got, "nor on "+venv+"/bin/python's sys.path") {
+		t.Errorf("the app's module: %q", got)
 	}
 }

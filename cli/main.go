@@ -21,7 +21,8 @@ import (
 
 // Main runs m0serve with args (without the program's name) and returns
 // its exit status: 0 on a clean stop, 2 for a usage or configuration
-// mistake, 3 when the app fails to start under a master or in lifespan.
+// mistake or an app that does not import (with --workers too), 3 when a
+// worker dies while it starts or the app's lifespan startup fails.
 func Main(args []string, stdout, stderr io.Writer) int {
 	return run(args, stdout, stderr)
 }
@@ -52,6 +53,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	forwardedAllowIPsFromEnv(fs, &cfg)
+	if err := checkBindConflict(fs, args); err != nil {
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 2
+	}
+	if err := applyPeerOptions(fs, options, &cfg); err != nil {
+		fmt.Fprintf(stderr, "m0serve: %v\n", err)
+		return 2
+	}
+	warnUnknownVariables(stderr, options)
 	if *showVersion {
 		fmt.Fprintln(stdout, versionLine())
 		return 0
@@ -68,6 +78,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	case 1:
 		cfg.App = apps[0]
+		if err := appFromFile(&cfg, fs.Lookup("app-dir").Value.String() != ""); err != nil {
+			fmt.Fprintf(stderr, "m0serve: %v\n", err)
+			return 2
+		}
 	default:
 		fmt.Fprintf(stderr, "m0serve: one application at a time: got %s (flags go before or after it)\n", quoteAll(apps))
 		return 2
@@ -121,8 +135,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		logError(stderr, err.Error())
 		return 2
 	case errors.As(err, &bootErr):
-		// The worker printed its traceback; the master says which.
+		// The worker printed its traceback; the master says which. A
+		// worker's 2 (the app did not import, a configuration mistake)
+		// is the master's, as a single process's.
 		logError(stderr, err.Error())
+		if bootErr.Code == 2 {
+			return 2
+		}
 		return 3
 	case errors.As(err, &lifespanErr):
 		// The app's own message (lifespan.startup.failed); uvicorn exits
@@ -198,11 +217,11 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.BoolVar(&cfg.Factory, "factory", cfg.Factory, "module:attr names a factory: call attr() to get the app")
 	fs.StringVar(&cfg.AppDir, "app-dir", cfg.AppDir, "directory put first on sys.path to import the app from (default: the working directory)")
 	fs.StringVar(&cfg.Venv, "venv", cfg.Venv, "virtualenv whose site-packages the app imports from (default: $VIRTUAL_ENV, if set)")
-	fs.StringVar(&cfg.RootPath, "root-path", cfg.RootPath, "prefix the app is mounted under: SCRIPT_NAME, stripped from PATH_INFO")
+	fs.StringVar(&cfg.RootPath, "root-path", cfg.RootPath, "prefix the app is mounted under, which the proxy strips: WSGI SCRIPT_NAME; ASGI root_path, put before path as uvicorn does")
 	fs.IntVar(&cfg.Threads, "threads", cfg.Threads, threadsUsage)
 	fs.StringVar(&cfg.WSGIInline, "wsgi-inline", cfg.WSGIInline, wsgiInlineUsage)
 	fs.IntVar(&cfg.MaxClientWaits, "max-client-waits", cfg.MaxClientWaits, "WSGI spare threads running the app while handler threads wait on slow clients (0: none)")
-	fs.BoolVar(&cfg.AccessLog, "access-log", cfg.AccessLog, "log every response to stderr in the Common Log Format")
+	fs.BoolVar(&cfg.AccessLog, "access-log", cfg.AccessLog, "log every response to stderr in the Common Log Format; off unless given, unlike uvicorn, for its CPU cost (bench/README.md, The access log's cost)")
 	fs.StringVar(&cfg.AccessLogFormat, "access-log-format", cfg.AccessLogFormat, "the access log's line in gunicorn's atoms (%(D)s, %({name}i)s, ...: README)")
 	fs.BoolVar(&cfg.ProxyHeaders, "proxy-headers", cfg.ProxyHeaders, "take the client's address and scheme from the --forwarded-headers fields sent by --forwarded-allow-ips peers")
 	fs.StringVar(&cfg.ForwardedHeaders, "forwarded-headers", cfg.ForwardedHeaders, "with --proxy-headers: the fields the proxy sets, x-forwarded (X-Forwarded-For/-Proto) or forwarded (RFC 7239); the other is ignored")
@@ -211,6 +230,7 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	addTLSFlags(fs, cfg)
 	addHTTP2Flags(fs, cfg)
 	addRealtimeFlags(fs, cfg)
+	addPeerFlags(fs, cfg)
 	fs.BoolVar(&cfg.NoServerHeader, "no-server-header", cfg.NoServerHeader, "send no Server field (an app's own still goes out)")
 	fs.BoolVar(&cfg.NoDateHeader, "no-date-header", cfg.NoDateHeader, "send no Date field (an app's own still goes out)")
 	fs.Var((*headerList)(&cfg.Headers), "header", "NAME:VALUE field added to every response that does not set NAME itself; "+

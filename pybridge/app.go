@@ -42,8 +42,10 @@ type AppSpec struct {
 	// trailing "()" does.
 	Factory bool
 	// RootPath is SCRIPT_NAME: the prefix the app is mounted under ("" for
-	// the root; a trailing slash is dropped). It is stripped from a path
-	// under it by whole segments: /app/x and /app, not /appx.
+	// the root; a trailing slash is dropped). WSGI: it is stripped from
+	// PATH_INFO under it by whole segments: /app/x and /app, not /appx.
+	// ASGI: the scope's path and raw_path are it followed by the target,
+	// as uvicorn's (the proxy in front stripped it).
 	RootPath string
 	// ServerName and ServerPort fill SERVER_NAME and SERVER_PORT.
 	ServerName string

@@ -323,7 +323,7 @@ func (ex *ASGIExecutor) run() {
 		C.free(unsafe.Pointer(p))
 	}
 	if ex.c == nil {
-		ex.started <- fmt.Errorf("pybridge: starting the ASGI executor:\n%s", takeText(cerr))
+		ex.started <- startError(ex.opt.Loop, takeText(cerr))
 		return
 	}
 	cerr = C.m0_asgi_run(ex.c)

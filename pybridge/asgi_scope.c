@@ -127,8 +127,9 @@ static PyObject *header_name(const char *p, size_t n)
 }
 
 /* decoded_path: percent-decoded, then UTF-8 with invalid sequences
- * replaced (what urllib.parse.unquote gives uvicorn), the root path
- * stripped as the servers of Starlette's generation do. */
+ * replaced (what urllib.parse.unquote gives uvicorn), with the root path
+ * in front: ASGI's path includes root_path (spec 2.x), and uvicorn puts
+ * --root-path before the path it received, the proxy having stripped it. */
 static PyObject *decoded_path(m0_app *app, const char *p, size_t n)
 {
 	if (memchr(p, '%', n) == NULL && app->root_len == 0) {
@@ -138,23 +139,34 @@ static PyObject *decoded_path(m0_app *app, const char *p, size_t n)
 		    memcmp(PyUnicode_1BYTE_DATA(v), p, n) == 0)
 			return Py_NewRef(v);
 	}
-	if (n == 0)
+	size_t total = app->root_len + n;
+	if (total == 0)
 		return PyUnicode_FromStringAndSize("", 0);
 	char stack[512];
-	char *out = n <= sizeof stack ? stack : PyMem_Malloc(n);
+	char *out = total <= sizeof stack ? stack : PyMem_Malloc(total);
 	if (out == NULL)
 		return PyErr_NoMemory();
-	size_t m = m0_percent_decode(p, n, out);
-	size_t skip = 0;
-	if (app->root_len > 0 && m >= app->root_len &&
-	    memcmp(out, app->root_path, app->root_len) == 0 &&
-	    (m == app->root_len || out[app->root_len] == '/'))
-		skip = app->root_len;
-	PyObject *v = PyUnicode_DecodeUTF8(out + skip, (Py_ssize_t)(m - skip), "replace");
+	memcpy(out, app->root_path, app->root_len);
+	size_t m = app->root_len + m0_percent_decode(p, n, out + app->root_len);
+	PyObject *v = PyUnicode_DecodeUTF8(out, (Py_ssize_t)m, "replace");
 	if (out != stack)
 		PyMem_Free(out);
-	if (v != NULL && m <= 256)
+	if (v != NULL && app->root_len == 0 && m <= 256)
 		Py_XSETREF(last_path, Py_NewRef(v));
+	return v;
+}
+
+/* raw_path is the target's path part as sent, the root path before it
+ * as before path. */
+static PyObject *raw_path(m0_app *app, const char *p, size_t n)
+{
+	if (app->root_len == 0)
+		return cached_bytes(&last_raw_path, p, n);
+	PyObject *v = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(app->root_len + n));
+	if (v == NULL)
+		return NULL;
+	memcpy(PyBytes_AS_STRING(v), app->root_path, app->root_len);
+	memcpy(PyBytes_AS_STRING(v) + app->root_len, p, n);
 	return v;
 }
 
@@ -207,12 +219,11 @@ PyObject *m0_asgi_scope_build(m0_asgi *ex, const m0_request *req,
 	PyObject *scope = PyDict_Copy(ex->scope);
 	if (scope == NULL)
 		return NULL;
-	/* raw_path is the target's path part, as sent (no query). */
 	if ((req->version == 10 && PyDict_SetItem(scope, k_http_version, v_10) < 0) ||
 	    (req->version == 20 && PyDict_SetItem(scope, k_http_version, v_2) < 0) ||
 	    m0_set_steal(scope, k_method, m0_method_value(SPAN(req->method))) < 0 ||
 	    m0_set_steal(scope, k_path, decoded_path(ex->app, SPAN(req->path))) < 0 ||
-	    m0_set_steal(scope, k_raw_path, cached_bytes(&last_raw_path, SPAN(req->path))) < 0 ||
+	    m0_set_steal(scope, k_raw_path, raw_path(ex->app, SPAN(req->path))) < 0 ||
 	    (req->query.end > req->query.start &&
 	     m0_set_steal(scope, k_query_string, cached_bytes(&last_query, SPAN(req->query))) < 0) ||
 	    m0_set_steal(scope, k_headers, header_list(req, head, fields)) < 0 ||

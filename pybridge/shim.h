@@ -107,7 +107,7 @@ typedef struct {
 typedef struct {
 	PyObject *app;
 	PyObject *environ; /* the template copied per request */
-	char *root_path;   /* SCRIPT_NAME, stripped from PATH_INFO */
+	char *root_path;   /* SCRIPT_NAME, stripped from PATH_INFO; before ASGI's path */
 	size_t root_len;
 	int is_asgi;
 } m0_app;

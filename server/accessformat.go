@@ -66,7 +66,8 @@ func (e *accessEntry) appendTime(b []byte) []byte {
 
 // compileAccessFormat parses gunicorn's access_log_format: %(x)s atoms,
 // %({name}i)s and %({name}o)s for request and response fields,
-// %({name}e)s for an environment variable (read once), %% for %.
+// %({name}e)s for an environment variable (read once), %% for %; and
+// %(trace_id)s, the traceparent field's trace id (tracecontext.go).
 func compileAccessFormat(format string) (*accessFormat, error) {
 	f := &accessFormat{}
 	bad := func(reason string) (*accessFormat, error) {
@@ -110,8 +111,13 @@ func compileAccessFormat(format string) (*accessFormat, error) {
 			}
 			continue
 		}
+		if name == "trace_id" {
+			flush()
+			f.parts = append(f.parts, accessPart{atom: traceIDAtom})
+			continue
+		}
 		if len(name) != 1 || !strings.Contains("hlutrmUqHsbBfaTMDLp", name) {
-			return bad(fmt.Sprintf("%%(%s)s: unknown atom (gunicorn's: h l u t r m U q H s b B f a T M D L p, {name}i, {name}o, {name}e)", name))
+			return bad(fmt.Sprintf("%%(%s)s: unknown atom (gunicorn's: h l u t r m U q H s b B f a T M D L p, {name}i, {name}o, {name}e; and trace_id)", name))
 		}
 		flush()
 		f.parts = append(f.parts, accessPart{atom: name[0]})
@@ -197,6 +203,12 @@ func (f *accessFormat) appendText(b []byte, e *accessEntry) []byte {
 			b = strconv.AppendFloat(b, e.duration.Seconds(), 'f', 6, 64)
 		case 'p':
 			b = strconv.AppendInt(b, int64(pid), 10)
+		case traceIDAtom:
+			if id := traceID(e.req); id != nil {
+				b = append(b, id...)
+			} else {
+				b = append(b, '-')
+			}
 		}
 	}
 	return append(b, '\n')

@@ -124,7 +124,7 @@ func TestAccessFormatJSON(t *testing.T) {
 		"level": "INFO", "pid": float64(os.Getpid()), "worker": float64(2),
 		"remote_addr": "192.0.2.1", "request": "GET / HTTP/1.1", "status": float64(200), "bytes": float64(13),
 		"duration_us": float64(1500), "user_agent": "caf\u00e9 \"x\"", "request_x_request_id": nil,
-		"response_content_type": nil, "query": nil,
+		"response_content_type": nil, "query": nil, "trace_id": nil,
 	}
 	for k, v := range want {
 		if got, ok := entry[k]; !ok || got != v {
@@ -156,5 +156,44 @@ func TestAccessFormatJSONAllocs(t *testing.T) {
 	buf := make([]byte, 0, 512)
 	if n := testing.AllocsPerRun(100, func() { buf = f.append(buf[:0], e) }); n != 0 {
 		t.Errorf("%v allocations per line", n)
+	}
+}
+
+// TestAccessFormatTraceID: %(trace_id)s and the JSON key trace_id are
+// the trace id of a W3C traceparent that parses (Trace Context 3.2), "-"
+// and null otherwise; a line with one allocates nothing.
+func TestAccessFormatTraceID(t *testing.T) {
+	f, err := compileAccessFormat(`%(s)s %(trace_id)s`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "4bf92f3577b34da6a3ce929d0e0e4736"
+	for value, want := range map[string]string{
+		"00-" + id + "-00f067aa0ba902b7-01":                       id,
+		"01-" + id + "-00f067aa0ba902b7-00-future":                id, // a later version may add fields
+		"00-" + id + "-00f067aa0ba902b7-01-extra":                 "-",
+		"ff-" + id + "-00f067aa0ba902b7-01":                       "-",
+		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01": "-",
+		"00-00000000000000000000000000000000-00f067aa0ba902b7-01": "-",
+		"00-" + id + "-0000000000000000-01":                       "-",
+		"00-" + id + "-00f067aa0ba902b7":                          "-",
+		"":                                                        "-",
+	} {
+		req := parseHead(t, "Traceparent: "+value+"\r\n")
+		e := &accessEntry{req: req, status: 200}
+		if got := string(f.append(nil, e)); got != "200 "+want+"\n" {
+			t.Errorf("%q: %q, want %q", value, got, want)
+		}
+	}
+	req := parseHead(t, "traceparent: 00-"+id+"-00f067aa0ba902b7-01\r\n")
+	e := &accessEntry{remote: []byte("192.0.2.1"), req: req, status: 200}
+	buf := make([]byte, 0, 512)
+	if n := testing.AllocsPerRun(100, func() { buf = f.append(buf[:0], e) }); n != 0 {
+		t.Errorf("%v allocations per line", n)
+	}
+	json, _ := compileAccessFormat(DefaultAccessLogFormat)
+	json.setJSON(-1)
+	if line := string(json.append(nil, e)); !strings.Contains(line, `,"trace_id":"`+id+`"}`) {
+		t.Errorf("JSON: %s", line)
 	}
 }

@@ -12,7 +12,8 @@ import (
 // the server's own lines are (log/slog's time, level, msg, pid, worker):
 // msg is the line the text format writes, and each atom of
 // --access-log-format is a key of its own ("status": 200, "user_agent":
-// "curl/8"), so that a collector reads the fields without parsing msg.
+// "curl/8"), so that a collector reads the fields without parsing msg;
+// trace_id, the traceparent field's trace id, is in every object.
 // An absent value (a head that did not parse, a field not sent) is null;
 // %({name}e)s, read once at start, is in msg only.
 
@@ -22,6 +23,7 @@ var jsonKeys = map[byte]string{
 	'h': "remote_addr", 'r': "request", 'm': "method", 'U': "path", 'q': "query",
 	'H': "protocol", 's': "status", 'b': "bytes", 'B': "bytes", 'f': "referer",
 	'a': "user_agent", 'T': "duration_s", 'M': "duration_ms", 'D': "duration_us", 'L': "duration",
+	traceIDAtom: "trace_id",
 }
 
 // jsonPart is one key of the object and the atom that fills it.
@@ -57,6 +59,11 @@ func (f *accessFormat) setJSON(worker int) {
 		}
 		seen[key] = true
 		f.jsonParts = append(f.jsonParts, jsonPart{key: `,"` + key + `":`, atom: p})
+	}
+	if !seen["trace_id"] {
+		// Every object has it, so that the log joins traces whatever the
+		// format's atoms.
+		f.jsonParts = append(f.jsonParts, jsonPart{key: `,"trace_id":`, atom: accessPart{atom: traceIDAtom}})
 	}
 }
 
@@ -144,6 +151,10 @@ func appendJSONValue(b []byte, p *accessPart, e *accessEntry) []byte {
 		return strconv.AppendInt(b, int64(e.duration/time.Microsecond), 10)
 	case 'L':
 		return strconv.AppendFloat(b, e.duration.Seconds(), 'f', 6, 64)
+	case traceIDAtom:
+		if id := traceID(req); id != nil {
+			return appendJSONString(b, id)
+		}
 	}
 	return append(b, "null"...)
 }

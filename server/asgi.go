@@ -2,6 +2,8 @@ package server
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/m0serve/m0serve/http1"
@@ -69,6 +71,11 @@ func (py *python) startASGI(cfg *Config, app *pybridge.App, listener *Listener) 
 		var startup *pybridge.StartupError
 		if errors.As(err, &startup) {
 			return &LifespanError{startup}
+		}
+		var missing *pybridge.MissingLoopError
+		if errors.As(err, &missing) {
+			return &ConfigError{Flag: "loop", Reason: fmt.Sprintf("%s: the package %s is not installed where the app imports from (%s): install it there (pip install %s), or --loop auto",
+				missing.Module, missing.Module, pythonServing(cfg), missing.Module)}
 		}
 		return &AppLoadError{err}
 	}
@@ -210,3 +217,23 @@ func (c asgiWebSocketConn) Close(code int, reason string) {
 }
 
 func (c asgiWebSocketConn) Taken() { c.remote.Taken() }
+
+// pythonServing names the environment the app imports from, for a
+// message: the venv, the interpreter m0serve runs in (the wheel), or the
+// one it embeds.
+func pythonServing(cfg *Config) string {
+	venv := cfg.Venv
+	if venv == "" && !pybridge.Hosted() {
+		venv = os.Getenv("VIRTUAL_ENV") // pybridge.Config.VirtualEnv's default
+	}
+	switch executable, prefix := pybridge.Embedded(); {
+	case venv != "":
+		return "the venv " + venv
+	case pybridge.Hosted():
+		return "the interpreter m0serve runs in"
+	case executable != "":
+		return executable + ", sys.prefix " + prefix
+	default:
+		return "the embedded Python"
+	}
+}

@@ -53,6 +53,7 @@ type Config struct {
 	AppDir    string // first on sys.path; empty: the working directory
 	Venv      string // a virtualenv whose site-packages is importable; empty: $VIRTUAL_ENV
 	RootPath  string // SCRIPT_NAME: the prefix the app is mounted under
+	LogConfig string // a logging configuration file for Python's logging, applied before the app imports
 	Threads   int    // handler threads calling the app
 	// WSGIInline is auto (the loop thread runs a quick request itself
 	// while the handler threads are idle: inline_policy.go) or off.

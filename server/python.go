@@ -93,6 +93,16 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 		interp.Close()
 		return nil, err
 	}
+	if cfg.LogConfig != "" {
+		warning, err := interp.ConfigureLogging(cfg.LogConfig)
+		if err != nil {
+			interp.Close()
+			return nil, &ConfigError{Flag: "log-config", Reason: err.Error()}
+		}
+		if warning != "" {
+			logf("m0serve: warning: --log-config %s", warning)
+		}
+	}
 	app, err := interp.LoadApp(pybridge.AppSpec{
 		Target:     cfg.App,
 		Factory:    cfg.Factory,

@@ -65,6 +65,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 	}()
 
+	held := holdStartSignals(logf)
+	defer held.release()
+
 	listener, err := cfg.openListener()
 	if err != nil {
 		return err
@@ -294,8 +297,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	}
 	stop.stoppedAccepting = cfg.Worker.stoppedAccepting
 	stop.masterSays = cfg.Worker.masterSays()
-	signal.Notify(stop.signals, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(stop.signals)
+	held.handOver(stop)
 	defer stop.runReturned()
 	go stop.run()
 

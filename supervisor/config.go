@@ -92,11 +92,14 @@ func (c *Config) Validate() error {
 
 // BootError is a worker that exited before it was ready the first time
 // the master started it: the app does not start, and restarting it would
-// only fill the log. The command line exits with status 3.
+// only fill the log. The command line exits with the worker's status 2
+// (the app did not import, or a configuration mistake: a single process
+// exits with 2 for them too), else with 3.
 type BootError struct {
 	Slot   int
 	Pid    int
 	Status string
+	Code   int // the worker's exit status; -1 when a signal ended it
 }
 
 func (e *BootError) Error() string {

@@ -291,7 +291,11 @@ func (m *master) handle(e event) {
 			m.logf("m0serve: warning: %s: waiting for a worker's end without reaping it: %v; the waiter reaps instead", w, e.waitErr)
 		}
 		// Reaped here, on the goroutine that sends every signal.
-		m.exited(w, describeExit(w.proc.reap()))
+		status := w.proc.reap()
+		if status.Exited() {
+			w.exitCode = status.ExitStatus()
+		}
+		m.exited(w, describeExit(status))
 		return
 	}
 	if w.exited || !m.layoutChecked(w) {
@@ -428,7 +432,7 @@ func (m *master) exited(w *worker, status string) {
 		m.awaitingFix = true
 	case w.readyAt.IsZero() && !m.booted:
 		logf("m0serve: error: %s: %s before it was ready; stopping", w, status)
-		m.fail(&BootError{Slot: s.index, Pid: w.pid, Status: status})
+		m.fail(&BootError{Slot: s.index, Pid: w.pid, Status: status, Code: w.exitCode})
 	case w == s.replacement:
 		s.replacement = nil
 		if m.reload >= 0 {

@@ -93,6 +93,7 @@ func (f *fakeMaster) launchFake(s *slot) (*worker, error) {
 	}
 	f.nextPid++
 	w := &worker{
+		exitCode:  -1,
 		slot:      s,
 		pid:       f.nextPid,
 		proc:      &fakeProc{},
@@ -430,7 +431,7 @@ func TestMasterStateMachine(t *testing.T) {
 			g.slots[0].current = g.start(g.slots[0], "booting")
 			g.exit(g.slots[0].current, exited1)
 			bootErr, ok := g.err.(*BootError)
-			if !ok || bootErr.Slot != 0 || !g.stopping || !g.done() {
+			if !ok || bootErr.Slot != 0 || bootErr.Code != 1 || !g.stopping || !g.done() {
 				t.Fatalf("err %v, stopping %v", g.err, g.stopping)
 			}
 			if len(g.launched) != 1 {

@@ -20,6 +20,7 @@ import (
 type worker struct {
 	slot            *slot
 	pid             int
+	exitCode        int            // its exit status once reaped; -1 for a signal
 	proc            process        // signals it, reaps it
 	control         io.WriteCloser // the master's end of the socketpair
 	unmap           func()         // unmaps heartMem (nil: not mapped)
@@ -193,6 +194,7 @@ func (m *master) spawn(s *slot) (*worker, error) {
 	control := os.NewFile(uintptr(pair[0]), "control")
 	proc := &osProcess{pid: pid}
 	w := &worker{
+		exitCode:  -1,
 		slot:      s,
 		pid:       pid,
 		proc:      proc,

@@ -77,7 +77,7 @@ func TestPeerFlagPointers(t *testing.T) {
 		{[]string{"--host", "0.0.0.0:8000"}, "m0serve: --host 0.0.0.0:8000: the port goes in --port: --host 0.0.0.0 --port 8000 (or -b 0.0.0.0:8000)"},
 		{[]string{"--worker-class", "uvicorn.workers.UvicornWorker"}, "m0serve: unknown flag --worker-class; no worker class to choose"},
 		{[]string{"--access-logfile", "-"}, "m0serve: unknown flag --access-logfile; use --access-log-file FILE"},
-		{[]string{"--timeout-keep-alive", "5"}, "m0serve: unknown flag --timeout-keep-alive; use --keepalive-timeout"},
+		{[]string{"--use-colors"}, "m0serve: unknown flag --use-colors; no colours"},
 	} {
 		status, out := runToExit(t, cleanEnv(), append(tc.args, "--native", "hello")...)
 		if status != 2 || strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.Contains(out, tc.want) {

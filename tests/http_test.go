@@ -236,9 +236,10 @@ func rawResponse(t *testing.T, s *server, request string) (*http.Response, strin
 	return readResponseTo(t, bufio.NewReader(conn), "GET")
 }
 
-// --root-path matches whole path segments: /app and /app/... are under
-// /app, /appx/y is not and keeps its whole path; a trailing slash on the
-// flag changes nothing.
+// --root-path matches whole path segments for WSGI: /app and /app/...
+// are under /app, /appx/y is not and keeps its whole path; a trailing
+// slash on the flag changes nothing. An ASGI path is the prefix and what
+// the (stripping) proxy sent, as uvicorn makes it (TestRootPathAsUvicorn).
 func TestHTTPRootPathSegments(t *testing.T) {
 	for _, root := range []string{"/app", "/app/"} {
 		w := startWSGI(t, "http_app:app", withVenv(t, "--root-path", root)...)
@@ -261,8 +262,8 @@ func TestHTTPRootPathSegments(t *testing.T) {
 
 		a := startWSGI(t, "http_asgi_app:app", "--root-path", root)
 		for _, c := range []struct{ target, path string }{
-			{"/app/x/scope", "/x/scope"},
-			{"/appx/scope", "/appx/scope"},
+			{"/x/scope", "/app/x/scope"},
+			{"/appx/scope", "/app/appx/scope"},
 		} {
 			resp, body := get(t, a.url(c.target))
 			var got struct {

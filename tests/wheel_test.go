@@ -249,6 +249,8 @@ func TestWheel(t *testing.T) {
 		}
 	})
 
+	testWheelRun(t, venv, apps, env, inVenv)
+
 	t.Run("free-threaded", func(t *testing.T) {
 		// No free-threaded CPython here: the interpreter is made to say it
 		// is one (sysconfig's Py_GIL_DISABLED, what the package reads).

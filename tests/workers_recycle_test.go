@@ -85,10 +85,17 @@ func TestWorkersMaxRequests(t *testing.T) {
 	}
 }
 
-// --max-worker-rss: memory kept past the limit recycles the worker with
-// no failed request; a spike shorter than two samples does not.
+// --max-worker-rss (Granian's --workers-max-rss): memory kept past the
+// limit recycles the worker with no failed request; a spike shorter than
+// two samples does not.
 func TestWorkersMaxRSS(t *testing.T) {
-	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "1", "--max-worker-rss", "80", "--rss-check-interval", "1")
+	for _, spelling := range []string{"--max-worker-rss", "--workers-max-rss"} {
+		t.Run(spelling, func(t *testing.T) { testWorkersMaxRSS(t, spelling) })
+	}
+}
+
+func testWorkersMaxRSS(t *testing.T, spelling string) {
+	s := startWorkers(t, workersAppDir(t, "v1"), nil, "--workers", "1", spelling, "80", "--rss-check-interval", "1")
 	first := s.readyPids()[0]
 	if status, _, err := fetch(oneShot(), s.url("/spike?mb=80&s=0.1")); err != nil || status != 200 {
 		t.Fatalf("/spike: %d %v", status, err)

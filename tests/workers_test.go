@@ -217,14 +217,18 @@ func TestWorkersASGI(t *testing.T) {
 	}
 }
 
-// An app that fails at import: exit 3 within seconds, one traceback.
+// An app that fails at import: exit 2 within seconds (a single
+// process's status for it), one traceback.
 func TestWorkersBootFailure(t *testing.T) {
 	dir := workersAppDir(t, "v1")
 	env := append(cleanEnv(), "WORKERS_APP_FAIL=1")
 	started := time.Now()
 	code, out := runToExit(t, env, "--port", "0", "--workers", "4", "--app-dir", dir, "workers_app:app")
-	if code != 3 {
-		t.Fatalf("exit status %d, want 3:\n%s", code, out)
+	if code != 2 {
+		t.Fatalf("exit status %d, want 2:\n%s", code, out)
+	}
+	if single, _ := runToExit(t, env, "--port", "0", "--app-dir", dir, "workers_app:app"); single != code {
+		t.Fatalf("exit status %d single, %d under --workers", single, code)
 	}
 	if n := strings.Count(out, "Traceback"); n != 1 {
 		t.Fatalf("%d tracebacks, want 1:\n%s", n, out)

@@ -27,15 +27,15 @@ import (
 func main() {}
 
 // m0extMain runs the command line args (without the program's name) in
-// the interpreter whose sys.executable is python, and returns the exit
-// status. The calling thread holds no GIL.
+// the interpreter whose sys.executable is python and sys.prefix prefix,
+// and returns the exit status. The calling thread holds no GIL.
 //
 //export m0extMain
-func m0extMain(argv **C.char, argc C.int, python *C.char) C.int {
+func m0extMain(argv **C.char, argc C.int, python, prefix *C.char) C.int {
 	args := make([]string, int(argc))
 	for i, p := range unsafe.Slice(argv, int(argc)) {
 		args[i] = C.GoString(p)
 	}
-	cli.Hosted(C.GoString(python))
+	cli.Hosted(C.GoString(python), C.GoString(prefix))
 	return C.int(cli.Main(args, os.Stdout, os.Stderr))
 }

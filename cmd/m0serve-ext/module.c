@@ -31,7 +31,7 @@ static PyObject *ext_main(PyObject *self, PyObject *arg)
 	if (seq == NULL)
 		return NULL;
 	Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-	PyObject **held = calloc((size_t)n + 1, sizeof *held);
+	PyObject **held = calloc((size_t)n + 2, sizeof *held);
 	char **argv = calloc((size_t)n + 1, sizeof *argv);
 	PyObject *result = NULL;
 	if (held == NULL || argv == NULL) {
@@ -54,6 +54,11 @@ static PyObject *ext_main(PyObject *self, PyObject *arg)
 	held[n] = fs_bytes(executable);
 	if (held[n] == NULL)
 		goto out;
+	/* sys.prefix: where a missing package must be installed (loaderror.go). */
+	PyObject *prefix = PySys_GetObject("prefix"); /* borrowed */
+	held[n + 1] = fs_bytes(prefix != NULL && prefix != Py_None ? prefix : executable);
+	if (held[n + 1] == NULL)
+		goto out;
 	/* threading takes the thread that first imports it for the main
 	 * thread: this one, before the server's threads run Python. */
 	PyObject *threading = PyImport_ImportModule("threading");
@@ -62,12 +67,12 @@ static PyObject *ext_main(PyObject *self, PyObject *arg)
 	Py_DECREF(threading);
 	int rc;
 	Py_BEGIN_ALLOW_THREADS
-	rc = m0extMain(argv, (int)n, PyBytes_AS_STRING(held[n]));
+	rc = m0extMain(argv, (int)n, PyBytes_AS_STRING(held[n]), PyBytes_AS_STRING(held[n + 1]));
 	Py_END_ALLOW_THREADS
 	result = PyLong_FromLong(rc);
 out:
 	if (held != NULL)
-		for (Py_ssize_t i = 0; i <= n; i++)
+		for (Py_ssize_t i = 0; i <= n + 1; i++)
 			Py_XDECREF(held[i]);
 	free(held);
 	free(argv);

@@ -3,7 +3,8 @@
 The server runs inside this interpreter: m0serve._m0serve is m0serve's Go
 packages built as a CPython extension module, and the console script
 `m0serve` and `python -m m0serve` both call main(), which hands the
-main thread to the server (the GIL released) until it stops. The app
+main thread to the server (the GIL released) until it stops; run() is
+the same from Python code, as uvicorn.run. The app
 imports from this interpreter's environment (a venv's site-packages
 included, activated or not); with --workers each worker is this
 interpreter again, started as `python -m m0serve`.
@@ -14,11 +15,14 @@ import os
 import sys
 import sysconfig
 
-__all__ = ["main"]
+__all__ = ["main", "run"]
 
 if sysconfig.get_config_var("Py_GIL_DISABLED"):
     # The bridge relies on the GIL; the wheel carries no cp313t build.
     raise ImportError("m0serve does not support the free-threaded CPython build (%s) yet" % sys.executable)
+
+
+from m0serve._run import run  # noqa: E402 (after the free-threading check)
 
 
 def main(argv=None):

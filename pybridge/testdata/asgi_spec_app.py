@@ -62,7 +62,8 @@ async def app(scope, receive, send):
                     open(marker, "w").write("shutdown")
                 await send({"type": "lifespan.shutdown.complete"})
                 return
-    path = scope["path"]
+    # The route is what follows the root path (as Starlette's routing reads it).
+    path = scope["path"][len(scope["root_path"]):]
     query = scope["query_string"].decode()
     if path != "/seen":
         # What an earlier run of the same test recorded (go test -count).
