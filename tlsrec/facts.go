@@ -40,7 +40,12 @@ func (c *Conn) Facts() []byte {
 	var clientName string
 	if len(st.PeerCertificates) > 0 {
 		leaf := st.PeerCertificates[0]
-		clientName = leaf.Subject.String()
+		name, err := distinguishedName(leaf.RawSubject)
+		if err != nil {
+			// crypto/x509 parsed this subject already: not reached.
+			name = leaf.Subject.String()
+		}
+		clientName = name
 		pair("SSL_CLIENT_CERT", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leaf.Raw})))
 		pair("SSL_CLIENT_S_DN", clientName)
 		pair("SSL_CLIENT_VERIFY", "SUCCESS")
