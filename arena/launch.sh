@@ -48,6 +48,7 @@ trap 'stopping=1; stop' TERM INT
 ended=
 wait -n -p ended "${pids[@]}"
 first=$?
+ended=${ended:-} # a signal's trap leaves it unset
 stop
 status=0
 for pid in "${pids[@]}"; do
