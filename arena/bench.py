@@ -8,7 +8,7 @@ for h2c, both with the harness's requests. Arms whose program is missing
 are skipped and said so. Run from the repository root after make build:
 
     python3 arena/bench.py [-duration 5] [-rounds 1] [-connections 256]
-        [-profiles baseline,pipelined,json,json-comp,baseline-h2c]
+        [-profiles baseline,pipelined,json,json-comp,json-tls,baseline-h2c,baseline-h2]
         [-arms m0serve-asgi,uvicorn,...] [-venv bench/.venv]
         [-fasthttp PATH (HttpArena's frameworks/go-fasthttp, built)]
 """
@@ -49,35 +49,45 @@ request = function() return req end
 """
 
 
+CERTS = os.path.join(ARENA, "validate", "httparena", "certs")
+M0_TLS = ["--ssl-certfile", CERTS + "/server.crt", "--ssl-keyfile", CERTS + "/server.key"]
+GRANIAN_TLS = ["--ssl-certificate", CERTS + "/server.crt", "--ssl-keyfile", CERTS + "/server.key"]
+UVICORN_TLS = ["--ssl-certfile", CERTS + "/server.crt", "--ssl-keyfile", CERTS + "/server.key"]
+
+
 def arms(venv, fasthttp):
-    """name: (command, environment, port or None for a free one)."""
+    """name: (command, environment, port or None for a free one, its
+    flags for TLS with the harness's certificate, or None)."""
     py = os.path.join(venv, "bin")
     m0 = os.path.join(ROOT, "bin", "m0serve")
     asgi, wsgi = os.path.join(ARENA, "m0serve-asgi"), os.path.join(ARENA, "m0serve-wsgi")
     granian = [os.path.join(py, "granian"), "--port", "{port}", "--log-level", "warning", "--runtime-mode", "st"]
     return {
-        "m0serve-asgi": ([m0, "--port", "{port}", "--app-dir", asgi, "app:app"], {}, None),
+        "m0serve-asgi": ([m0, "--port", "{port}", "--app-dir", asgi, "app:app"], {}, None, M0_TLS),
         "uvicorn": ([os.path.join(py, "python"), "-m", "uvicorn", "--port", "{port}", "--loop", "uvloop",
                      "--http", "httptools", "--workers", "1", "--no-access-log", "--log-level", "warning",
-                     "--app-dir", asgi, "app:app"], {}, None),
+                     "--app-dir", asgi, "app:app"], {}, None, UVICORN_TLS),
         "granian-asgi": (granian + ["--working-dir", asgi, "--interface", "asgi", "--task-impl", "rust",
-                                    "app:app"], {}, None),
-        "m0serve-wsgi": ([m0, "--port", "{port}", "--app-dir", wsgi, "app:app"], {}, None),
+                                    "app:app"], {}, None, GRANIAN_TLS),
+        "m0serve-wsgi": ([m0, "--port", "{port}", "--app-dir", wsgi, "app:app"], {}, None, M0_TLS),
         "granian-wsgi": (granian + ["--working-dir", wsgi, "--interface", "wsgi", "--blocking-threads", "1",
-                                    "app:app"], {}, None),
-        "m0serve-native": ([m0, "--port", "{port}", "--native", "arena"], {}, None),
+                                    "app:app"], {}, None, GRANIAN_TLS),
+        "m0serve-native": ([m0, "--port", "{port}", "--native", "arena"], {}, None, M0_TLS),
         # HttpArena's frameworks/go-fasthttp as it is: port 8080, one
         # listener per CPU it may use (one here).
-        "fasthttp": ([fasthttp or "/nonexistent/go-fasthttp"], {}, 8080),
+        "fasthttp": ([fasthttp or "/nonexistent/go-fasthttp"], {}, 8080, None),
     }
 
 
 # Which arms enter which profile (the h2c arms: servers that speak h2c
 # by prior knowledge).
+H2 = ["m0serve-asgi", "granian-asgi", "m0serve-wsgi", "granian-wsgi", "m0serve-native"]
 PROFILE_ARMS = {
     "baseline": None, "pipelined": None, "json": None, "json-comp": None,
-    "baseline-h2c": ["m0serve-asgi", "granian-asgi", "m0serve-wsgi", "granian-wsgi", "m0serve-native"],
+    "baseline-h2c": H2, "baseline-h2": H2,
+    "json-tls": ["m0serve-asgi", "uvicorn", "granian-asgi", "m0serve-wsgi", "granian-wsgi", "m0serve-native"],
 }
+TLS_PROFILES = ("json-tls", "baseline-h2")
 
 
 def free_port():
@@ -133,7 +143,7 @@ def wait_port(port, proc, timeout=30):
 def load(profile, port, args, scripts):
     """The load generator's command line for a profile."""
     base = ["taskset", "-c", args.load_cpu]
-    url = f"http://127.0.0.1:{port}"
+    url = f"{'https' if profile in TLS_PROFILES else 'http'}://127.0.0.1:{port}"
     wrk = base + ["wrk", "-t", "1", "-c", str(args.connections), "-d", f"{args.duration}s", "--latency"]
     if profile == "baseline":
         return wrk + [url + "/baseline11?a=13&b=42"]
@@ -143,6 +153,11 @@ def load(profile, port, args, scripts):
         return wrk + ["-s", scripts["json"], url]
     if profile == "json-comp":
         return wrk + ["-H", "Accept-Encoding: gzip, br", "-s", scripts["json-comp"], url]
+    if profile == "json-tls":
+        return wrk + ["-s", scripts["json"], url]
+    if profile == "baseline-h2":
+        return base + ["h2load", "-c", str(args.connections), "-m", "100", "-t", "1",
+                       "-D", str(args.duration), url + "/baseline2?a=1&b=1"]
     if profile == "baseline-h2c":
         return base + ["h2load", "-p", "h2c", "-c", str(args.connections), "-m", "100", "-t", "1",
                        "-D", str(args.duration), url + "/baseline2?a=1&b=1"]
@@ -150,7 +165,7 @@ def load(profile, port, args, scripts):
 
 
 def requests_done(profile, out):
-    if profile == "baseline-h2c":
+    if profile.startswith("baseline-h2"):
         m = re.search(r"requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded", out)
         errors = 0
     else:
@@ -161,9 +176,12 @@ def requests_done(profile, out):
 
 
 def run_arm(name, arm, profile, args, scripts):
-    command, env, port = arm
+    command, env, port, tls = arm
     port = port or free_port()
     command = [c.replace("{port}", str(port)) for c in command]
+    if profile in TLS_PROFILES:
+        at = command.index("--port") + 2
+        command = command[:at] + tls + command[at:]
     proc = subprocess.Popen(["taskset", "-c", args.server_cpu] + command, env=dict(os.environ, **env),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
@@ -194,7 +212,7 @@ def main():
     p.add_argument("-duration", type=int, default=5)
     p.add_argument("-rounds", type=int, default=1)
     p.add_argument("-connections", type=int, default=256)
-    p.add_argument("-profiles", default="baseline,pipelined,json,json-comp,baseline-h2c")
+    p.add_argument("-profiles", default="baseline,pipelined,json,json-comp,json-tls,baseline-h2c,baseline-h2")
     p.add_argument("-arms", default="")
     p.add_argument("-venv", default=os.path.join(ROOT, "bench", ".venv"))
     p.add_argument("-fasthttp", default="")
