@@ -8,7 +8,7 @@ for h2c, both with the harness's requests. Arms whose program is missing
 are skipped and said so. Run from the repository root after make build:
 
     python3 arena/bench.py [-duration 5] [-rounds 1] [-connections 256]
-        [-profiles baseline,pipelined,json,json-comp,json-tls,baseline-h2c,baseline-h2]
+        [-profiles baseline,pipelined,json,json-comp,json-tls,baseline-h2c,baseline-h2,static]
         [-arms m0serve-asgi,uvicorn,...] [-venv bench/.venv]
         [-fasthttp PATH (HttpArena's frameworks/go-fasthttp, built)]
 """
@@ -86,7 +86,12 @@ PROFILE_ARMS = {
     "baseline": None, "pipelined": None, "json": None, "json-comp": None,
     "baseline-h2c": H2, "baseline-h2": H2,
     "json-tls": ["m0serve-asgi", "uvicorn", "granian-asgi", "m0serve-wsgi", "granian-wsgi", "m0serve-native"],
+    "static": H2,  # the servers with a static mount of their own
 }
+STATIC_FILES = ["reset.css", "layout.css", "theme.css", "components.css", "utilities.css", "analytics.js",
+                "helpers.js", "app.js", "vendor.js", "router.js", "header.html", "footer.html", "regular.woff2",
+                "bold.woff2", "logo.svg", "icon-sprite.svg", "hero.webp", "thumb1.webp", "thumb2.webp",
+                "manifest.json"]
 TLS_PROFILES = ("json-tls", "baseline-h2")
 
 
@@ -155,6 +160,8 @@ def load(profile, port, args, scripts):
         return wrk + ["-H", "Accept-Encoding: gzip, br", "-s", scripts["json-comp"], url]
     if profile == "json-tls":
         return wrk + ["-s", scripts["json"], url]
+    if profile == "static":
+        return wrk + ["-H", "Accept-Encoding: br;q=1, gzip;q=0.8", "-s", scripts["static"], url]
     if profile == "baseline-h2":
         return base + ["h2load", "-c", str(args.connections), "-m", "100", "-t", "1",
                        "-D", str(args.duration), url + "/baseline2?a=1&b=1"]
@@ -179,9 +186,11 @@ def run_arm(name, arm, profile, args, scripts):
     command, env, port, tls = arm
     port = port or free_port()
     command = [c.replace("{port}", str(port)) for c in command]
+    at = command.index("--port") + 2 if "--port" in command else len(command)
     if profile in TLS_PROFILES:
-        at = command.index("--port") + 2
         command = command[:at] + tls + command[at:]
+    if profile == "static":  # m0serve's and Granian's flags are the same
+        command = command[:at] + ["--static-path-mount", scripts["static-dir"], "--static-path-route", "/static"] + command[at:]
     proc = subprocess.Popen(["taskset", "-c", args.server_cpu] + command, env=dict(os.environ, **env),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
@@ -212,7 +221,7 @@ def main():
     p.add_argument("-duration", type=int, default=5)
     p.add_argument("-rounds", type=int, default=1)
     p.add_argument("-connections", type=int, default=256)
-    p.add_argument("-profiles", default="baseline,pipelined,json,json-comp,json-tls,baseline-h2c,baseline-h2")
+    p.add_argument("-profiles", default="baseline,pipelined,json,json-comp,json-tls,baseline-h2c,baseline-h2,static")
     p.add_argument("-arms", default="")
     p.add_argument("-venv", default=os.path.join(ROOT, "bench", ".venv"))
     p.add_argument("-fasthttp", default="")
@@ -240,6 +249,15 @@ def main():
     scripts = {"pipeline": os.path.join(work, "pipeline.lua")}
     with open(scripts["pipeline"], "w") as f:
         f.write(PIPELINE_LUA)
+    # The harness's static files: HttpArena's data/static under HTTPARENA,
+    # else validate/static.py's of the same names and sizes.
+    scripts["static-dir"] = os.path.join(os.environ.get("HTTPARENA", ""), "data", "static")
+    if not os.environ.get("HTTPARENA"):
+        scripts["static-dir"] = os.path.join(work, "static")
+        subprocess.run([sys.executable, os.path.join(ARENA, "validate", "static.py"), scripts["static-dir"]], check=True)
+    scripts["static"] = os.path.join(work, "static.lua")
+    with open(scripts["static"], "w") as f:
+        f.write(ROTATE_LUA % ", ".join(f'"/static/{name}"' for name in STATIC_FILES))
     for key, pairs in (("json", JSON_PAIRS), ("json-comp", JSON_COMP_PAIRS)):
         scripts[key] = os.path.join(work, key + ".lua")
         with open(scripts[key], "w") as f:
