@@ -467,6 +467,14 @@ arena-validate: build
 	@$(INSTALL_PACKAGES) curl iproute2 util-linux
 	M0SERVE=$(abspath $(BIN)) arena/validate/run.sh
 
+# HttpArena's profiles scaled to one core: the entries beside uvicorn and
+# Granian (bench/.venv) and, with FASTHTTP=PATH, HttpArena's go-fasthttp
+# entry built from its folder; CPU per request beside requests/s
+# (arena/README.md). About 4 minutes.
+.PHONY: arena-bench
+arena-bench: packages-bench build
+	python3 arena/bench.py $(if $(FASTHTTP),-fasthttp $(FASTHTTP))
+
 # The image from the Dockerfile, built and run with podman: non-root,
 # epoll under the default seccomp profile, a drained stop
 # (tests/container/test.sh; minutes the first time: debootstrap).
