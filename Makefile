@@ -469,11 +469,23 @@ bench-extension: packages-bench-python build wheel
 test-deploy: packages-deploy build
 	cd deploy/kubernetes && $(GO) vet ./... && M0_BINARY=$(abspath $(BIN)) $(GO) test -count=1 ./...
 
-# The TechEmpower entry (tfb/): their plaintext and json verification
-# rules, every variant (tfb/verify; tfb/README.md cites the toolset files).
-.PHONY: tfb-verify
-tfb-verify: packages-run build
-	$(GO) run $(LDFLAGS) ./tfb/verify -binary $(BIN)
+# The HttpArena entries (arena/): HttpArena's scripts/validate.sh, as it
+# is, for each, their Dockerfile's command run without a container
+# (arena/validate/run.sh; arena/README.md says why). HTTPARENA=DIR runs a
+# checkout's script and data instead of the pinned copy; make test runs it
+# too (tests/arena_test.go).
+.PHONY: arena-validate
+arena-validate: build
+	@$(INSTALL_PACKAGES) curl iproute2 util-linux
+	M0SERVE=$(abspath $(BIN)) arena/validate/run.sh
+
+# HttpArena's profiles scaled to one core: the entries beside uvicorn and
+# Granian (bench/.venv) and, with FASTHTTP=PATH, HttpArena's go-fasthttp
+# entry built from its folder; CPU per request beside requests/s
+# (arena/README.md). About 4 minutes.
+.PHONY: arena-bench
+arena-bench: packages-bench build
+	python3 arena/bench.py $(if $(FASTHTTP),-fasthttp $(FASTHTTP))
 
 # The image from the Dockerfile, built and run with podman: non-root,
 # epoll under the default seccomp profile, a drained stop
@@ -483,12 +495,3 @@ test-container:
 	@$(INSTALL_PACKAGES) podman debootstrap curl
 	sh tests/container/test.sh
 
-# TechEmpower's plaintext (pipelined 16, 256 connections up) and json
-# tests through wrk for the three tfb/ variants beside fasthttp, uvicorn,
-# gunicorn and uWSGI, alternated, CPU per request beside requests/s
-# (tfb/bench; bench/README.md, TechEmpower section). About 5 minutes;
-# QUICK=1 for a smoke run.
-.PHONY: bench-tfb
-bench-tfb: packages-bench-python build
-	cd bench/peers && $(GO) build -o bin/tfbfasthttp ./tfbfasthttp
-	$(GO) run ./tfb/bench $(if $(QUICK),-rounds 1 -duration 1 -plaintext 256 -json 64)

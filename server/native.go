@@ -20,6 +20,7 @@ import (
 type native struct {
 	inline   loop.Handler
 	deferred func(j *loop.Job)
+	setup    func(logf func(string, ...any)) // before the loop starts, if set
 }
 
 var natives = map[string]native{

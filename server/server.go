@@ -157,6 +157,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 	} else {
 		native := natives[cfg.Native]
+		if native.setup != nil {
+			native.setup(logf)
+		}
 		handler = native.inline
 		if cfg.AccessLog {
 			handler = &nativeAccessLog{lines: lines, next: handler, format: cfg.accessFormat, proxy: cfg.proxyTrust}

@@ -8,8 +8,8 @@
 # test-container` runs it; it takes minutes the first time (debootstrap,
 # two image builds), so make test does not. Then it builds the recipe
 # for an app with dependencies (examples/docker: a venv made from a
-# requirements.txt in a builder stage) and a TechEmpower variant (tfb/)
-# FROM that image, and checks that each serves as its README says.
+# requirements.txt in a builder stage) and the HttpArena native entry
+# (arena/m0serve-native) FROM that image, and checks that each serves as its README says.
 #
 # No image registry is reachable here, so the base images are made
 # locally: debian:bookworm-slim from debootstrap (Debian's packages,
@@ -26,7 +26,7 @@ base=localhost/m0serve-test/debian:bookworm-slim
 golang=localhost/m0serve-test/golang:1.26-bookworm
 image=localhost/m0serve-test/m0serve:$(cat "$root/VERSION")
 app_image=localhost/m0serve-test/example-app:latest
-tfb_image=localhost/m0serve-test/tfb-native:latest
+arena_image=localhost/m0serve-test/arena-native:latest
 
 # A cgroup v1 machine with a cgroup2 hierarchy that holds controllers
 # ("hybrid") is refused by crun; run in a mount namespace of our own
@@ -181,21 +181,24 @@ code=$(pm inspect --format '{{.State.ExitCode}}' "$name")
 pm rm "$name" >/dev/null
 step "ok: examples/docker serves Flask 3.1.2 from its venv ($env_json)"
 
-# 4. A TechEmpower variant (tfb/m0serve-native.dockerfile): its entry
-# point starts one worker per CPU the container may use.
-step "build $tfb_image from tfb/m0serve-native.dockerfile (FROM $image)"
-pm build --quiet $ulimits --build-arg M0SERVE_IMAGE="$image" -f "$root/tfb/m0serve-native.dockerfile" \
-	-t "$tfb_image" "$root/tfb" >/dev/null
-cpus=$(pm run --rm --entrypoint nproc "$tfb_image")
-port=$(free_port)
-pm run --detach --name "$name" --network host -e M0_PORT="$port" "$tfb_image" >/dev/null
+# 4. The HttpArena native entry (arena/m0serve-native): its launch.sh,
+# process 1, starts one m0serve per port (8080 and 8082 here: no
+# certificate is mounted), each with one worker per CPU the container may
+# use, and a stop drains them all and exits 0. The harness runs it with
+# --network host, so ports 8080 and 8082 must be free.
+step "build $arena_image from arena/m0serve-native (FROM $image)"
+pm build --quiet $ulimits --build-arg M0SERVE_IMAGE="$image" -t "$arena_image" "$root/arena/m0serve-native" >/dev/null
+cpus=$(pm run --rm --entrypoint nproc "$arena_image")
+pm run --detach --name "$name" --network host \
+	-v "$root/arena/validate/httparena/data/dataset.json:/data/dataset.json:ro" "$arena_image" >/dev/null
 wait_log "$cpus workers ready"
-body=$(curl -sS --max-time 10 "http://127.0.0.1:$port/plaintext")
-[ "$body" = "Hello, World!" ] || fail "the tfb image's GET /plaintext answered '$body'"
-pid=$(pm inspect --format '{{.State.Pid}}' "$name")
-[ "$(cat "/proc/$pid/comm")" = m0serve ] || fail "the tfb container's process 1 is $(cat "/proc/$pid/comm"), want m0serve (the shell execs it)"
+body=$(curl -sS --max-time 10 "http://127.0.0.1:8080/baseline11?a=13&b=42")
+[ "$body" = 55 ] || fail "the arena image's GET /baseline11?a=13&b=42 answered '$body'"
+count=$(curl -sS --max-time 10 --http2-prior-knowledge "http://127.0.0.1:8082/json/3?m=2" |
+	python3 -c 'import json, sys; print(json.load(sys.stdin)["count"])')
+[ "$count" = 3 ] || fail "the arena image's h2c GET /json/3?m=2 answered $count items"
 pm stop --time 10 "$name" >/dev/null
 code=$(pm inspect --format '{{.State.ExitCode}}' "$name")
-[ "$code" = 0 ] || fail "the tfb image's exit status $code after stop, want 0"
+[ "$code" = 0 ] || fail "the arena image's exit status $code after stop, want 0"
 pm rm "$name" >/dev/null
-step "ok: the tfb native image serves with $cpus workers (one per CPU) and stops with 0"
+step "ok: the arena native image serves on 8080 and 8082 with $cpus workers each (one per CPU) and stops with 0"
