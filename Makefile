@@ -395,15 +395,17 @@ bench-tls: packages-bench build $(BENCH_VENV)/.installed
 	taskset -c $(or $(LOAD_CPU),1) bin/tlshandshake -server-cpu $(or $(SERVER_CPU),0) $(if $(QUICK),-n 400 -rounds 1,-rounds 3) \
 		ecdsa bench/tls/cert.pem bench/tls/key.pem rsa bench/tls/rsa-cert.pem bench/tls/rsa-key.pem
 
-# make wheel: dist/m0serve-<VERSION>.tar.gz (the sdist) and
-# dist/m0serve-<VERSION>-cpXY-cpXY-manylinux_2_34_<arch>.whl for
+# make wheel: the distribution m0serve-go (import package and command
+# m0serve; the name m0serve on PyPI is the Mojo m0serve's):
+# dist/m0serve_go-<VERSION>.tar.gz (the sdist) and
+# dist/m0serve_go-<VERSION>-cpXY-cpXY-manylinux_2_34_<arch>.whl for
 # Debian's python3 (the CPython bin/m0serve embeds); WHEEL_PYTHONS=all
 # adds every pyenv CPython 3.10+ here (one per minor version: the ones
 # test-pythons tests), or names interpreters. Each wheel's extension
 # module is built from the sdist (packaging/build-wheel.sh) with the
 # tools pinned in packaging/tools-requirements.txt, in a venv made here.
 # wheel-cache downloads, once, what the wheel test installs offline
-# beside m0serve (tests/wheel-requirements.txt: Flask for each CPython
+# beside m0serve-go (tests/wheel-requirements.txt: Flask for each CPython
 # minor version, and setuptools for the sdist's build).
 .PHONY: wheel packages-wheel wheel-tools wheel-cache
 WHEEL_TOOLS   := build/packaging-venv
@@ -431,6 +433,7 @@ wheel-cache: $(WHEEL_CACHE)/.filled
 
 wheel: wheel-tools
 	sh packaging/build-wheel.sh $(if $(filter all,$(WHEEL_PYTHONS)),/usr/bin/python3 $$(sh scripts/other-pythons.sh),$(WHEEL_PYTHONS))
+	@echo "make wheel: m0serve-go $(VERSION) in dist/; install it with: pip install --find-links dist m0serve-go"
 
 # The extension module (the wheel) against bin/m0serve, both in Debian's
 # CPython 3.11 (Flask from Debian: the venv sees the system's packages),
@@ -441,7 +444,7 @@ wheel: wheel-tools
 bench-extension: packages-bench-python build wheel
 	rm -rf build/bench-ext-venv
 	/usr/bin/python3 -m venv --system-site-packages build/bench-ext-venv
-	build/bench-ext-venv/bin/pip install --quiet --no-index dist/m0serve-$(VERSION)-cp311-cp311-manylinux_2_34_*.whl
+	build/bench-ext-venv/bin/pip install --quiet --no-index dist/m0serve_go-$(VERSION)-cp311-cp311-manylinux_2_34_*.whl
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms extension-arms.json \
 		-scenarios c16,c64 $(if $(QUICK),-quick)
 	/usr/bin/python3 bench/startup_time.py $(if $(QUICK),3,20) \

@@ -1,8 +1,9 @@
 #!/bin/sh
-# build-wheel.sh PYTHON...: builds dist/m0serve-<VERSION>.tar.gz, the
-# sdist, then from it one wheel per CPython given (an interpreter:
+# build-wheel.sh PYTHON...: builds dist/m0serve_go-<VERSION>.tar.gz, the
+# sdist of the distribution m0serve-go (files spell it m0serve_go, PEP
+# 625), then from it one wheel per CPython given (an interpreter:
 # /usr/bin/python3, a pyenv build's bin/python3):
-# dist/m0serve-<VERSION>-cpXY-cpXY-manylinux_2_34_<arch>.whl, whose
+# dist/m0serve_go-<VERSION>-cpXY-cpXY-manylinux_2_34_<arch>.whl, whose
 # extension module is m0serve's Go packages built with
 # -buildmode=c-shared against that Python's headers (packaging/setup.py).
 #
@@ -27,6 +28,8 @@ build=${BUILD_DIR:-$root/build}
 tools=${TOOLS_PYTHON:-$root/build/packaging-venv/bin/python}
 go=${GO:-go}
 release=$(cat "$root/VERSION")
+# The distribution's name as its files spell it.
+dist=m0serve_go
 arch=$(uname -m)
 # The newest glibc symbol version the extension may need, and its tag.
 max_glibc=2.34
@@ -73,7 +76,7 @@ log=$build/build-wheel.log
 	cat "$log" >&2
 	exit 1
 }
-sdist=$outdir/m0serve-$release.tar.gz
+sdist=$outdir/$dist-$release.tar.gz
 [ -f "$sdist" ] || {
 	echo "build-wheel: the sdist is not $sdist" >&2
 	exit 1
@@ -84,7 +87,7 @@ for python in "$@"; do
 	version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 	tag=cp$(echo "$version" | tr -d .)
 	src=$build/wheel-$tag
-	rm -rf "$src" "$outdir/m0serve-$release-$tag-$tag-"*.whl
+	rm -rf "$src" "$outdir/$dist-$release-$tag-$tag-"*.whl
 	mkdir -p "$src"
 	tar -xzf "$sdist" -C "$src" --strip-components=1
 	M0_TARGET_PYTHON=$python M0_WHEEL_PLATFORM=$platform \
@@ -92,7 +95,7 @@ for python in "$@"; do
 		cat "$log" >&2
 		exit 1
 	}
-	wheel=$outdir/m0serve-$release-$tag-$tag-$platform.whl
+	wheel=$outdir/$dist-$release-$tag-$tag-$platform.whl
 	[ -f "$wheel" ] || {
 		echo "build-wheel: the wheel for $python is not $wheel" >&2
 		exit 1
