@@ -120,8 +120,10 @@ func TestWheel(t *testing.T) {
 	for name, launcher := range launchers {
 		t.Run(name, func(t *testing.T) {
 			out := mustRun(t, tmp, env, launcher[0], append(launcher[1:], "--version")...)
-			if !strings.HasPrefix(out, "m0serve "+release+" ") || !strings.Contains(out, "CPython "+version+".") {
-				t.Errorf("--version: %q, want m0serve %s in CPython %s", out, release, version)
+			// -V names the interpreter it runs inside (sys.executable) and its GIL.
+			if !strings.HasPrefix(out, "m0serve "+release+" ") || !regexp.MustCompile(`, CPython `+regexp.QuoteMeta(version)+
+				`\.\S+ in `+regexp.QuoteMeta(filepath.Join(venv, "bin"))+`/python3?, GIL enabled, backends: `).MatchString(out) {
+				t.Errorf("--version: %q, want m0serve %s in CPython %s in %s/bin/python, GIL enabled", out, release, version, venv)
 			}
 			for _, app := range [][]string{{"wsgi", "wheel_app:wsgi_app"}, {"asgi", "wheel_app:asgi_app"}, {"flask", "--factory", "wheel_app:flask_app"}} {
 				args := append(append([]string{}, launcher[1:]...), "--host", "127.0.0.1", "--port", "0", "--app-dir", apps)
