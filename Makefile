@@ -239,21 +239,29 @@ bench-reliability: packages-bench-python build
 FRAMEWORK_TESTS := ^(TestFlask|TestDjango|TestDjangoASGI|TestDjangoCollectstatic|TestDjangoChannels|TestStarlette|TestFastAPI|TestLitestar|TestQuart|TestFalcon|TestSocketIO|TestWSGIEnvironMatchesGunicorn|TestASGIWebSocket|TestHTTPHeadOfStream|TestASGILifespanOwnsItsTasks)$$
 
 # The pybridge tests against every other embeddable CPython on the machine
-# (pyenv builds, 3.10 and newer, other than the default's minor version):
+# (pyenv builds and make pythons' in build/pythons, 3.10 and newer, other
+# than the default's minor version; the free-threaded builds are named and
+# left out, the bridge needing the GIL, pybridge/shim.h). make pythons
+# runs first and builds those it can (a source the mirror refuses is
+# named and left out):
 # pybridge/pkg-config.sh points cgo at that Python's shared library (its
 # .pc) and adds an rpath; LD_LIBRARY_PATH is set as well, so the test
 # binary loads that libpython even where the rpath is overridden.
 # CGO_CFLAGS names the include dir so the build cache never reuses a build
 # for another Python.
 test-pythons: packages-wheel wheel-tools wheel-cache
+	@$(INSTALL_PACKAGES) $(PYTHON_BUILD_PACKAGES)
+	PYTHONS_OPTIONAL=1 sh scripts/build-pythons.sh $(PYTHONS)
 	@default=$$(pkg-config --modversion python3-embed); failed=""; tested=0; \
 	logs=$$(mktemp -d /tmp/m0-test-pythons.XXXXXX); \
-	for pc in $${PYENV_ROOT:-/root/.pyenv}/versions/3.*/lib/pkgconfig/python3-embed.pc; do \
+	for pc in $${PYENV_ROOT:-/root/.pyenv}/versions/3.*/lib/pkgconfig/python3-embed.pc $(CURDIR)/$(PYTHONS_DIR)/3.*/lib/pkgconfig/python3-embed.pc; do \
 		[ -f "$$pc" ] || continue; \
 		version=$$(pkg-config --modversion "$$pc"); \
 		case "$$version" in 3.[0-9]) continue;; esac; \
 		[ "$$version" = "$$default" ] && continue; \
 		prefix=$$(pkg-config --variable=prefix "$$pc"); name=$${prefix##*/}; \
+		case "$$(pkg-config --libs "$$pc")" in *-lpython3.[0-9]t*|*-lpython3.[0-9][0-9]t*) \
+			echo "test-pythons: Python $$name: free-threaded: left out (the bridge needs the GIL, pybridge/shim.h)"; continue;; esac; \
 		log=$$logs/python-$$name.log; tested=$$((tested + 1)); \
 		if PKG_CONFIG=$(CURDIR)/pybridge/pkg-config.sh M0_PYTHON_PC=$$pc M0_PYTHON_LINK=shared \
 			CGO_CFLAGS="-O2 -g $$(pkg-config --cflags-only-I $$pc)" \
@@ -267,8 +275,9 @@ test-pythons: packages-wheel wheel-tools wheel-cache
 	done; \
 	if [ $$tested = 0 ]; then echo "test-pythons: no other embeddable Python 3.10+ found"; exit 1; fi; \
 	if [ -n "$$failed" ]; then echo "test-pythons: failed:$$failed"; exit 1; fi
-	@for pc in $${PYENV_ROOT:-/root/.pyenv}/versions/3.1[2-9]*/lib/pkgconfig/python3-embed.pc; do \
+	@for pc in $${PYENV_ROOT:-/root/.pyenv}/versions/3.1[2-9]*/lib/pkgconfig/python3-embed.pc $(CURDIR)/$(PYTHONS_DIR)/3.1[2-9]*/lib/pkgconfig/python3-embed.pc; do \
 		[ -f "$$pc" ] || continue; \
+		case "$$(pkg-config --libs "$$pc")" in *-lpython3.[0-9]t*|*-lpython3.[0-9][0-9]t*) continue;; esac; \
 		prefix=$$(pkg-config --variable=prefix "$$pc"); name=$${prefix##*/}; venv=tests/.venv-$$name; \
 		if [ ! -f $$venv/.installed ] || [ tests/requirements-py312.txt -nt $$venv/.installed ]; then \
 			rm -rf $$venv && $$prefix/bin/python3 -m venv $$venv && \
@@ -285,6 +294,23 @@ test-pythons: packages-wheel wheel-tools wheel-cache
 		echo "test-pythons: the wheel for $$python (TestWheel)"; \
 		M0_WHEEL_PYTHON=$$python $(GO) test $(LDFLAGS) -count=1 -run '^TestWheel$$' ./tests/ || exit 1; \
 	done
+
+# make pythons: CPython 3.14 and 3.15 and their free-threaded builds
+# (3.14t, 3.15t: --disable-gil) into build/pythons/<name>, each once, from
+# CPython's release tarballs as Debian's sid ships them (the .orig.tar.xz
+# of its source packages python3.14 and python3.15), fetched with apt
+# from the mirror this machine's apt sources name (scripts/build-pythons.sh
+# says how); PYTHONS names others or fewer. Shared libraries, no PGO or
+# LTO, two jobs: minutes each. test-pythons and WHEEL_PYTHONS=all use them
+# beside pyenv's (scripts/other-pythons.sh).
+.PHONY: pythons
+PYTHONS_DIR           := build/pythons
+PYTHONS               ?= 3.14 3.14t 3.15 3.15t
+PYTHON_BUILD_PACKAGES := gcc make pkg-config xz-utils libssl-dev zlib1g-dev libffi-dev libsqlite3-dev libbz2-dev \
+	liblzma-dev uuid-dev libreadline-dev libncurses-dev libexpat1-dev
+pythons:
+	@$(INSTALL_PACKAGES) $(PYTHON_BUILD_PACKAGES)
+	sh scripts/build-pythons.sh $(PYTHONS)
 
 # The end-to-end tests again with every WSGI request handed to a handler
 # thread (--wsgi-inline off, the default before auto), so that both ways
