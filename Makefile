@@ -424,7 +424,7 @@ bench-tls: packages-bench build $(BENCH_VENV)/.installed
 # make wheel: the distribution m0serve-go (import package and command
 # m0serve; the name m0serve on PyPI is the Mojo m0serve's):
 # dist/m0serve_go-<VERSION>.tar.gz (the sdist) and
-# dist/m0serve_go-<VERSION>-cpXY-cpXY-manylinux_2_34_<arch>.whl for
+# dist/m0serve_go-<VERSION>-cpXY-cpXY-manylinux_2_17_<arch>.whl for
 # Debian's python3 (the CPython bin/m0serve embeds); WHEEL_PYTHONS=all
 # adds every pyenv CPython 3.10+ here (one per minor version: the ones
 # test-pythons tests), or names interpreters. Each wheel's extension
@@ -470,7 +470,7 @@ wheel: wheel-tools
 bench-extension: packages-bench-python build wheel
 	rm -rf build/bench-ext-venv
 	/usr/bin/python3 -m venv --system-site-packages build/bench-ext-venv
-	build/bench-ext-venv/bin/pip install --quiet --no-index dist/m0serve_go-$(VERSION)-cp311-cp311-manylinux_2_34_*.whl
+	build/bench-ext-venv/bin/pip install --quiet --no-index dist/m0serve_go-$(VERSION)-cp311-cp311-manylinux_*.whl
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms extension-arms.json \
 		-scenarios c16,c64 $(if $(QUICK),-quick)
 	/usr/bin/python3 bench/startup_time.py $(if $(QUICK),3,20) \
