@@ -294,6 +294,10 @@ test-pythons: packages-wheel wheel-tools wheel-cache
 		echo "test-pythons: the wheel for $$python (TestWheel)"; \
 		M0_WHEEL_PYTHON=$$python $(GO) test $(LDFLAGS) -count=1 -run '^TestWheel$$' ./tests/ || exit 1; \
 	done
+	@$(INSTALL_PACKAGES) $(WHEEL_SID_PACKAGES)
+	@echo "test-pythons: the wheels for Debian sid's CPython $(SID_PYTHONS) (packaging/sid-wheels.sh, into build/sid-dist)"
+	OUTDIR=$(CURDIR)/build/sid-dist sh packaging/build-wheel.sh /usr/bin/python3 >/dev/null
+	OUTDIR=$(CURDIR)/build/sid-dist sh packaging/sid-wheels.sh $(SID_PYTHONS)
 
 # make pythons: CPython 3.14 and 3.15 and their free-threaded builds
 # (3.14t, 3.15t: --disable-gil) into build/pythons/<name>, each once, from
@@ -433,10 +437,18 @@ bench-tls: packages-bench build $(BENCH_VENV)/.installed
 # wheel-cache downloads, once, what the wheel test installs offline
 # beside m0serve-go (tests/wheel-requirements.txt: Flask for each CPython
 # minor version, and setuptools for the sdist's build).
-.PHONY: wheel packages-wheel wheel-tools wheel-cache
+# WHEEL_PYTHONS=all adds the wheels for the CPythons Debian's sid has
+# beyond this machine's (SID_PYTHONS: 3.14 3.15), which make wheel-sid
+# builds and tries alone (after make wheel, as root): in a Debian sid root
+# made once with debootstrap (build/sid-root), with Debian's own
+# interpreters, each installed with pip --find-links into a venv there
+# and serving WSGI and ASGI (packaging/sid-wheels.sh).
+.PHONY: wheel packages-wheel wheel-tools wheel-cache wheel-sid
 WHEEL_TOOLS   := build/packaging-venv
 WHEEL_CACHE   := build/wheel-cache
 WHEEL_PYTHONS ?= /usr/bin/python3
+SID_PYTHONS   ?= 3.14 3.15
+WHEEL_SID_PACKAGES := $(WHEEL_PACKAGES) debootstrap curl
 packages-wheel:
 	@$(INSTALL_PACKAGES) $(WHEEL_PACKAGES)
 
@@ -454,11 +466,17 @@ $(WHEEL_CACHE)/.filled: tests/wheel-requirements.txt $(WHEEL_TOOLS)/.installed
 	done
 	@touch $@
 
+wheel-sid: wheel
+	@$(INSTALL_PACKAGES) $(WHEEL_SID_PACKAGES)
+	sh packaging/sid-wheels.sh $(SID_PYTHONS)
+
 wheel-tools: $(WHEEL_TOOLS)/.installed
 wheel-cache: $(WHEEL_CACHE)/.filled
 
 wheel: wheel-tools
 	sh packaging/build-wheel.sh $(if $(filter all,$(WHEEL_PYTHONS)),/usr/bin/python3 $$(sh scripts/other-pythons.sh),$(WHEEL_PYTHONS))
+	$(if $(filter all,$(WHEEL_PYTHONS)),@$(INSTALL_PACKAGES) $(WHEEL_SID_PACKAGES))
+	$(if $(filter all,$(WHEEL_PYTHONS)),sh packaging/sid-wheels.sh $(SID_PYTHONS))
 	@echo "make wheel: m0serve-go $(VERSION) in dist/; install it with: pip install --find-links dist m0serve-go"
 
 # The extension module (the wheel) against bin/m0serve, both in Debian's

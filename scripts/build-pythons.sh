@@ -27,24 +27,7 @@ dest=${PYTHONS_DIR:-$root/build/pythons}
 jobs=${JOBS:-2}
 [ $# -gt 0 ] || set -- 3.14 3.14t 3.15 3.15t
 
-# mirror prints the first Debian archive URI of the system's apt sources
-# (deb822 .sources files, then one-line .list files), the security
-# archive and other repositories left out.
-mirror() {
-	for file in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$file" ] || continue
-		awk '/^URIs:/ { for (i = 2; i <= NF; i++) print $i }' "$file"
-	done
-	for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$file" ] || continue
-		awk '$1 == "deb" || $1 == "deb-src" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z+]+:\/\//) { print $i; break } }' "$file"
-	done
-}
-uri=$(mirror | grep -E '/debian/?$' | head -1)
-if [ -z "$uri" ]; then
-	echo "build-pythons: no Debian archive among the apt sources under /etc/apt (want a URI ending in /debian)" >&2
-	exit 1
-fi
+uri=$(sh "$root/scripts/debian-mirror.sh")
 
 apt=$dest/apt
 aptopts="-o Dir::Etc::SourceList=$apt/sid.sources -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists=$apt/lists
