@@ -295,9 +295,9 @@ test-pythons: packages-wheel wheel-tools wheel-cache
 		M0_WHEEL_PYTHON=$$python $(GO) test $(LDFLAGS) -count=1 -run '^TestWheel$$' ./tests/ || exit 1; \
 	done
 	@$(INSTALL_PACKAGES) $(WHEEL_SID_PACKAGES)
-	@echo "test-pythons: the wheels for Debian sid's CPython $(SID_PYTHONS) (packaging/sid-wheels.sh, into build/sid-dist)"
+	@echo "test-pythons: the wheels for Debian sid's CPython $(SID_PYTHONS) (packaging/root-wheels.sh, into build/sid-dist)"
 	OUTDIR=$(CURDIR)/build/sid-dist sh packaging/build-wheel.sh /usr/bin/python3 >/dev/null
-	OUTDIR=$(CURDIR)/build/sid-dist sh packaging/sid-wheels.sh $(SID_PYTHONS)
+	OUTDIR=$(CURDIR)/build/sid-dist sh packaging/root-wheels.sh $(SID_PYTHONS)
 
 # make pythons: CPython 3.14 and 3.15 and their free-threaded builds
 # (3.14t, 3.15t: --disable-gil) into build/pythons/<name>, each once, from
@@ -440,15 +440,18 @@ bench-tls: packages-bench build $(BENCH_VENV)/.installed
 # WHEEL_PYTHONS=all adds the wheels for the CPythons Debian's sid has
 # beyond this machine's (SID_PYTHONS: 3.14 3.15), which make wheel-sid
 # builds and tries alone (after make wheel, as root): in a Debian sid root
-# made once with debootstrap (build/sid-root), with Debian's own
+# made once with debootstrap (build/sid-amd64-root), with Debian's own
 # interpreters, each installed with pip --find-links into a venv there
-# and serving WSGI and ASGI (packaging/sid-wheels.sh).
-.PHONY: wheel packages-wheel wheel-tools wheel-cache wheel-sid
+# and serving WSGI and ASGI (packaging/root-wheels.sh). make wheel-arm64
+# does the same for Debian 12's CPython 3.11 on arm64, cross-built here
+# and run under qemu-user (build/bookworm-arm64-root).
+.PHONY: wheel packages-wheel wheel-tools wheel-cache wheel-sid wheel-arm64
 WHEEL_TOOLS   := build/packaging-venv
 WHEEL_CACHE   := build/wheel-cache
 WHEEL_PYTHONS ?= /usr/bin/python3
 SID_PYTHONS   ?= 3.14 3.15
 WHEEL_SID_PACKAGES := $(WHEEL_PACKAGES) debootstrap curl
+WHEEL_ARM64_PACKAGES := $(WHEEL_SID_PACKAGES) qemu-user-static
 packages-wheel:
 	@$(INSTALL_PACKAGES) $(WHEEL_PACKAGES)
 
@@ -468,7 +471,11 @@ $(WHEEL_CACHE)/.filled: tests/wheel-requirements.txt $(WHEEL_TOOLS)/.installed
 
 wheel-sid: wheel
 	@$(INSTALL_PACKAGES) $(WHEEL_SID_PACKAGES)
-	sh packaging/sid-wheels.sh $(SID_PYTHONS)
+	sh packaging/root-wheels.sh $(SID_PYTHONS)
+
+wheel-arm64: wheel
+	@$(INSTALL_PACKAGES) $(WHEEL_ARM64_PACKAGES)
+	SUITE=bookworm ARCH=arm64 sh packaging/root-wheels.sh 3.11
 
 wheel-tools: $(WHEEL_TOOLS)/.installed
 wheel-cache: $(WHEEL_CACHE)/.filled
@@ -476,7 +483,7 @@ wheel-cache: $(WHEEL_CACHE)/.filled
 wheel: wheel-tools
 	sh packaging/build-wheel.sh $(if $(filter all,$(WHEEL_PYTHONS)),/usr/bin/python3 $$(sh scripts/other-pythons.sh),$(WHEEL_PYTHONS))
 	$(if $(filter all,$(WHEEL_PYTHONS)),@$(INSTALL_PACKAGES) $(WHEEL_SID_PACKAGES))
-	$(if $(filter all,$(WHEEL_PYTHONS)),sh packaging/sid-wheels.sh $(SID_PYTHONS))
+	$(if $(filter all,$(WHEEL_PYTHONS)),sh packaging/root-wheels.sh $(SID_PYTHONS))
 	@echo "make wheel: m0serve-go $(VERSION) in dist/; install it with: pip install --find-links dist m0serve-go"
 
 # The extension module (the wheel) against bin/m0serve, both in Debian's
