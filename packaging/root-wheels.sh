@@ -25,8 +25,9 @@
 # (default dist), where readelf checks its glibc symbols; then `pip
 # install --no-index --find-links /dist m0serve-go` into a fresh venv of
 # that Python, `m0serve -V` must name it, and the console script serves
-# tests/apps/wheel_app.py's WSGI and ASGI apps, each answer checked to
-# come from the venv's interpreter. Debian has no free-threaded build
+# tests/apps/wheel_app.py's WSGI, ASGI and Flask apps (Flask from PyPI,
+# pinned in tests/wheel-requirements.txt), each answer checked to come
+# from the venv's interpreter. Debian has no free-threaded build
 # (3.14t), so no cp314t here. The last lines out are the wheels' paths.
 set -eu
 
@@ -140,6 +141,7 @@ fi
 zig=/opt/zig/zig
 cp "$sdist" "$sid/dist/"
 cp "$root/tests/apps/wheel_app.py" "$sid/opt/apps/"
+cp "$root/tests/wheel-requirements.txt" "$sid/opt/wheel-requirements.txt"
 
 built=""
 port=$((18900 + $$ % 90))
@@ -178,6 +180,7 @@ for version in "$@"; do
 	rm -rf "$sid$venv"
 	in_root "python$version" -m venv "$venv"
 	in_root "$venv/bin/pip" install --quiet --no-index --find-links /dist m0serve-go
+	in_root "$venv/bin/pip" install --quiet --require-hashes --no-deps --only-binary :all: -r /opt/wheel-requirements.txt
 	site=$(in_root "$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 	echo "NAME = 'venv'" >"$sid$site/wheel_venv_marker.py"
 	full=$(in_root "python$version" -c 'import sys; print(sys.version.split()[0])')
@@ -189,12 +192,14 @@ for version in "$@"; do
 		exit 1
 		;;
 	esac
-	for app in wsgi asgi; do
+	for app in wsgi asgi flask; do
 		port=$((port + 1))
+		target=wheel_app:${app}_app
+		[ "$app" = flask ] && target="--factory $target"
 		# exec: chroot and env exec too, so $! is the server's pid.
 		# shellcheck disable=SC2086
 		(exec chroot "$sid" /usr/bin/env -i $root_env "$venv/bin/m0serve" --host 127.0.0.1 --port "$port" \
-			--app-dir /opt/apps "wheel_app:${app}_app") >"$log" 2>&1 &
+			--app-dir /opt/apps $target) >"$log" 2>&1 &
 		pid=$!
 		answer=""
 		for _ in $(seq 100); do
@@ -223,7 +228,7 @@ for version in "$@"; do
 			;;
 		esac
 	done
-	echo "root-wheels: Python $full: $wheel installs with pip --find-links and serves WSGI and ASGI ($said)" >&2
+	echo "root-wheels: Python $full: $wheel installs with pip --find-links and serves WSGI, ASGI and Flask ($said)" >&2
 	built="$built $outdir/$wheel"
 done
 for wheel in $built; do
