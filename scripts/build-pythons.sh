@@ -85,6 +85,8 @@ for name in "$@"; do
 		exit 1
 	}
 	rm -rf "$work"
+	# A free-threaded build installs python3.14t; python3 names it too.
+	[ -x "$prefix/bin/python3" ] || ln -s "python$name" "$prefix/bin/python3"
 	"$prefix/bin/python3" -c 'import sys, sysconfig, ssl, sqlite3, zlib, ctypes
 print("build-pythons: %s: CPython %s, GIL %s" % (sys.executable, sys.version.split()[0],
       "disabled" if sysconfig.get_config_var("Py_GIL_DISABLED") else "enabled"))'
