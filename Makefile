@@ -239,21 +239,29 @@ bench-reliability: packages-bench-python build
 FRAMEWORK_TESTS := ^(TestFlask|TestDjango|TestDjangoASGI|TestDjangoCollectstatic|TestDjangoChannels|TestStarlette|TestFastAPI|TestLitestar|TestQuart|TestFalcon|TestSocketIO|TestWSGIEnvironMatchesGunicorn|TestASGIWebSocket|TestHTTPHeadOfStream|TestASGILifespanOwnsItsTasks)$$
 
 # The pybridge tests against every other embeddable CPython on the machine
-# (pyenv builds, 3.10 and newer, other than the default's minor version):
+# (pyenv builds and make pythons' in build/pythons, 3.10 and newer, other
+# than the default's minor version; the free-threaded builds are named and
+# left out, the bridge needing the GIL, pybridge/shim.h). make pythons
+# runs first and builds those it can (a source the mirror refuses is
+# named and left out):
 # pybridge/pkg-config.sh points cgo at that Python's shared library (its
 # .pc) and adds an rpath; LD_LIBRARY_PATH is set as well, so the test
 # binary loads that libpython even where the rpath is overridden.
 # CGO_CFLAGS names the include dir so the build cache never reuses a build
 # for another Python.
 test-pythons: packages-wheel wheel-tools wheel-cache
+	@$(INSTALL_PACKAGES) $(PYTHON_BUILD_PACKAGES)
+	PYTHONS_OPTIONAL=1 sh scripts/build-pythons.sh $(PYTHONS)
 	@default=$$(pkg-config --modversion python3-embed); failed=""; tested=0; \
 	logs=$$(mktemp -d /tmp/m0-test-pythons.XXXXXX); \
-	for pc in $${PYENV_ROOT:-/root/.pyenv}/versions/3.*/lib/pkgconfig/python3-embed.pc; do \
+	for pc in $${PYENV_ROOT:-/root/.pyenv}/versions/3.*/lib/pkgconfig/python3-embed.pc $(CURDIR)/$(PYTHONS_DIR)/3.*/lib/pkgconfig/python3-embed.pc; do \
 		[ -f "$$pc" ] || continue; \
 		version=$$(pkg-config --modversion "$$pc"); \
 		case "$$version" in 3.[0-9]) continue;; esac; \
 		[ "$$version" = "$$default" ] && continue; \
 		prefix=$$(pkg-config --variable=prefix "$$pc"); name=$${prefix##*/}; \
+		case "$$(pkg-config --libs "$$pc")" in *-lpython3.[0-9]t*|*-lpython3.[0-9][0-9]t*) \
+			echo "test-pythons: Python $$name: free-threaded: left out (the bridge needs the GIL, pybridge/shim.h)"; continue;; esac; \
 		log=$$logs/python-$$name.log; tested=$$((tested + 1)); \
 		if PKG_CONFIG=$(CURDIR)/pybridge/pkg-config.sh M0_PYTHON_PC=$$pc M0_PYTHON_LINK=shared \
 			CGO_CFLAGS="-O2 -g $$(pkg-config --cflags-only-I $$pc)" \
@@ -267,8 +275,9 @@ test-pythons: packages-wheel wheel-tools wheel-cache
 	done; \
 	if [ $$tested = 0 ]; then echo "test-pythons: no other embeddable Python 3.10+ found"; exit 1; fi; \
 	if [ -n "$$failed" ]; then echo "test-pythons: failed:$$failed"; exit 1; fi
-	@for pc in $${PYENV_ROOT:-/root/.pyenv}/versions/3.1[2-9]*/lib/pkgconfig/python3-embed.pc; do \
+	@for pc in $${PYENV_ROOT:-/root/.pyenv}/versions/3.1[2-9]*/lib/pkgconfig/python3-embed.pc $(CURDIR)/$(PYTHONS_DIR)/3.1[2-9]*/lib/pkgconfig/python3-embed.pc; do \
 		[ -f "$$pc" ] || continue; \
+		case "$$(pkg-config --libs "$$pc")" in *-lpython3.[0-9]t*|*-lpython3.[0-9][0-9]t*) continue;; esac; \
 		prefix=$$(pkg-config --variable=prefix "$$pc"); name=$${prefix##*/}; venv=tests/.venv-$$name; \
 		if [ ! -f $$venv/.installed ] || [ tests/requirements-py312.txt -nt $$venv/.installed ]; then \
 			rm -rf $$venv && $$prefix/bin/python3 -m venv $$venv && \
@@ -285,6 +294,27 @@ test-pythons: packages-wheel wheel-tools wheel-cache
 		echo "test-pythons: the wheel for $$python (TestWheel)"; \
 		M0_WHEEL_PYTHON=$$python $(GO) test $(LDFLAGS) -count=1 -run '^TestWheel$$' ./tests/ || exit 1; \
 	done
+	@$(INSTALL_PACKAGES) $(WHEEL_SID_PACKAGES)
+	@echo "test-pythons: the wheels for Debian sid's CPython $(SID_PYTHONS) (packaging/root-wheels.sh, into build/sid-dist)"
+	OUTDIR=$(CURDIR)/build/sid-dist sh packaging/build-wheel.sh /usr/bin/python3 >/dev/null
+	OUTDIR=$(CURDIR)/build/sid-dist sh packaging/root-wheels.sh $(SID_PYTHONS)
+
+# make pythons: CPython 3.14 and 3.15 and their free-threaded builds
+# (3.14t, 3.15t: --disable-gil) into build/pythons/<name>, each once, from
+# CPython's release tarballs as Debian's sid ships them (the .orig.tar.xz
+# of its source packages python3.14 and python3.15), fetched with apt
+# from the mirror this machine's apt sources name (scripts/build-pythons.sh
+# says how); PYTHONS names others or fewer. Shared libraries, no PGO or
+# LTO, two jobs: minutes each. test-pythons and WHEEL_PYTHONS=all use them
+# beside pyenv's (scripts/other-pythons.sh).
+.PHONY: pythons
+PYTHONS_DIR           := build/pythons
+PYTHONS               ?= 3.14 3.14t 3.15 3.15t
+PYTHON_BUILD_PACKAGES := gcc make pkg-config xz-utils libssl-dev zlib1g-dev libffi-dev libsqlite3-dev libbz2-dev \
+	liblzma-dev uuid-dev libreadline-dev libncurses-dev libexpat1-dev
+pythons:
+	@$(INSTALL_PACKAGES) $(PYTHON_BUILD_PACKAGES)
+	sh scripts/build-pythons.sh $(PYTHONS)
 
 # The end-to-end tests again with every WSGI request handed to a handler
 # thread (--wsgi-inline off, the default before auto), so that both ways
@@ -407,20 +437,33 @@ bench-tls: packages-bench build $(BENCH_VENV)/.installed
 	taskset -c $(or $(LOAD_CPU),1) bin/tlshandshake -server-cpu $(or $(SERVER_CPU),0) $(if $(QUICK),-n 400 -rounds 1,-rounds 3) \
 		ecdsa bench/tls/cert.pem bench/tls/key.pem rsa bench/tls/rsa-cert.pem bench/tls/rsa-key.pem
 
-# make wheel: dist/m0serve-<VERSION>.tar.gz (the sdist) and
-# dist/m0serve-<VERSION>-cpXY-cpXY-manylinux_2_34_<arch>.whl for
+# make wheel: the distribution m0serve-go (import package and command
+# m0serve; the name m0serve on PyPI is the Mojo m0serve's):
+# dist/m0serve_go-<VERSION>.tar.gz (the sdist) and
+# dist/m0serve_go-<VERSION>-cpXY-cpXY-manylinux_2_17_<arch>.whl for
 # Debian's python3 (the CPython bin/m0serve embeds); WHEEL_PYTHONS=all
 # adds every pyenv CPython 3.10+ here (one per minor version: the ones
 # test-pythons tests), or names interpreters. Each wheel's extension
 # module is built from the sdist (packaging/build-wheel.sh) with the
 # tools pinned in packaging/tools-requirements.txt, in a venv made here.
 # wheel-cache downloads, once, what the wheel test installs offline
-# beside m0serve (tests/wheel-requirements.txt: Flask for each CPython
+# beside m0serve-go (tests/wheel-requirements.txt: Flask for each CPython
 # minor version, and setuptools for the sdist's build).
-.PHONY: wheel packages-wheel wheel-tools wheel-cache
+# WHEEL_PYTHONS=all adds the wheels for the CPythons Debian's sid has
+# beyond this machine's (SID_PYTHONS: 3.14 3.15), which make wheel-sid
+# builds and tries alone (after make wheel, as root): in a Debian sid root
+# made once with debootstrap (build/sid-amd64-root), with Debian's own
+# interpreters, each installed with pip --find-links into a venv there
+# and serving WSGI and ASGI (packaging/root-wheels.sh). make wheel-arm64
+# does the same for Debian 12's CPython 3.11 on arm64, cross-built here
+# and run under qemu-user (build/bookworm-arm64-root).
+.PHONY: wheel packages-wheel wheel-tools wheel-cache wheel-sid wheel-arm64
 WHEEL_TOOLS   := build/packaging-venv
 WHEEL_CACHE   := build/wheel-cache
 WHEEL_PYTHONS ?= /usr/bin/python3
+SID_PYTHONS   ?= 3.14 3.15
+WHEEL_SID_PACKAGES := $(WHEEL_PACKAGES) debootstrap curl
+WHEEL_ARM64_PACKAGES := $(WHEEL_SID_PACKAGES) qemu-user-static
 packages-wheel:
 	@$(INSTALL_PACKAGES) $(WHEEL_PACKAGES)
 
@@ -438,11 +481,22 @@ $(WHEEL_CACHE)/.filled: tests/wheel-requirements.txt $(WHEEL_TOOLS)/.installed
 	done
 	@touch $@
 
+wheel-sid: wheel
+	@$(INSTALL_PACKAGES) $(WHEEL_SID_PACKAGES)
+	sh packaging/root-wheels.sh $(SID_PYTHONS)
+
+wheel-arm64: wheel
+	@$(INSTALL_PACKAGES) $(WHEEL_ARM64_PACKAGES)
+	SUITE=bookworm ARCH=arm64 sh packaging/root-wheels.sh 3.11
+
 wheel-tools: $(WHEEL_TOOLS)/.installed
 wheel-cache: $(WHEEL_CACHE)/.filled
 
 wheel: wheel-tools
 	sh packaging/build-wheel.sh $(if $(filter all,$(WHEEL_PYTHONS)),/usr/bin/python3 $$(sh scripts/other-pythons.sh),$(WHEEL_PYTHONS))
+	$(if $(filter all,$(WHEEL_PYTHONS)),@$(INSTALL_PACKAGES) $(WHEEL_SID_PACKAGES))
+	$(if $(filter all,$(WHEEL_PYTHONS)),sh packaging/root-wheels.sh $(SID_PYTHONS))
+	@echo "make wheel: m0serve-go $(VERSION) in dist/; install it with: pip install --find-links dist m0serve-go"
 
 # The extension module (the wheel) against bin/m0serve, both in Debian's
 # CPython 3.11 (Flask from Debian: the venv sees the system's packages),
@@ -453,7 +507,7 @@ wheel: wheel-tools
 bench-extension: packages-bench-python build wheel
 	rm -rf build/bench-ext-venv
 	/usr/bin/python3 -m venv --system-site-packages build/bench-ext-venv
-	build/bench-ext-venv/bin/pip install --quiet --no-index dist/m0serve-$(VERSION)-cp311-cp311-manylinux_2_34_*.whl
+	build/bench-ext-venv/bin/pip install --quiet --no-index dist/m0serve_go-$(VERSION)-cp311-cp311-manylinux_*.whl
 	cd bench && $(GO) run $(LDFLAGS) ./harness -native=false -extra-arms extension-arms.json \
 		-scenarios c16,c64 $(if $(QUICK),-quick)
 	/usr/bin/python3 bench/startup_time.py $(if $(QUICK),3,20) \

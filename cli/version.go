@@ -18,12 +18,36 @@ import (
 var version, commit string
 
 // versionLine is what --version prints: the version, the commit, the
-// CPython library in use, the I/O backends built in and the Go toolchain.
+// interpreter (the CPython library in use, and the python it runs inside
+// when hosted, else "embedded"), whether its GIL is enabled, the I/O
+// backends built in and the one --backend auto takes here, and the Go
+// toolchain.
 func versionLine() string {
 	info := buildInfo()
-	return fmt.Sprintf("m0serve %s (commit %s, CPython %s, backends: %s, %s %s/%s)",
-		releaseVersion(version, info), buildCommit(commit, info), pybridge.LibraryVersion(),
-		strings.Join(server.Backends(), " "), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	interpreter := "embedded"
+	if hostPython != "" {
+		interpreter = "in " + hostPython
+	}
+	gil := "GIL enabled"
+	if !pybridge.GILEnabled() {
+		gil = "GIL disabled"
+	}
+	return fmt.Sprintf("m0serve %s (commit %s, CPython %s %s, %s, backends: %s, %s, %s %s/%s)",
+		releaseVersion(version, info), buildCommit(commit, info), pybridge.LibraryVersion(), interpreter, gil,
+		strings.Join(server.Backends(), " "), autoBackend(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// autoBackend says which backend --backend auto takes on this machine,
+// and why not io_uring when it falls back.
+func autoBackend() string {
+	name, why := server.AutoBackend()
+	switch {
+	case name == "":
+		return "none in use: " + why.Error()
+	case why != nil:
+		return name + " in use (io_uring: " + why.Error() + ")"
+	}
+	return name + " in use"
 }
 
 // buildInfo is what the Go toolchain recorded in the binary; nil when

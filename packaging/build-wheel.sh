@@ -1,17 +1,23 @@
 #!/bin/sh
-# build-wheel.sh PYTHON...: builds dist/m0serve-<VERSION>.tar.gz, the
-# sdist, then from it one wheel per CPython given (an interpreter:
+# build-wheel.sh PYTHON...: builds dist/m0serve_go-<VERSION>.tar.gz, the
+# sdist of the distribution m0serve-go (files spell it m0serve_go, PEP
+# 625), then from it one wheel per CPython given (an interpreter:
 # /usr/bin/python3, a pyenv build's bin/python3):
-# dist/m0serve-<VERSION>-cpXY-cpXY-manylinux_2_34_<arch>.whl, whose
+# dist/m0serve_go-<VERSION>-cpXY-cpXY-manylinux_2_17_<arch>.whl, whose
 # extension module is m0serve's Go packages built with
-# -buildmode=c-shared against that Python's headers (packaging/setup.py).
+# -buildmode=c-shared against that Python's headers (packaging/setup.py),
+# with Zig's C compiler as cgo's CC (ziglang, pinned in the tools) linking
+# against glibc 2.17 whatever this machine's glibc is: the tag is
+# manylinux_2_17 (CentOS 7, RHEL 8, Ubuntu 18.04, Debian 10 and newer).
+# GLIBC=2.28 (say) aims higher; CC=gcc builds with the machine's own
+# compiler, and the tag is then the machine's glibc.
 #
 # The sdist is packaging/ with the Go packages the extension is built
 # from (go list -deps of cmd/m0serve-ext, tests left out) and their
 # dependencies vendored, so that it builds offline. Each wheel is built
 # from a fresh copy of the sdist, then checked: its extension needs no
-# libpython and no glibc symbol newer than 2.34, and auditwheel agrees
-# with the tag. TOOLS_PYTHON (default build/packaging-venv/bin/python,
+# libpython and no glibc symbol newer than the tag's, and auditwheel
+# agrees with the tag. TOOLS_PYTHON (default build/packaging-venv/bin/python,
 # which the Makefile makes) runs the build frontend, setuptools and
 # auditwheel; BUILD_DIR (default build) holds the staging, OUTDIR
 # (default dist) the results, whose paths are the last lines out.
@@ -27,10 +33,23 @@ build=${BUILD_DIR:-$root/build}
 tools=${TOOLS_PYTHON:-$root/build/packaging-venv/bin/python}
 go=${GO:-go}
 release=$(cat "$root/VERSION")
+# The distribution's name as its files spell it.
+dist=m0serve_go
 arch=$(uname -m)
-# The newest glibc symbol version the extension may need, and its tag.
-max_glibc=2.34
-platform=manylinux_2_34_$arch
+# The C compiler, the newest glibc symbol version the extension may need,
+# and its tag.
+if [ -z "${CC:-}" ]; then
+	zig=$("$tools" -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))' 2>/dev/null) || {
+		echo "build-wheel: no ziglang in $tools: run make wheel-tools again (or set CC)" >&2
+		exit 1
+	}
+	max_glibc=${GLIBC:-2.17}
+	CC="$zig cc -target $arch-linux-gnu.$max_glibc"
+else
+	max_glibc=$(ldd --version | sed -n '1s/.* \([0-9][0-9]*\.[0-9][0-9]*\)$/\1/p')
+fi
+export CC
+platform=manylinux_$(echo "$max_glibc" | tr . _)_$arch
 
 if [ ! -x "$tools" ]; then
 	echo "build-wheel: no $tools: run make wheel-tools (or set TOOLS_PYTHON)" >&2
@@ -75,7 +94,7 @@ log=$build/build-wheel.log
 	cat "$log" >&2
 	exit 1
 }
-sdist=$outdir/m0serve-$release.tar.gz
+sdist=$outdir/$dist-$release.tar.gz
 [ -f "$sdist" ] || {
 	echo "build-wheel: the sdist is not $sdist" >&2
 	exit 1
@@ -86,7 +105,7 @@ for python in "$@"; do
 	version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 	tag=cp$(echo "$version" | tr -d .)
 	src=$build/wheel-$tag
-	rm -rf "$src" "$outdir/m0serve-$release-$tag-$tag-"*.whl
+	rm -rf "$src" "$outdir/$dist-$release-$tag-$tag-"*.whl
 	mkdir -p "$src"
 	tar -xzf "$sdist" -C "$src" --strip-components=1
 	M0_TARGET_PYTHON=$python M0_WHEEL_PLATFORM=$platform \
@@ -94,7 +113,7 @@ for python in "$@"; do
 		cat "$log" >&2
 		exit 1
 	}
-	wheel=$outdir/m0serve-$release-$tag-$tag-$platform.whl
+	wheel=$outdir/$dist-$release-$tag-$tag-$platform.whl
 	[ -f "$wheel" ] || {
 		echo "build-wheel: the wheel for $python is not $wheel" >&2
 		exit 1

@@ -8,9 +8,11 @@ was built with (cpXY-cpXY), as Granian's are.
 
 The target is this interpreter, or M0_TARGET_PYTHON (make wheel builds
 every interpreter's wheel with one setuptools); M0_WHEEL_PLATFORM sets
-the platform tag (make wheel: manylinux_2_34_x86_64, which it checks).
+the platform tag (make wheel: manylinux_2_17_x86_64, which it checks).
 Building needs Go (go.mod's version, or a Go that fetches it) and a C
-compiler; without either it stops with one line naming what is missing.
+compiler (cgo's: `go env CC`, which CC sets; make wheel's is Zig's,
+targeting glibc 2.17); without either it stops with one line naming
+what is missing.
 """
 
 import json
@@ -34,6 +36,7 @@ print(json.dumps({
     "include": sysconfig.get_paths()["include"],
     "suffix": sysconfig.get_config_var("EXT_SUFFIX"),
     "free_threaded": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+    "multiarch": sysconfig.get_config_var("MULTIARCH") or "",
 }))"""
 
 
@@ -64,6 +67,25 @@ def target():
     return _target
 
 
+def multiarch_include(t):
+    """Debian's Python.h reaches its pyconfig.h as
+    <MULTIARCH/python3.X/pyconfig.h>, beside the other headers under
+    /usr/include, which a compiler with a sysroot of its own (Zig's) does
+    not search; and -I/usr/include would put this machine's libc headers
+    before the ones it targets. So a folder of our own holds that one
+    path, and is searched instead. None where pyconfig.h is in include."""
+    include, multiarch = t["include"], t["multiarch"]
+    real = os.path.join(os.path.dirname(include), multiarch, os.path.basename(include))
+    if not multiarch or not os.path.isfile(os.path.join(real, "pyconfig.h")):
+        return None
+    folder = HERE / "build" / "multiarch-include"
+    link = folder / multiarch / os.path.basename(include)
+    if not link.exists():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(real)
+    return str(folder)
+
+
 def go_build(out):
     """Builds the extension into out with go build -buildmode=c-shared."""
     t = target()
@@ -79,6 +101,7 @@ def go_build(out):
         fail("building from source needs a C compiler: no `%s` on PATH (Debian: apt-get install gcc)" % cc.split()[0])
     if not (GO_TREE / "go.mod").is_file():
         fail("no Go sources in %s: build from the sdist (make wheel makes it)" % GO_TREE)
+    multiarch = multiarch_include(t)
     version = (HERE / "VERSION").read_text().strip()
     commit_file = HERE / "COMMIT"
     commit = commit_file.read_text().strip() if commit_file.is_file() else "unknown"
@@ -91,10 +114,14 @@ def go_build(out):
         M0_PYTHON_LINK="none",
         M0_PYTHON_INCLUDE=include,
         # The include dir in CGO_CFLAGS too: the build cache keys on it.
-        CGO_CFLAGS="-O2 -I" + include,
+        # Python.h defines _POSIX_C_SOURCE after cgo's own headers did;
+        # gcc warns, Zig's clang (make wheel's CC) makes it an error.
+        CGO_CFLAGS="-O2 -I" + include + ("" if multiarch is None else " -I" + multiarch)
+        + (" -Wno-macro-redefined" if "zig" in os.path.basename(cc.split()[0]) else ""),
         # cgo links a test program with the library's objects to learn
-        # their symbols; the Python C API stays undefined there too.
-        CGO_LDFLAGS="-O2 -Wl,--unresolved-symbols=ignore-all",
+        # their symbols; the Python C API stays undefined there too (-z
+        # undefs: GNU ld's and Zig's lld's spelling alike).
+        CGO_LDFLAGS="-O2 -Wl,-z,undefs",
     )
     ldflags = "-checklinkname=0 -s -w -X github.com/m0serve/m0serve/cli.version=%s -X github.com/m0serve/m0serve/cli.commit=%s" % (
         version, commit)

@@ -73,3 +73,19 @@ func newBackend(kind string, logf func(format string, args ...any)) (loop.Backen
 // Backends lists the I/O backends this build has, in the order auto tries
 // them.
 func Backends() []string { return []string{"io_uring", "epoll"} }
+
+// AutoBackend names the backend --backend auto takes on this machine now,
+// by setting io_uring up and closing it: io_uring; or epoll, with the
+// reason io_uring cannot be used here (the start line's warning); or ""
+// with the io_uring failure that auto would stop on.
+func AutoBackend() (name string, why error) {
+	b, err := newURingBackend()
+	switch {
+	case err == nil:
+		b.Close()
+		return "io_uring", nil
+	case errors.Is(err, uring.ErrUnavailable):
+		return "epoll", err
+	}
+	return "", err
+}

@@ -170,3 +170,36 @@ func autoBackendChild() int {
 	}
 	return 0
 }
+
+// TestAutoBackendNamesTheChoice: what --version reports is what auto
+// takes: io_uring when it sets up (and the probe's ring is closed),
+// epoll with the reason when io_uring is unavailable, none when auto
+// would stop.
+func TestAutoBackendNamesTheChoice(t *testing.T) {
+	closed := false
+	withURing(t, func() (loop.Backend, error) { return &closeCounter{closed: &closed}, nil })
+	if name, why := AutoBackend(); name != "io_uring" || why != nil || !closed {
+		t.Errorf("io_uring sets up: %q, %v, closed %v; want io_uring, nil, closed", name, why, closed)
+	}
+	unavailable := fmt.Errorf("io_uring_setup: operation not permitted: %w", uring.ErrUnavailable)
+	withURing(t, func() (loop.Backend, error) { return nil, unavailable })
+	if name, why := AutoBackend(); name != "epoll" || why != unavailable {
+		t.Errorf("io_uring unavailable: %q, %v; want epoll and the reason", name, why)
+	}
+	broken := errors.New("io_uring: register buffers: cannot allocate memory")
+	withURing(t, func() (loop.Backend, error) { return nil, broken })
+	if name, why := AutoBackend(); name != "" || why != broken {
+		t.Errorf("io_uring failing otherwise: %q, %v; want none and the failure", name, why)
+	}
+}
+
+// closeCounter is a backend that only records its Close.
+type closeCounter struct {
+	loop.Backend
+	closed *bool
+}
+
+func (c *closeCounter) Close() error {
+	*c.closed = true
+	return nil
+}

@@ -28,3 +28,6 @@ func newBackend(kind string, logf func(format string, args ...any)) (loop.Backen
 
 // Backends lists the I/O backends this build has.
 func Backends() []string { return []string{"kqueue"} }
+
+// AutoBackend names the backend --backend auto takes: kqueue, the only one.
+func AutoBackend() (name string, why error) { return "kqueue", nil }

@@ -29,17 +29,35 @@ func stampFlags(root string) (string, error) {
 	return "-X github.com/m0serve/m0serve/cli.version=" + strings.TrimSpace(string(version)) + " -X github.com/m0serve/m0serve/cli.commit=" + commit, nil
 }
 
-var versionLine = regexp.MustCompile(`^m0serve (\S+) \(commit (\S+), CPython (\d+\.\d+)\.\d+\S*, backends: ([a-z_ ]+), (go\S+) (\w+)/(\w+)\)\n$`)
+var versionLine = regexp.MustCompile(`^m0serve (\S+) \(commit (\S+), CPython (\d+\.\d+)\.\d+\S* embedded, GIL enabled, ` +
+	`backends: ([a-z_ ]+), ([a-z_]+) in use, (go\S+) (\w+)/(\w+)\)\n$`)
 
-// TestVersion: --version names the release, the commit, the CPython the
-// binary embeds, the backends built in and the Go toolchain, on one line.
+// TestVersion: --version (and -V) names the release, the commit, the
+// CPython the binary embeds and that its GIL is enabled, the backends
+// built in and the one this machine's auto start takes (the one a
+// server started here serves on), and the Go toolchain, on one line.
+// Where io_uring_setup is refused (tests/tools/noiouring), it names
+// epoll and why.
 func TestVersion(t *testing.T) {
 	status, out := runToExit(t, cleanEnv(), "--version")
 	m := versionLine.FindStringSubmatch(out)
 	if status != 0 || m == nil {
-		t.Fatalf("--version: status %d, %q; want 0 and m0serve VERSION (commit C, CPython X.Y.Z, backends: ..., go...)", status, out)
+		t.Fatalf("--version: status %d, %q; want 0 and m0serve VERSION (commit C, CPython X.Y.Z embedded, GIL enabled, backends: ..., B in use, go...)", status, out)
 	}
-	version, commit, python, backends, goVersion, goos, goarch := m[1], m[2], m[3], m[4], m[5], m[6], m[7]
+	version, commit, python, backends, inUse, goVersion, goos, goarch := m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8]
+	if status, short := runToExit(t, cleanEnv(), "-V"); status != 0 || short != out {
+		t.Errorf("-V: status %d, %q; want --version's %q", status, short, out)
+	}
+	s := start(t, variant{name: "auto"}, "--native", "hello")
+	if served := servingLine.FindStringSubmatch(s.logs.String()); served == nil || !strings.HasPrefix(served[2], inUse+")") {
+		t.Errorf("--version says %s in use; the server started here serves on %q", inUse, served)
+	}
+	s.stop()
+	refused := exec.Command(noIOURing, binary, "-V")
+	refused.Env = cleanEnv()
+	if out, err := refused.Output(); err != nil || !regexp.MustCompile(`, backends: io_uring epoll, epoll in use \(io_uring: [^\n]*not permitted[^\n]*\), go`).Match(out) {
+		t.Errorf("-V where io_uring_setup is refused: %v, %q; want epoll in use and the reason", err, out)
+	}
 
 	file, err := os.ReadFile("../VERSION")
 	if err != nil {

@@ -1,5 +1,8 @@
 """m0serve: a Python application server written in Go.
 
+The distribution is m0serve-go (pip install m0serve-go); it installs this
+package and the command m0serve.
+
 The server runs inside this interpreter: m0serve._m0serve is m0serve's Go
 packages built as a CPython extension module, and the console script
 `m0serve` and `python -m m0serve` both call main(), which hands the
@@ -42,8 +45,9 @@ def main(argv=None):
         else:
             sys.stderr.write(
                 "m0serve: this installation has %s, not an extension for CPython %d.%d (%s):"
-                " install the m0serve wheel for this interpreter\n"
-                % (" ".join(found) or "no extension module", sys.version_info[0], sys.version_info[1], sys.executable)
+                " install m0serve-go with this interpreter (%s -m pip install m0serve-go)\n"
+                % (" ".join(found) or "no extension module", sys.version_info[0], sys.version_info[1], sys.executable,
+                   sys.executable)
             )
         sys.exit(2)
 
