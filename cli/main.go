@@ -31,7 +31,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg := server.Defaults
 	cfg.Version = releaseVersion(version, buildInfo())
 	fs, options := newFlagSet(&cfg)
-	showVersion := fs.Bool("version", false, "print the version (and the CPython and backends built in) and exit")
+	showVersion := fs.Bool("version", false, "print the version, the CPython serving (embedded or the host's, GIL on or off) and the backends (which one this machine takes) and exit")
 
 	for _, o := range options {
 		value, ok := os.LookupEnv(o.env)

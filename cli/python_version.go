@@ -32,8 +32,8 @@ func checkPythonVersion(venv string) error {
 	}
 	made, ok := venvVersion(filepath.Join(venv, "pyvenv.cfg"))
 	if ok && made != embedded {
-		return fmt.Errorf("built for CPython %s but the virtual environment %s is CPython %s: use an m0serve built for %s (its wheel: cp%s)",
-			embedded, venv, made, made, strings.ReplaceAll(made, ".", ""))
+		return fmt.Errorf("built for CPython %s but the virtual environment %s is CPython %s: install m0serve into it (%s/bin/python -m pip install m0serve-go, the cp%s wheel) and run its m0serve",
+			embedded, venv, made, venv, strings.ReplaceAll(made, ".", ""))
 	}
 	return nil
 }
