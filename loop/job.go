@@ -144,6 +144,7 @@ type Job struct {
 	h2Unacked  int
 	h2Received int64
 	h2BodyAt   int64 // when its body last arrived (or the job began)
+	h2SendAt   int64 // when its stream's window last opened, or was not what held it
 	h2Ended    bool
 	h2Broken   bool
 }
@@ -170,7 +171,7 @@ func (j *Job) reset() {
 	j.writtenWanted, j.readableWanted = false, false
 	j.webSocket, j.wsHandler, j.wsRemote = false, nil, nil
 	j.h2, j.stream, j.h2Ready = nil, nil, false
-	j.h2Unacked, j.h2Received, j.h2Ended, j.h2Broken, j.h2BodyAt = 0, 0, false, false, 0
+	j.h2Unacked, j.h2Received, j.h2Ended, j.h2Broken, j.h2BodyAt, j.h2SendAt = 0, 0, false, false, 0, 0
 	j.taken.Store(false)
 }
 

@@ -85,7 +85,7 @@ func TestWebSocketOverHTTP2(t *testing.T) {
 	if h.fb.isClosed(c) {
 		t.Fatal("the connection closed with its WebSocket")
 	}
-	if st := h.h2Ended(c, 1); st.reset {
+	if st := h.h2Ended(c, 1); st.reset && st.resetCode != http2.ErrCodeNo {
 		t.Fatalf("stream reset after a clean close (%v)", st.resetCode)
 	}
 }
