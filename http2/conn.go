@@ -59,6 +59,7 @@ type Conn struct {
 	lastPeer  uint32 // the highest stream id the client has used
 	lastServe uint32 // the highest stream id handed to the handler
 	served    int    // streams the handler holds (Done not yet called)
+	lingering int    // streams answered, their request body still coming
 	// closed remembers the ids of the streams closed last, the high bit
 	// set for those the server reset, whose late frames are ignored
 	// (§5.1); a ring, of recentClosed(cfg) entries.

@@ -410,35 +410,70 @@ func TestInitialWindowChange(t *testing.T) {
 	}
 }
 
-// TestEarlyResponse: a response finished before the request body ends
-// asks the client to stop with RST_STREAM NO_ERROR as its handler is
-// done (§8.1), so no stream outlives its handler (issue 37: one byte of
-// body and silence held the connection for good). The body and trailers
-// that crossed the reset are dropped, and the connection goes on.
+// TestEarlyResponse: a response finished before the request body is read
+// and dropped (§8.1): a small rest ends quietly, trailers included; a rest
+// past a window is cut off with RST_STREAM NO_ERROR, and so is one that
+// stops coming: ExpireLingering (issue 37: one byte of body and silence
+// held the stream, and its connection, for good).
 func TestEarlyResponse(t *testing.T) {
 	p := newPeer(t, Config{InitialWindowSize: defaultWindow})
 	p.app.respond = reply
 	p.start()
 	p.headers(1, false, ":method", "POST", ":scheme", "http", ":path", "/")
-	p.must(p.framer.WriteData(1, false, []byte("x")))
 	p.feed()
 	p.expect(http2.FrameHeaders)
 	p.expect(http2.FrameData)
-	p.rst(1, http2.ErrCodeNo)
-	if p.err != nil || len(p.conn.streams) != 0 || !p.conn.Idle() {
-		t.Fatalf("stream left open after its handler was done: %v, %d open", p.err, len(p.conn.streams))
-	}
 	p.must(p.framer.WriteData(1, false, []byte("late")))
 	p.headers(1, true, "x-trailer", "1")
 	p.feed()
 	p.quiet()
-	if p.err != nil {
-		t.Fatalf("late frames for a stream the server reset: %v", p.err)
+	if p.err != nil || len(p.conn.streams) != 0 || p.conn.lingering != 0 {
+		t.Fatalf("stream not closed by its END_STREAM: %v", p.err)
 	}
 	if len(p.app.bodies[1]) != 0 {
-		t.Fatalf("body after the response reached a handler that was done: %q", p.app.bodies[1])
+		t.Fatal("body after the response reached a handler that was done")
 	}
-	p.get(3, "/", true)
+
+	p.headers(3, false, ":method", "POST", ":scheme", "http", ":path", "/")
 	p.feed()
 	p.expect(http2.FrameHeaders)
+	p.expect(http2.FrameData)
+	for i := 0; i < 5; i++ {
+		p.must(p.framer.WriteData(3, false, make([]byte, 16384)))
+	}
+	p.feed()
+	p.rst(3, http2.ErrCodeNo)
+
+	// One byte, then silence: cut off at the second sweep with nothing
+	// new, and the connection is idle.
+	p.headers(5, false, ":method", "POST", ":scheme", "http", ":path", "/")
+	p.must(p.framer.WriteData(5, false, []byte("x")))
+	p.feed()
+	p.expect(http2.FrameHeaders)
+	p.expect(http2.FrameData)
+	if p.conn.ExpireLingering() || p.conn.Idle() {
+		t.Fatal("a lingering stream cut off, or the connection idle, at the first sweep")
+	}
+	p.must(p.framer.WriteData(5, false, []byte("y")))
+	p.feed()
+	if p.conn.ExpireLingering() {
+		t.Fatal("a lingering stream cut off with body arriving since the last sweep")
+	}
+	if !p.conn.ExpireLingering() {
+		t.Fatal("a lingering stream not cut off after a sweep with nothing new")
+	}
+	p.feed()
+	p.rst(5, http2.ErrCodeNo)
+	if !p.conn.Idle() {
+		t.Fatal("the connection not idle once its last stream was cut off")
+	}
+	// What crossed the reset is dropped, and the connection goes on.
+	p.must(p.framer.WriteData(5, false, []byte("late")))
+	p.headers(5, true, "x-trailer", "1")
+	p.get(7, "/", true)
+	p.feed()
+	p.expect(http2.FrameHeaders)
+	if p.err != nil {
+		t.Fatalf("late frames for a stream the server cut off: %v", p.err)
+	}
 }

@@ -13,9 +13,13 @@ type Stream struct {
 	// Value is the handler's own record for the stream (a job).
 	Value any
 
-	state   streamState
-	held    bool // given to the handler, Done not yet called
-	blocked bool // a WriteData stopped short for want of window
+	state streamState
+	// Who has the stream besides the codec: held, the handler (Done not
+	// yet called); lingering, nobody: answered and Done, the request body
+	// still coming, read and dropped (quiet: none of it came since the
+	// last ExpireLingering).
+	held, lingering, quiet bool
+	blocked                bool // a WriteData stopped short for want of window
 
 	sendWindow int64 // what the server may still send on the stream
 	recvWindow int64 // what the client may still send on the stream
@@ -87,6 +91,10 @@ func (c *Conn) closeStream(s *Stream, how ending, code ErrCode) {
 	// Body the handler never took still holds connection window.
 	c.returnCredit(nil, s.buffered)
 	s.buffered = 0
+	if s.lingering {
+		s.lingering = false
+		c.lingering--
+	}
 	if !s.held {
 		c.free = append(c.free, s)
 		return
@@ -97,10 +105,7 @@ func (c *Conn) closeStream(s *Stream, how ending, code ErrCode) {
 }
 
 // Done gives s back: the handler is finished with it. A response that
-// did not end is cut off with RST_STREAM (INTERNAL_ERROR). A response
-// that ended before the request body did asks the client to stop
-// sending it with RST_STREAM (NO_ERROR), as §8.1 allows and x/net does:
-// no stream outlives its handler, so none is left without a deadline.
+// did not end is cut off with RST_STREAM (INTERNAL_ERROR).
 func (c *Conn) Done(s *Stream) {
 	if !s.held {
 		return
@@ -118,14 +123,58 @@ func (c *Conn) Done(s *Stream) {
 		c.resetStream(s.ID, ErrCodeInternal)
 		return
 	}
-	if c.resetScore > 0 {
-		c.resetScore-- // answered in full: the client did nothing wrong
+	// The response is whole and the request body is still coming: it is
+	// read and dropped until it ends, up to a window's worth, past which
+	// RST_STREAM with NO_ERROR asks the client to stop (§8.1). Ending
+	// small bodies quietly keeps a trailing DATA or trailer block from
+	// meeting a reset the client did not cause; a body that stops coming
+	// is cut off the same way by ExpireLingering, so that no stream
+	// outlives its handler by more than the caller's body timeout.
+	s.lingering, s.quiet = true, false
+	c.lingering++
+}
+
+// discard drops body that arrives for a lingering stream.
+func (c *Conn) discard(s *Stream, n int64, end bool) {
+	c.returnCredit(s, n)
+	s.quiet = false
+	switch {
+	case end:
+		s.endRemote()
+		c.closeIfDone(s)
+	case s.received > int64(c.cfg.InitialWindowSize):
+		c.cutLingering(s)
 	}
+}
+
+// cutLingering asks the client to stop sending a lingering stream's
+// body (§8.1).
+func (c *Conn) cutLingering(s *Stream) {
 	c.out = appendRSTStream(c.out, s.ID, ErrCodeNo)
 	c.closeStream(s, resetByServer, ErrCodeNo)
-	if err := c.control(); err != nil {
-		c.fail(err.(*ConnError))
+}
+
+// ExpireLingering cuts off, with RST_STREAM (NO_ERROR), each stream whose
+// handler is done and whose request body has not moved since the
+// previous call, and reports whether it cut any. Called once per body
+// timeout, it keeps a client that stops sending a body nobody reads from
+// holding a stream (and the connection) longer than two of them.
+func (c *Conn) ExpireLingering() bool {
+	if c.lingering == 0 || c.err != nil {
+		return false
 	}
+	cut := false
+	for _, s := range c.streams {
+		switch {
+		case !s.lingering:
+		case !s.quiet:
+			s.quiet = true
+		default:
+			c.cutLingering(s)
+			cut = true
+		}
+	}
+	return cut
 }
 
 func (c *Conn) data(h FrameHeader, p []byte) error {
@@ -169,6 +218,10 @@ func (c *Conn) data(h FrameHeader, p []byte) error {
 	s.received += int64(len(body))
 	if cl := s.Request.ContentLength; cl >= 0 && (s.received > cl || end && s.received != cl) {
 		return malformed(s.ID, "body length differs from content-length")
+	}
+	if s.lingering {
+		c.discard(s, int64(len(body)), end)
+		return nil
 	}
 	s.buffered += int64(len(body))
 	if end {
@@ -338,6 +391,10 @@ func (c *Conn) endHeaders(b headerBlock) error {
 		if err != nil {
 			return err
 		}
+		if s.lingering {
+			c.discard(s, 0, true)
+			return nil
+		}
 		s.endRemote()
 		c.handler.Data(s, nil, true)
 		c.closeIfDone(s)
@@ -346,9 +403,10 @@ func (c *Conn) endHeaders(b headerBlock) error {
 	if c.goAway == goAwayFinal && id > c.goAwayLast {
 		return nil // after the final GOAWAY, new streams are ignored (§6.8)
 	}
-	if c.served >= int(c.cfg.MaxConcurrentStreams) {
+	if c.served+c.lingering >= int(c.cfg.MaxConcurrentStreams) {
 		// Handlers still busy with reset streams count too, so resets
-		// make no room (CVE-2023-44487). A refusal is charged as a
+		// make no room (CVE-2023-44487), and so do answered streams
+		// whose request body is still coming. A refusal is charged as a
 		// reset: a client that keeps opening past the limit is closed.
 		if err := c.chargeReset(); err != nil {
 			return err

@@ -71,12 +71,16 @@ type h2conn struct {
 	// (http2_timeout.go); expired is its scratch list.
 	jobs, expired []*Job
 	// sockets are the connection's WebSockets (RFC 8441, websocket_h2.go);
-	// wsReady those with input to read or output to move.
-	sockets, wsReady []*WebSocket
+	// wsReady those with input to read or output to move; wsShut the
+	// tick's scratch list of those held at a shut window.
+	sockets, wsReady, wsShut []*WebSocket
 	// progress is when the client last opened a window the server was
 	// waiting for, or the connection's window was not what held a
 	// stream (--send-timeout).
 	progress int64
+	// swept is when the codec's lingering streams were last swept
+	// (ExpireLingering, once per --body-timeout).
+	swept int64
 
 	// assembler builds req from a stream's fields; its Buf is the head
 	// req's spans index, copied into the job.
@@ -132,7 +136,7 @@ func (l *Loop) h2Switch(s *slot, in []byte) (taken, goOn bool) {
 // startHTTP2 turns a slot into an HTTP/2 connection; the preface and
 // what follows are still in its input.
 func (l *Loop) startHTTP2(s *slot) {
-	hc := &h2conn{loop: l, index: s.index, gen: s.gen, progress: l.now}
+	hc := &h2conn{loop: l, index: s.index, gen: s.gen, progress: l.now, swept: l.now}
 	hc.assembler.Limits = l.cfg.Limits
 	cfg := l.cfg.HTTP2.Conn
 	if l.cfg.WebSocket.Disabled {
@@ -485,6 +489,7 @@ func (hc *h2conn) Reset(st *http2.Stream, _ http2.ErrCode) {
 func (hc *h2conn) WindowOpened(st *http2.Stream) {
 	hc.progress = hc.loop.now
 	if c, ok := st.Value.(*WebSocket); ok {
+		c.stream.sendAt = hc.loop.now
 		hc.markWebSocket(c)
 		return
 	}

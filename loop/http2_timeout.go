@@ -5,7 +5,10 @@ package loop
 // connection what s.job is to an HTTP/1.1 one, and the connection's own
 // deadlines (header, idle) are serveHTTP2's.
 
-// tickHTTP2 applies --send-timeout to a client that keeps a window shut
+// tickHTTP2 cuts off the streams answered while their request body was
+// still coming once that body stops for --body-timeout (RST_STREAM
+// NO_ERROR, RFC 9113 §8.1), so that a connection whose client goes
+// silent is idle and meets --keepalive-timeout. It applies --send-timeout to a client that keeps a window shut
 // on a response the server has for it (the handler's Write would wait
 // for good): a stream's own window shut that long resets that stream,
 // and its job ends, while the others go on; the connection's window,
@@ -25,6 +28,11 @@ func (l *Loop) tickHTTP2(s *slot) {
 		return
 	}
 	l.tickStreamWebSockets(hc)
+	cut := l.streamWebSocketSendTimeouts(hc)
+	if l.now-hc.swept >= int64(l.cfg.BodyTimeout) {
+		hc.swept = l.now
+		cut = hc.conn.ExpireLingering() || cut
+	}
 	hc.expired = hc.expired[:0]
 	for _, j := range hc.jobs {
 		j.mu.Lock()
@@ -68,7 +76,7 @@ func (l *Loop) tickHTTP2(s *slot) {
 		j.mu.Lock()
 		l.refuseStreamBody(hc, j, 504, "request timeout", ErrAborted)
 	}
-	if len(hc.expired) > 0 {
+	if len(hc.expired) > 0 || cut {
 		clear(hc.expired)
 		l.advance(s)
 		l.touch(s)
@@ -82,4 +90,30 @@ func (l *Loop) tickHTTP2(s *slot) {
 func (l *Loop) bodyStalled(j *Job) bool {
 	waiting := j.buffering || j.wantBody && j.inboxRead == len(j.inbox)
 	return waiting && !j.bodyDone && !j.detached && l.now-j.h2BodyAt >= int64(l.cfg.BodyTimeout)
+}
+
+// streamWebSocketSendTimeouts resets the WebSocket streams whose own
+// window the client has held shut for --send-timeout (the WebSocket ends
+// with 1006, as for any reset), and reports whether it reset any.
+func (l *Loop) streamWebSocketSendTimeouts(hc *h2conn) bool {
+	shut := hc.wsShut[:0]
+	for _, c := range hc.sockets {
+		switch {
+		case c.stream.done || !c.stream.st.WindowShut():
+			c.stream.sendAt = l.now
+		case l.now-c.stream.sendAt >= int64(l.cfg.SendTimeout):
+			shut = append(shut, c)
+		}
+	}
+	for _, c := range shut {
+		if n, ok := l.sendTimeouts.allow(l.now); ok {
+			l.cfg.Logf("m0serve: an HTTP/2 client kept a WebSocket stream's flow-control window shut for --send-timeout (%v): stream reset (%d since the last report)", l.cfg.SendTimeout, n)
+		}
+		if !c.stream.done {
+			hc.conn.Cancel(c.stream.st)
+		}
+	}
+	clear(shut)
+	hc.wsShut = shut[:0]
+	return len(shut) > 0
 }
