@@ -127,6 +127,26 @@ func TestMalformed(t *testing.T) {
 			[]string{":method", "CONNECT", ":authority", "a:443"}},
 		{"two content-lengths", append(base, "content-length", "0", "content-length", "1"),
 			append(base, "content-length", "0", "content-length", "0")},
+		// Issue 37: pseudo-headers' values by their grammar, so that no
+		// layer above can read one as more than it is.
+		{"CR LF in :path", []string{":method", "GET", ":scheme", "https", ":path", "/ HTTP/1.1\r\nx-injected: yes"},
+			[]string{":method", "GET", ":scheme", "https", ":path", "/a%20b?c=d"}},
+		{"space in :path", []string{":method", "GET", ":scheme", "https", ":path", "/a b"}, base},
+		{"fragment in :path", []string{":method", "GET", ":scheme", "https", ":path", "/a#b"}, base},
+		{"obs-text in :path", []string{":method", "GET", ":scheme", "https", ":path", "/\xff"}, base},
+		{"CR LF in :method", []string{":method", "GET / HTTP/1.1\r\nx: y", ":scheme", "https", ":path", "/"},
+			[]string{":method", "PURGE", ":scheme", "https", ":path", "/"}},
+		{"CR LF in :authority", []string{":method", "GET", ":scheme", "https", ":authority", "a\r\nx: y", ":path", "/"},
+			[]string{":method", "GET", ":scheme", "https", ":authority", "[::1]:8443", ":path", "/"}},
+		{"userinfo in :authority", []string{":method", "GET", ":scheme", "https", ":authority", "u@a", ":path", "/"},
+			[]string{":method", "GET", ":scheme", "https", ":authority", "a.b-c_d~e:1", ":path", "/"}},
+		{"host differs", []string{":method", "GET", ":scheme", "https", ":authority", "a", ":path", "/", "host", "b"},
+			[]string{":method", "GET", ":scheme", "https", ":authority", "a", ":path", "/", "host", "A"}},
+		{"two hosts", append(base, "host", "a", "host", "a"), append(base, "host", "a")},
+		{"space in :scheme", []string{":method", "GET", ":scheme", "ht tp", ":path", "/"}, base},
+		{"control in value", append(base, "x", "a\x01b"), append(base, "x", "a\tb\x80")},
+		{"NUL in value", append(base, "x", "a\x00b"), base},
+		{"LF in name", append(base, "x\ny", "a"), base},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPeer(t, Config{})
@@ -135,8 +155,8 @@ func TestMalformed(t *testing.T) {
 			p.headers(1, true, tc.bad...)
 			p.feed()
 			p.rst(1, http2.ErrCodeProtocol)
-			if len(p.app.requests) != 0 {
-				t.Fatal("malformed request reached the handler")
+			if len(p.app.requests) != 0 || p.app.bad[1] == "" {
+				t.Fatalf("malformed request reached the handler, or Malformed not called (%q)", p.app.bad[1])
 			}
 			p.headers(3, true, tc.good...)
 			p.feed()

@@ -159,6 +159,29 @@ func (r hostileReply) header(name string) (string, bool) {
 	return "", false
 }
 
+// h2App is a server configuration of the matrix the issue's tests run on.
+type h2App struct {
+	name string
+	v    variant
+	args []string
+}
+
+// h2Matrix is io_uring and epoll, each with the native handler (args),
+// the WSGI app, and the ASGI app on the loop's thread and on the
+// executor; WSGI with two handler threads, so that one held stream does
+// not hold the others.
+func h2Matrix(t *testing.T, native []string, wsgi, asgi string) []h2App {
+	var m []h2App
+	for _, v := range []variant{variants[0], variants[1]} {
+		m = append(m,
+			h2App{v.name + "/native", v, native},
+			h2App{v.name + "/wsgi", v, []string{"--app-dir", appsDir(t), "--threads", "2", wsgi}},
+			h2App{v.name + "/asgi-loop", v, []string{"--app-dir", appsDir(t), "--asgi-thread", "loop", asgi}},
+			h2App{v.name + "/asgi-executor", v, []string{"--app-dir", appsDir(t), "--asgi-thread", "executor", asgi}})
+	}
+	return m
+}
+
 // TestHTTP2HostileRequests (issue 37, 1): CR LF, NUL, spaces and the like
 // in :path, :method, :authority, :scheme and field names or values never
 // reach the app: the stream is refused (RST_STREAM PROTOCOL_ERROR, or a
@@ -279,16 +302,10 @@ func testH2Hostile(t *testing.T, s *h2Server) {
 // with no stream left, closes the idle connection after
 // --keepalive-timeout.
 func TestHTTP2LingeringStream(t *testing.T) {
-	for _, app := range []struct {
-		name string
-		args []string
-	}{
-		{"native", []string{"--native", "hello"}},
-		{"wsgi", []string{"--app-dir", appsDir(t), "h2_hostile_app:application"}},
-		{"asgi", []string{"--app-dir", appsDir(t), "h2_hostile_app:app"}},
-	} {
+	for _, app := range h2Matrix(t, []string{"--native", "hello"}, "h2_hostile_app:application", "h2_hostile_app:app") {
 		t.Run(app.name, func(t *testing.T) {
-			s := &h2Server{native: true, server: start(t, variants[0],
+			t.Parallel() // each waits seconds on its timeouts
+			s := &h2Server{native: true, server: start(t, app.v,
 				append([]string{"--body-timeout", "2s", "--keepalive-timeout", "2s"}, app.args...)...)}
 			c := dialH2(t, s)
 			mu := newAtomicMutex()
@@ -398,17 +415,14 @@ func TestHTTP2ContinuationFlood(t *testing.T) {
 // --send-timeout 2s the shut stream is reset (its handler's job ended)
 // and the other goes on, on the same connection.
 func TestHTTP2StreamSendTimeout(t *testing.T) {
-	for _, app := range []struct {
-		name string
-		args []string
-		path string
-	}{
-		{"native", []string{"--native", "echo"}, "/?raw"},
-		{"wsgi", []string{"--app-dir", appsDir(t), "--threads", "2", "h2_app:application"}, "/size/1000000"},
-		{"asgi", []string{"--app-dir", appsDir(t), "h2_app:app"}, "/size/1000000"},
-	} {
+	for _, app := range h2Matrix(t, []string{"--native", "echo"}, "h2_app:application", "h2_app:app") {
+		path := "/size/1000000"
+		if app.name == "native" || strings.HasSuffix(app.name, "/native") {
+			path = "/?raw"
+		}
 		t.Run(app.name, func(t *testing.T) {
-			s := &h2Server{native: true, server: start(t, variants[0], append([]string{"--send-timeout", "2s"}, app.args...)...)}
+			t.Parallel() // each waits seconds on its timeout
+			s := &h2Server{native: true, server: start(t, app.v, append([]string{"--send-timeout", "2s"}, app.args...)...)}
 			c := dialH2(t, s)
 			mu := newAtomicMutex()
 			mu.Lock()
@@ -421,7 +435,7 @@ func TestHTTP2StreamSendTimeout(t *testing.T) {
 			request := func(id uint32) {
 				mu.Lock()
 				defer mu.Unlock()
-				fields := [][2]string{{":method", "POST"}, {":scheme", "http"}, {":authority", s.addr}, {":path", app.path}}
+				fields := [][2]string{{":method", "POST"}, {":scheme", "http"}, {":authority", s.addr}, {":path", path}}
 				c.writeRequest(t, id, fields, false)
 				c.fr.WriteData(id, true, bytes.Repeat([]byte("held"), 4000))
 			}
