@@ -494,17 +494,20 @@ const (
 )
 
 // recall says how a stream id at or below lastPeer closed, as far as the
-// ring remembers.
+// ring remembers: a reset by the server wins over another entry of the
+// same id (a frame on the closed stream that the server answered with
+// RST_STREAM).
 func (c *Conn) recall(id uint32) closedKind {
+	kind := closedUnknown
 	for _, e := range c.closed {
-		if e != 0 && e&^serverResetBit == id {
-			if e&serverResetBit != 0 {
-				return closedByServerReset
-			}
-			return closedOtherwise
+		switch {
+		case e == id|serverResetBit:
+			return closedByServerReset
+		case e == id:
+			kind = closedOtherwise
 		}
 	}
-	return closedUnknown
+	return kind
 }
 
 // resetStream sends RST_STREAM for a stream error and closes the stream.
@@ -518,6 +521,11 @@ func (c *Conn) resetStream(id uint32, code ErrCode) {
 			c.fail(err.(*ConnError))
 			return
 		}
+	} else if c.recall(id) != closedByServerReset {
+		// A stream refused before it opened (REFUSED_STREAM), or a frame
+		// on a closed one: what the client had in flight for it is
+		// ignored too.
+		c.remember(id, true)
 	}
 	if err := c.control(); err != nil {
 		c.fail(err.(*ConnError))

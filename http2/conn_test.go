@@ -497,3 +497,45 @@ func TestEarlyResponse(t *testing.T) {
 		t.Fatalf("late frames for a stream the server cut off: %v", p.err)
 	}
 }
+
+// TestRefusedStreamGrace: a stream refused over the concurrency limit is
+// remembered as one the server reset: the body and trailers the client
+// had in flight for it are ignored, not a connection error.
+func TestRefusedStreamGrace(t *testing.T) {
+	p := newPeer(t, Config{MaxConcurrentStreams: 1})
+	p.hold()
+	p.start()
+	p.headers(1, false, ":method", "POST", ":scheme", "http", ":path", "/")
+	p.headers(3, false, ":method", "POST", ":scheme", "http", ":path", "/")
+	p.feed()
+	p.rst(3, http2.ErrCodeRefusedStream)
+	p.must(p.framer.WriteData(3, false, []byte("in flight")))
+	p.headers(3, true, "x-trailer", "1")
+	p.feed()
+	p.quiet()
+	if p.err != nil {
+		t.Fatalf("frames in flight for a refused stream: %v", p.err)
+	}
+}
+
+// TestResetGrace: late frames for any of the last streams the server
+// reset are ignored, however many it reset since (issue 37: the last 16
+// only, so the 17th back ended the connection).
+func TestResetGrace(t *testing.T) {
+	p := newPeer(t, Config{})
+	p.start()
+	for id := uint32(1); id < 2*40; id += 2 {
+		p.headers(id, false, ":method", "GET", ":scheme", "http", ":path", "no slash")
+	}
+	p.feed()
+	for id := uint32(1); id < 2*40; id += 2 {
+		p.rst(id, http2.ErrCodeProtocol)
+	}
+	p.must(p.framer.WriteData(1, false, []byte("late")))
+	p.headers(1, true, "x-trailer", "1")
+	p.feed()
+	p.quiet()
+	if p.err != nil {
+		t.Fatalf("late frames for the 40th stream back the server reset: %v", p.err)
+	}
+}
