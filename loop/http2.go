@@ -19,10 +19,11 @@ import (
 // by http1's tables); no text is written and parsed again, so no value
 // can be read as more than one part. Everything after dispatch (the
 // bridge, the environ, the scope, the access log) reads the same Request
-// as for HTTP/1.1, marked Version20. What differs is the response's way out: http2_job.go moves
-// a job's head, outbox, file and trailers into HEADERS and DATA frames
-// on its stream, under the client's flow control, and its body in from
-// DATA frames, returning the credit as the handler reads.
+// as for HTTP/1.1, marked Version20. What differs is the response's way
+// out: http2_job.go moves a job's head, outbox, file and trailers into
+// HEADERS and DATA frames on its stream, under the client's flow
+// control, and its body in from DATA frames, returning the credit as
+// the handler reads.
 
 // HTTP2Config turns HTTP/2 on (Config.HTTP2).
 type HTTP2Config struct {
