@@ -457,6 +457,9 @@ func (hc *h2conn) Data(st *http2.Stream, p []byte, end bool) {
 	j.h2Unacked += len(p)
 	if end {
 		j.bodyDone = true
+		// The codec checked them (§8.1): regular fields only, by §8.2's
+		// rules. Their strings are HPACK's, the job's until released.
+		j.h2Trailers = append(j.h2Trailers[:0], st.Trailers...)
 	}
 	l.tellReader(j)
 	queue := j.buffering && (j.bodyDone || len(j.inbox) >= inboxLimit)
