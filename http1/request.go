@@ -7,9 +7,9 @@ type Version uint8
 const (
 	Version10 Version = 10 // HTTP/1.0
 	Version11 Version = 11 // HTTP/1.1
-	// Version20: HTTP/2. The parser never sets it: the loop parses an
-	// HTTP/2 stream's request as an HTTP/1.1 head it writes from the
-	// stream's fields, then marks it so (loop/http2.go).
+	// Version20: HTTP/2. The parser never sets it: the loop builds an
+	// HTTP/2 stream's request from the stream's fields with an
+	// Assembler, which marks it so (loop/http2.go).
 	Version20 Version = 20
 )
 

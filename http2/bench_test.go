@@ -57,6 +57,7 @@ func (h *benchHandler) Request(s *Stream) {
 func (h *benchHandler) Data(*Stream, []byte, bool) {}
 func (h *benchHandler) Reset(*Stream, ErrCode)     {}
 func (h *benchHandler) WindowOpened(*Stream)       {}
+func (h *benchHandler) Malformed(uint32, string)   {}
 
 // BenchmarkConnRequest is one request and its response through a Conn in
 // steady state: a HEADERS frame parsed, its block decoded from the table,

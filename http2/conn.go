@@ -28,6 +28,10 @@ type Handler interface {
 	// WindowOpened says s's send window grew after a WriteData that did
 	// not take all it was given.
 	WindowOpened(s *Stream)
+	// Malformed says the request head on stream id broke RFC 9113's
+	// rules (§8.2, §8.3): the stream is reset with PROTOCOL_ERROR and
+	// never reaches Request; the connection goes on.
+	Malformed(id uint32, reason string)
 }
 
 // Conn is the server's side of one HTTP/2 connection (RFC 9113): the
@@ -56,8 +60,11 @@ type Conn struct {
 	lastServe uint32 // the highest stream id handed to the handler
 	served    int    // streams the handler holds (Done not yet called)
 	lingering int    // streams answered, their request body still coming
-	recent    [16]uint32
-	recentAt  int
+	// closed remembers the ids of the streams closed last, the high bit
+	// set for those the server reset, whose late frames are ignored
+	// (§5.1); a ring, of recentClosed(cfg) entries.
+	closed   []uint32
+	closedAt int
 
 	sendWindow  int64 // what the server may still send on the connection
 	recvWindow  int64 // what the client may still send on the connection
@@ -115,6 +122,7 @@ func NewConn(cfg Config, handler Handler) *Conn {
 		streams:      make(map[uint32]*Stream),
 		sendWindow:   defaultWindow,
 	}
+	c.closed = make([]uint32, recentClosed(c.cfg))
 	c.decoder = hpack.NewDecoder(defaultTableSize, c.emit)
 	c.decoder.SetMaxStringLength(int(c.cfg.MaxHeaderListSize))
 	c.encoder = hpack.NewEncoder(&c.encoded)
@@ -236,7 +244,7 @@ func (c *Conn) Close() {
 
 func (c *Conn) resetAll(code ErrCode) {
 	for _, s := range c.streams {
-		c.closeStream(s, true, code)
+		c.closeStream(s, resetByServer, code)
 	}
 }
 
@@ -326,7 +334,7 @@ func (c *Conn) rstStream(h FrameHeader, p []byte) error {
 		}
 		return nil
 	}
-	c.closeStream(s, true, ErrCode(binary.BigEndian.Uint32(p)))
+	c.closeStream(s, resetByClient, ErrCode(binary.BigEndian.Uint32(p)))
 	return c.chargeReset()
 }
 
@@ -458,20 +466,48 @@ func (c *Conn) unblock(s *Stream) {
 	c.handler.WindowOpened(s)
 }
 
-// remember notes a stream the server reset, whose late frames are then
-// ignored rather than taken for errors (§5.1, "closed").
-func (c *Conn) remember(id uint32) {
-	c.recent[c.recentAt] = id
-	c.recentAt = (c.recentAt + 1) % len(c.recent)
+// recentClosed is how many closed streams a Conn remembers: a grace for
+// the frames a client had in flight when a stream closed (§5.1), which
+// a client with as many streams as it may open keeps up with; bounded,
+// since each id stays until the ring comes round.
+func recentClosed(cfg Config) int {
+	return min(max(2*int(cfg.MaxConcurrentStreams), 32), 1024)
 }
 
-func (c *Conn) recentlyReset(id uint32) bool {
-	for _, r := range c.recent {
-		if r == id {
-			return true
+const serverResetBit = 1 << 31 // stream ids are 31 bits (§5.1.1)
+
+// remember notes a stream that closed, and whether the server reset it.
+func (c *Conn) remember(id uint32, serverReset bool) {
+	if serverReset {
+		id |= serverResetBit
+	}
+	c.closed[c.closedAt] = id
+	c.closedAt = (c.closedAt + 1) % len(c.closed)
+}
+
+type closedKind uint8
+
+const (
+	closedUnknown       closedKind = iota // never opened, or forgotten
+	closedOtherwise                       // both END_STREAMs, or the client's reset
+	closedByServerReset                   // late frames may have crossed the RST_STREAM
+)
+
+// recall says how a stream id at or below lastPeer closed, as far as the
+// ring remembers: a reset by the server wins over another entry of the
+// same id (a frame on the closed stream that the server answered with
+// RST_STREAM).
+func (c *Conn) recall(id uint32) closedKind {
+	kind := closedUnknown
+	for _, e := range c.closed {
+		switch {
+		case e == id|serverResetBit:
+			return closedByServerReset
+		case e == id:
+			kind = closedOtherwise
 		}
 	}
-	return false
+	return kind
 }
 
 // resetStream sends RST_STREAM for a stream error and closes the stream.
@@ -479,13 +515,17 @@ func (c *Conn) recentlyReset(id uint32) bool {
 // (MadeYouReset); answering a frame on a closed one costs only output.
 func (c *Conn) resetStream(id uint32, code ErrCode) {
 	c.out = appendRSTStream(c.out, id, code)
-	c.remember(id)
 	if s := c.streams[id]; s != nil {
-		c.closeStream(s, true, code)
+		c.closeStream(s, resetByServer, code)
 		if err := c.chargeReset(); err != nil {
 			c.fail(err.(*ConnError))
 			return
 		}
+	} else if c.recall(id) != closedByServerReset {
+		// A stream refused before it opened (REFUSED_STREAM), or a frame
+		// on a closed one: what the client had in flight for it is
+		// ignored too.
+		c.remember(id, true)
 	}
 	if err := c.control(); err != nil {
 		c.fail(err.(*ConnError))
@@ -528,6 +568,20 @@ func (c *Conn) Finished() bool {
 // Idle says no stream is open or held by the handler.
 func (c *Conn) Idle() bool { return c.served == 0 && len(c.streams) == 0 }
 
-// Blocked says some stream waits for the client to open its window: the
-// caller's send timeout applies while it does.
-func (c *Conn) Blocked() bool { return c.blocked > 0 }
+// WindowShut says some stream waits for the client to open the
+// connection's window, which all streams share: the caller's send
+// timeout applies to the connection while it does (and to a stream
+// whose own window is shut, Stream.WindowShut).
+func (c *Conn) WindowShut() bool { return c.blocked > 0 && c.sendWindow <= 0 }
+
+// Cancel resets s with CANCEL (the server no longer wants it: a send
+// timeout) if it is still open; the handler hears Reset as for any reset
+// and still calls Done.
+func (c *Conn) Cancel(s *Stream) {
+	if c.err != nil {
+		return
+	}
+	if _, open := c.streams[s.ID]; open {
+		c.resetStream(s.ID, ErrCodeCancel)
+	}
+}

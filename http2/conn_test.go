@@ -127,6 +127,26 @@ func TestMalformed(t *testing.T) {
 			[]string{":method", "CONNECT", ":authority", "a:443"}},
 		{"two content-lengths", append(base, "content-length", "0", "content-length", "1"),
 			append(base, "content-length", "0", "content-length", "0")},
+		// Issue 37: pseudo-headers' values by their grammar, so that no
+		// layer above can read one as more than it is.
+		{"CR LF in :path", []string{":method", "GET", ":scheme", "https", ":path", "/ HTTP/1.1\r\nx-injected: yes"},
+			[]string{":method", "GET", ":scheme", "https", ":path", "/a%20b?c=d"}},
+		{"space in :path", []string{":method", "GET", ":scheme", "https", ":path", "/a b"}, base},
+		{"fragment in :path", []string{":method", "GET", ":scheme", "https", ":path", "/a#b"}, base},
+		{"obs-text in :path", []string{":method", "GET", ":scheme", "https", ":path", "/\xff"}, base},
+		{"CR LF in :method", []string{":method", "GET / HTTP/1.1\r\nx: y", ":scheme", "https", ":path", "/"},
+			[]string{":method", "PURGE", ":scheme", "https", ":path", "/"}},
+		{"CR LF in :authority", []string{":method", "GET", ":scheme", "https", ":authority", "a\r\nx: y", ":path", "/"},
+			[]string{":method", "GET", ":scheme", "https", ":authority", "[::1]:8443", ":path", "/"}},
+		{"userinfo in :authority", []string{":method", "GET", ":scheme", "https", ":authority", "u@a", ":path", "/"},
+			[]string{":method", "GET", ":scheme", "https", ":authority", "a.b-c_d~e:1", ":path", "/"}},
+		{"host differs", []string{":method", "GET", ":scheme", "https", ":authority", "a", ":path", "/", "host", "b"},
+			[]string{":method", "GET", ":scheme", "https", ":authority", "a", ":path", "/", "host", "A"}},
+		{"two hosts", append(base, "host", "a", "host", "a"), append(base, "host", "a")},
+		{"space in :scheme", []string{":method", "GET", ":scheme", "ht tp", ":path", "/"}, base},
+		{"control in value", append(base, "x", "a\x01b"), append(base, "x", "a\tb\x80")},
+		{"NUL in value", append(base, "x", "a\x00b"), base},
+		{"LF in name", append(base, "x\ny", "a"), base},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPeer(t, Config{})
@@ -135,8 +155,8 @@ func TestMalformed(t *testing.T) {
 			p.headers(1, true, tc.bad...)
 			p.feed()
 			p.rst(1, http2.ErrCodeProtocol)
-			if len(p.app.requests) != 0 {
-				t.Fatal("malformed request reached the handler")
+			if len(p.app.requests) != 0 || p.app.bad[1] == "" {
+				t.Fatalf("malformed request reached the handler, or Malformed not called (%q)", p.app.bad[1])
 			}
 			p.headers(3, true, tc.good...)
 			p.feed()
@@ -163,6 +183,15 @@ func TestStreamIDs(t *testing.T) {
 	p.start()
 	p.get(5, "/", true)
 	p.get(3, "/", true)
+	p.feed()
+	p.goAway(http2.ErrCodeProtocol) // §5.1.1: 3 was never opened
+
+	// Opened and closed: §5.1's STREAM_CLOSED.
+	p = newPeer(t, Config{})
+	p.app.respond = reply
+	p.start()
+	p.get(5, "/", true)
+	p.get(5, "/", true)
 	p.feed()
 	p.goAway(http2.ErrCodeStreamClosed)
 
@@ -203,8 +232,9 @@ func TestSendFlowControl(t *testing.T) {
 	body := bytes.Repeat([]byte("x"), 100000)
 	p.conn.WriteHeaders(stream, 200, nil, false)
 	n := p.conn.WriteData(stream, body, true)
-	if n != defaultWindow || !p.conn.Blocked() {
-		t.Fatalf("wrote %d of %d in a %d window (blocked %v)", n, len(body), defaultWindow, p.conn.Blocked())
+	if n != defaultWindow || !p.conn.WindowShut() || !stream.WindowShut() {
+		t.Fatalf("wrote %d of %d in a %d window (shut: connection %v, stream %v)", n, len(body), defaultWindow,
+			p.conn.WindowShut(), stream.WindowShut())
 	}
 	p.feed()
 	p.expect(http2.FrameHeaders)
@@ -219,8 +249,9 @@ func TestSendFlowControl(t *testing.T) {
 	// is spent too.
 	p.must(p.framer.WriteWindowUpdate(1, 1<<20))
 	p.feed()
-	if len(p.app.opened) != 0 {
-		t.Fatal("WindowOpened while the connection window is 0")
+	if len(p.app.opened) != 0 || stream.WindowShut() || !p.conn.WindowShut() {
+		t.Fatalf("WindowOpened %v while the connection window is 0 (shut: connection %v, stream %v)",
+			p.app.opened, p.conn.WindowShut(), stream.WindowShut())
 	}
 	p.must(p.framer.WriteWindowUpdate(0, 1<<20))
 	p.feed()
@@ -228,7 +259,7 @@ func TestSendFlowControl(t *testing.T) {
 		t.Fatal("WindowOpened not called")
 	}
 	n += p.conn.WriteData(stream, body[n:], true)
-	if n != len(body) || p.conn.Blocked() {
+	if n != len(body) || p.conn.WindowShut() || stream.WindowShut() {
 		t.Fatalf("wrote %d of %d after the window opened", n, len(body))
 	}
 }
@@ -401,7 +432,9 @@ func TestInitialWindowChange(t *testing.T) {
 
 // TestEarlyResponse: a response finished before the request body is read
 // and dropped (§8.1): a small rest ends quietly, trailers included; a rest
-// past a window is cut off with RST_STREAM NO_ERROR.
+// past a window is cut off with RST_STREAM NO_ERROR, and so is one that
+// stops coming: ExpireLingering (issue 37: one byte of body and silence
+// held the stream, and its connection, for good).
 func TestEarlyResponse(t *testing.T) {
 	p := newPeer(t, Config{InitialWindowSize: defaultWindow})
 	p.app.respond = reply
@@ -430,4 +463,79 @@ func TestEarlyResponse(t *testing.T) {
 	}
 	p.feed()
 	p.rst(3, http2.ErrCodeNo)
+
+	// One byte, then silence: cut off at the second sweep with nothing
+	// new, and the connection is idle.
+	p.headers(5, false, ":method", "POST", ":scheme", "http", ":path", "/")
+	p.must(p.framer.WriteData(5, false, []byte("x")))
+	p.feed()
+	p.expect(http2.FrameHeaders)
+	p.expect(http2.FrameData)
+	if p.conn.ExpireLingering() || p.conn.Idle() {
+		t.Fatal("a lingering stream cut off, or the connection idle, at the first sweep")
+	}
+	p.must(p.framer.WriteData(5, false, []byte("y")))
+	p.feed()
+	if p.conn.ExpireLingering() {
+		t.Fatal("a lingering stream cut off with body arriving since the last sweep")
+	}
+	if !p.conn.ExpireLingering() {
+		t.Fatal("a lingering stream not cut off after a sweep with nothing new")
+	}
+	p.feed()
+	p.rst(5, http2.ErrCodeNo)
+	if !p.conn.Idle() {
+		t.Fatal("the connection not idle once its last stream was cut off")
+	}
+	// What crossed the reset is dropped, and the connection goes on.
+	p.must(p.framer.WriteData(5, false, []byte("late")))
+	p.headers(5, true, "x-trailer", "1")
+	p.get(7, "/", true)
+	p.feed()
+	p.expect(http2.FrameHeaders)
+	if p.err != nil {
+		t.Fatalf("late frames for a stream the server cut off: %v", p.err)
+	}
+}
+
+// TestRefusedStreamGrace: a stream refused over the concurrency limit is
+// remembered as one the server reset: the body and trailers the client
+// had in flight for it are ignored, not a connection error.
+func TestRefusedStreamGrace(t *testing.T) {
+	p := newPeer(t, Config{MaxConcurrentStreams: 1})
+	p.hold()
+	p.start()
+	p.headers(1, false, ":method", "POST", ":scheme", "http", ":path", "/")
+	p.headers(3, false, ":method", "POST", ":scheme", "http", ":path", "/")
+	p.feed()
+	p.rst(3, http2.ErrCodeRefusedStream)
+	p.must(p.framer.WriteData(3, false, []byte("in flight")))
+	p.headers(3, true, "x-trailer", "1")
+	p.feed()
+	p.quiet()
+	if p.err != nil {
+		t.Fatalf("frames in flight for a refused stream: %v", p.err)
+	}
+}
+
+// TestResetGrace: late frames for any of the last streams the server
+// reset are ignored, however many it reset since (issue 37: the last 16
+// only, so the 17th back ended the connection).
+func TestResetGrace(t *testing.T) {
+	p := newPeer(t, Config{})
+	p.start()
+	for id := uint32(1); id < 2*40; id += 2 {
+		p.headers(id, false, ":method", "GET", ":scheme", "http", ":path", "no slash")
+	}
+	p.feed()
+	for id := uint32(1); id < 2*40; id += 2 {
+		p.rst(id, http2.ErrCodeProtocol)
+	}
+	p.must(p.framer.WriteData(1, false, []byte("late")))
+	p.headers(1, true, "x-trailer", "1")
+	p.feed()
+	p.quiet()
+	if p.err != nil {
+		t.Fatalf("late frames for the 40th stream back the server reset: %v", p.err)
+	}
 }

@@ -45,3 +45,4 @@ func (h *fuzzHandler) Request(s *Stream) {
 func (h *fuzzHandler) Data(s *Stream, p []byte, end bool) { h.conn.Consumed(s, len(p)) }
 func (h *fuzzHandler) Reset(s *Stream, code ErrCode)      {}
 func (h *fuzzHandler) WindowOpened(s *Stream)             {}
+func (h *fuzzHandler) Malformed(uint32, string)           {}

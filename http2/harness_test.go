@@ -34,6 +34,7 @@ type recorder struct {
 	ended    map[uint32]bool
 	resets   map[uint32]ErrCode
 	opened   []uint32
+	bad      map[uint32]string // Malformed's reasons
 	respond  func(c *Conn, s *Stream)
 	consume  bool // return body credit as soon as it arrives
 }
@@ -65,6 +66,12 @@ func (r *recorder) Data(s *Stream, p []byte, end bool) {
 
 func (r *recorder) Reset(s *Stream, code ErrCode) { r.resets[s.ID] = code }
 func (r *recorder) WindowOpened(s *Stream)        { r.opened = append(r.opened, s.ID) }
+func (r *recorder) Malformed(id uint32, reason string) {
+	if r.bad == nil {
+		r.bad = make(map[uint32]string)
+	}
+	r.bad[id] = reason
+}
 
 func newPeer(t *testing.T, cfg Config) *peer {
 	t.Helper()

@@ -33,10 +33,15 @@ func malformed(stream uint32, reason string) error {
 }
 
 // parseRequest validates a decoded header block as a request head
-// (§8.3.1) and fills r from it.
+// (§8.3.1) and fills r from it: each pseudo-header's value by its own
+// grammar, each regular field by §8.2's rules. Nothing that is not a
+// token, a target, an authority or a field value as RFC 9110 has them
+// gets through, so a layer above that writes the head out as text
+// cannot be made to write more than one line of it per field.
 func parseRequest(stream uint32, fields []hpack.HeaderField, extendedConnect bool, r *Request) error {
 	r.reset()
 	regular := false
+	host := ""
 	for _, f := range fields {
 		if f.IsPseudo() {
 			if regular {
@@ -58,10 +63,10 @@ func parseRequest(stream uint32, fields []hpack.HeaderField, extendedConnect boo
 				}
 				slot = &r.Protocol
 			default:
-				return malformed(stream, "unknown pseudo-header "+f.Name)
+				return malformed(stream, "unknown pseudo-header")
 			}
 			if *slot != "" || f.Value == "" {
-				return malformed(stream, "repeated or empty "+f.Name)
+				return malformed(stream, "repeated or empty pseudo-header")
 			}
 			*slot = f.Value
 			continue
@@ -69,6 +74,12 @@ func parseRequest(stream uint32, fields []hpack.HeaderField, extendedConnect boo
 		regular = true
 		if err := checkField(stream, f); err != nil {
 			return err
+		}
+		if f.Name == "host" {
+			if host != "" {
+				return malformed(stream, "more than one host field")
+			}
+			host = f.Value
 		}
 		if f.Name == "content-length" {
 			n, err := strconv.ParseUint(f.Value, 10, 63)
@@ -78,6 +89,18 @@ func parseRequest(stream uint32, fields []hpack.HeaderField, extendedConnect boo
 			r.ContentLength = int64(n)
 		}
 		r.Fields = append(r.Fields, f)
+	}
+	if r.Method != "" && !all(r.Method, classToken) {
+		return malformed(stream, ":method not a token")
+	}
+	if r.Authority != "" && !all(r.Authority, classAuthority) {
+		// Userinfo ("@") is refused too (§8.3.1).
+		return malformed(stream, ":authority not a host and port")
+	}
+	if r.Authority != "" && host != "" && !equalFold(r.Authority, host) {
+		// The two name one origin or the request is a smuggling attempt
+		// (§8.3.1).
+		return malformed(stream, "host differs from :authority")
 	}
 	if r.Method == "CONNECT" && r.Protocol == "" {
 		// Plain CONNECT names only an authority (§8.5).
@@ -94,6 +117,15 @@ func parseRequest(stream uint32, fields []hpack.HeaderField, extendedConnect boo
 	}
 	if r.Path[0] != '/' && !(r.Path == "*" && r.Method == "OPTIONS") {
 		return malformed(stream, ":path neither absolute nor * for OPTIONS")
+	}
+	if !all(r.Path, classPath) {
+		return malformed(stream, ":path with a byte a request-target may not hold")
+	}
+	if !all(r.Scheme, classScheme) {
+		return malformed(stream, ":scheme not a URI scheme")
+	}
+	if r.Protocol != "" && !all(r.Protocol, classToken) {
+		return malformed(stream, ":protocol not a token")
 	}
 	return nil
 }
@@ -118,44 +150,20 @@ func parseTrailers(stream uint32, fields []hpack.HeaderField, into []hpack.Heade
 // its ends, and none of the fields that are HTTP/1.1's connection
 // management (§8.2.2).
 func checkField(stream uint32, f hpack.HeaderField) error {
-	if f.Name == "" {
-		return malformed(stream, "empty field name")
-	}
-	for i := 0; i < len(f.Name); i++ {
-		if !isLowerTokenChar(f.Name[i]) {
-			return malformed(stream, "field name not a lower-case token")
-		}
+	if !all(f.Name, classLowerToken) {
+		return malformed(stream, "field name not a lower-case token")
 	}
 	v := f.Value
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c == 0 || c == '\r' || c == '\n' {
-			return malformed(stream, "NUL, CR or LF in a field value")
-		}
-	}
-	if len(v) > 0 && (v[0] == ' ' || v[0] == '\t' || v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
-		return malformed(stream, "white space around a field value")
+	if !validValue(v) {
+		return malformed(stream, "a control character in a field value, or white space around it")
 	}
 	switch f.Name {
 	case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
-		return malformed(stream, "connection-specific field "+f.Name)
+		return malformed(stream, "connection-specific field")
 	case "te":
 		if v != "trailers" {
 			return malformed(stream, "te other than trailers")
 		}
 	}
 	return nil
-}
-
-// isLowerTokenChar says whether c may appear in a field name sent over
-// HTTP/2: RFC 9110's tchar without the upper-case letters.
-func isLowerTokenChar(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-		return true
-	}
-	switch c {
-	case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
-		return true
-	}
-	return false
 }

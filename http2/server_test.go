@@ -76,7 +76,7 @@ type testApp struct {
 
 func (a *testApp) Request(s *Stream) {
 	a.bodies[s] = new(bytes.Buffer)
-	if s.remoteClosed {
+	if s.RemoteClosed() {
 		a.pending = append(a.pending, s)
 	}
 }
@@ -100,6 +100,8 @@ func (a *testApp) Reset(s *Stream, code ErrCode) {
 	}
 	a.conn.Done(s)
 }
+
+func (a *testApp) Malformed(uint32, string) {}
 
 func (a *testApp) WindowOpened(s *Stream) {
 	rest, ok := a.rest[s]

@@ -13,12 +13,13 @@ type Stream struct {
 	// Value is the handler's own record for the stream (a job).
 	Value any
 
-	remoteClosed bool // END_STREAM received, or reset
-	localClosed  bool // END_STREAM sent, or reset
-	held         bool // given to the handler, Done not yet called
-	lingering    bool // answered and Done, the request body still coming
-	reset        bool // ended by RST_STREAM, either side's
-	blocked      bool // a WriteData stopped short for want of window
+	state streamState
+	// Who has the stream besides the codec: held, the handler (Done not
+	// yet called); lingering, nobody: answered and Done, the request body
+	// still coming, read and dropped (quiet: none of it came since the
+	// last ExpireLingering).
+	held, lingering, quiet bool
+	blocked                bool // a WriteData stopped short for want of window
 
 	sendWindow int64 // what the server may still send on the stream
 	recvWindow int64 // what the client may still send on the stream
@@ -30,12 +31,17 @@ type Stream struct {
 // RemoteClosed says the client sends nothing more on the stream: its
 // END_STREAM came (with the request's HEADERS, for a request without a
 // body), or the stream was reset.
-func (s *Stream) RemoteClosed() bool { return s.remoteClosed }
+func (s *Stream) RemoteClosed() bool { return s.remoteClosed() }
 
 // Closed says the stream takes and sends nothing more.
-func (s *Stream) Closed() bool { return s.remoteClosed && s.localClosed }
+func (s *Stream) Closed() bool { return s.state == stateClosed || s.state == stateReset }
 
-func (c *Conn) newStream(id uint32) *Stream {
+// WindowShut says a response waits on the stream for the client to open
+// the stream's own window (not the connection's): what the caller's send
+// timeout applies to, stream by stream.
+func (s *Stream) WindowShut() bool { return s.blocked && s.sendWindow <= 0 }
+
+func (c *Conn) newStream(id uint32, endStream bool) *Stream {
 	var s *Stream
 	if n := len(c.free); n > 0 {
 		s = c.free[n-1]
@@ -50,20 +56,34 @@ func (c *Conn) newStream(id uint32) *Stream {
 		sendWindow: int64(c.peer.initialWindowSize),
 		recvWindow: int64(c.cfg.InitialWindowSize),
 	}
+	if endStream {
+		s.state = stateHalfClosedRemote
+	}
 	s.Request.Fields = fields
 	c.streams[id] = s
 	return s
 }
 
-// closeStream takes s out of the stream table. reset: it ends by
-// RST_STREAM (either side's) rather than by both END_STREAMs, and a
-// handler holding it hears so.
-func (c *Conn) closeStream(s *Stream, reset bool, code ErrCode) {
+// ending is how a stream left the stream table.
+type ending uint8
+
+const (
+	endedNormally ending = iota // both END_STREAMs
+	resetByClient               // the client's RST_STREAM
+	resetByServer               // the server's RST_STREAM, or the connection's end
+)
+
+// closeStream takes s out of the stream table and remembers how it
+// ended; a handler holding a stream that was reset hears so.
+func (c *Conn) closeStream(s *Stream, how ending, code ErrCode) {
 	if _, ok := c.streams[s.ID]; !ok {
 		return
 	}
 	delete(c.streams, s.ID)
-	s.remoteClosed, s.localClosed, s.reset = true, true, reset
+	if how != endedNormally {
+		s.move(stateReset)
+	}
+	c.remember(s.ID, how == resetByServer)
 	if s.blocked {
 		s.blocked = false
 		c.blocked--
@@ -79,7 +99,7 @@ func (c *Conn) closeStream(s *Stream, reset bool, code ErrCode) {
 		c.free = append(c.free, s)
 		return
 	}
-	if reset {
+	if how != endedNormally {
 		c.handler.Reset(s, code)
 	}
 }
@@ -93,13 +113,13 @@ func (c *Conn) Done(s *Stream) {
 	s.held = false
 	c.served--
 	if _, open := c.streams[s.ID]; !open {
-		if !s.reset && c.resetScore > 0 {
+		if s.state != stateReset && c.resetScore > 0 {
 			c.resetScore-- // a stream that ran its course pays back a reset
 		}
 		c.free = append(c.free, s)
 		return
 	}
-	if !s.localClosed {
+	if !s.localClosed() {
 		c.resetStream(s.ID, ErrCodeInternal)
 		return
 	}
@@ -107,23 +127,54 @@ func (c *Conn) Done(s *Stream) {
 	// read and dropped until it ends, up to a window's worth, past which
 	// RST_STREAM with NO_ERROR asks the client to stop (§8.1). Ending
 	// small bodies quietly keeps a trailing DATA or trailer block from
-	// meeting a reset the client did not cause.
-	s.lingering = true
+	// meeting a reset the client did not cause; a body that stops coming
+	// is cut off the same way by ExpireLingering, so that no stream
+	// outlives its handler by more than the caller's body timeout.
+	s.lingering, s.quiet = true, false
 	c.lingering++
 }
 
 // discard drops body that arrives for a lingering stream.
 func (c *Conn) discard(s *Stream, n int64, end bool) {
 	c.returnCredit(s, n)
+	s.quiet = false
 	switch {
 	case end:
-		s.remoteClosed = true
-		c.closeStream(s, false, ErrCodeNo)
+		s.endRemote()
+		c.closeIfDone(s)
 	case s.received > int64(c.cfg.InitialWindowSize):
-		c.out = appendRSTStream(c.out, s.ID, ErrCodeNo)
-		c.remember(s.ID)
-		c.closeStream(s, false, ErrCodeNo)
+		c.cutLingering(s)
 	}
+}
+
+// cutLingering asks the client to stop sending a lingering stream's
+// body (§8.1).
+func (c *Conn) cutLingering(s *Stream) {
+	c.out = appendRSTStream(c.out, s.ID, ErrCodeNo)
+	c.closeStream(s, resetByServer, ErrCodeNo)
+}
+
+// ExpireLingering cuts off, with RST_STREAM (NO_ERROR), each stream whose
+// handler is done and whose request body has not moved since the
+// previous call, and reports whether it cut any. Called once per body
+// timeout, it keeps a client that stops sending a body nobody reads from
+// holding a stream (and the connection) longer than two of them.
+func (c *Conn) ExpireLingering() bool {
+	if c.lingering == 0 || c.err != nil {
+		return false
+	}
+	cut := false
+	for _, s := range c.streams {
+		switch {
+		case !s.lingering:
+		case !s.quiet:
+			s.quiet = true
+		default:
+			c.cutLingering(s)
+			cut = true
+		}
+	}
+	return cut
 }
 
 func (c *Conn) data(h FrameHeader, p []byte) error {
@@ -141,13 +192,13 @@ func (c *Conn) data(h FrameHeader, p []byte) error {
 		return err
 	}
 	s := c.streams[h.StreamID]
-	if s == nil || s.remoteClosed {
+	if s == nil || s.remoteClosed() {
 		c.returnCredit(nil, int64(h.Length))
 		if s == nil && h.StreamID > c.lastPeer {
 			return connError(ErrCodeProtocol, "DATA on an idle stream")
 		}
-		if s == nil && c.recentlyReset(h.StreamID) {
-			return nil
+		if s == nil && c.recall(h.StreamID) == closedByServerReset {
+			return nil // it may have crossed our RST_STREAM (§5.1)
 		}
 		return &streamError{h.StreamID, ErrCodeStreamClosed, "DATA after END_STREAM"}
 	}
@@ -174,7 +225,7 @@ func (c *Conn) data(h FrameHeader, p []byte) error {
 	}
 	s.buffered += int64(len(body))
 	if end {
-		s.remoteClosed = true
+		s.endRemote()
 	}
 	c.handler.Data(s, body, end)
 	c.closeIfDone(s)
@@ -207,7 +258,7 @@ func (c *Conn) returnCredit(s *Stream, n int64) {
 		c.recvWindow += c.recvCredit
 		c.recvCredit = 0
 	}
-	if s == nil || s.remoteClosed {
+	if s == nil || s.remoteClosed() {
 		return
 	}
 	s.recvCredit += n
@@ -219,8 +270,8 @@ func (c *Conn) returnCredit(s *Stream, n int64) {
 }
 
 func (c *Conn) closeIfDone(s *Stream) {
-	if s.Closed() {
-		c.closeStream(s, false, ErrCodeNo)
+	if s.state == stateClosed {
+		c.closeStream(s, endedNormally, ErrCodeNo)
 	}
 }
 
@@ -247,16 +298,25 @@ func (c *Conn) headers(h FrameHeader, p []byte) error {
 	}
 	if s := c.streams[id]; s != nil {
 		// Trailers (§8.1): they end the stream.
-		if s.remoteClosed {
+		if s.remoteClosed() {
 			b.deferred = &streamError{id, ErrCodeStreamClosed, "HEADERS after END_STREAM"}
 		} else if !b.endStream {
 			b.deferred = malformed(id, "trailers without END_STREAM")
 		}
 	} else if id <= c.lastPeer {
-		if !c.recentlyReset(id) {
+		switch c.recall(id) {
+		case closedByServerReset:
+			// Trailers that crossed our RST_STREAM: decoded for HPACK's
+			// sake, then dropped (§5.1).
+			b.deferred = errIgnored
+		case closedOtherwise:
 			return connError(ErrCodeStreamClosed, "HEADERS on a closed stream")
+		default:
+			// Never opened (the first use of a higher id closed it), or
+			// closed too long ago to tell: an id that does not grow
+			// (§5.1.1).
+			return connError(ErrCodeProtocol, "HEADERS on a stream id lower than one already used")
 		}
-		b.deferred = errIgnored
 	} else {
 		c.lastPeer = id
 	}
@@ -274,10 +334,13 @@ var errIgnored = &streamError{reason: "ignored"}
 func (c *Conn) fragment(p []byte, end bool) error {
 	b := &c.headerBlock
 	b.raw += len(p)
-	// CONTINUATION flood (CVE-2024-27316): a block may not go on past
-	// twice the header list limit, whatever it decodes to.
-	if b.raw > 2*int(c.cfg.MaxHeaderListSize)+minMaxFrameSize {
-		return connError(ErrCodeEnhanceYourCalm, "header block too long")
+	// CONTINUATION flood (CVE-2024-27316): HPACK encodes a field in
+	// fewer octets than the 32 §6.5.2 adds to its size, so a block longer
+	// than the header list limit decodes past it; a frame of slack lets
+	// a list just over the limit be answered 431. Beyond, the connection
+	// ends at once, whatever the block decodes to.
+	if b.raw > int(c.cfg.MaxHeaderListSize)+minMaxFrameSize {
+		return connError(ErrCodeEnhanceYourCalm, "header block longer than the header list limit")
 	}
 	if _, err := c.decoder.Write(p); err != nil {
 		return connError(ErrCodeCompression, "HPACK: "+err.Error())
@@ -297,15 +360,15 @@ func (c *Conn) fragment(p []byte, end bool) error {
 }
 
 // emit collects a decoded field, counting the list's size as §6.5.2 does;
-// past the limit it keeps no more fields, and past four times the limit
-// the block is a flood: fields referenced from the table cost an octet
-// each to send and their whole size to decode (CVE-2024-27316).
+// past the limit it keeps no more fields, and past twice the limit the
+// block is a flood: fields referenced from the table cost an octet each
+// to send and their whole size to decode (CVE-2024-27316).
 func (c *Conn) emit(f hpack.HeaderField) {
 	b := &c.headerBlock
 	b.listSize += f.Size()
 	if b.listSize > c.cfg.MaxHeaderListSize {
 		b.tooLarge = true
-		b.flood = b.listSize > 4*c.cfg.MaxHeaderListSize
+		b.flood = b.listSize > 2*c.cfg.MaxHeaderListSize
 		return
 	}
 	c.fields = append(c.fields, f)
@@ -332,7 +395,7 @@ func (c *Conn) endHeaders(b headerBlock) error {
 			c.discard(s, 0, true)
 			return nil
 		}
-		s.remoteClosed = true
+		s.endRemote()
 		c.handler.Data(s, nil, true)
 		c.closeIfDone(s)
 		return nil
@@ -350,8 +413,7 @@ func (c *Conn) endHeaders(b headerBlock) error {
 		}
 		return &streamError{id, ErrCodeRefusedStream, "over SETTINGS_MAX_CONCURRENT_STREAMS"}
 	}
-	s := c.newStream(id)
-	s.remoteClosed = b.endStream
+	s := c.newStream(id, b.endStream)
 	if b.tooLarge {
 		// 431 rather than a reset, as Go's and nginx's servers answer
 		// (RFC 6585 §5); the block was decoded all the same.
@@ -359,9 +421,11 @@ func (c *Conn) endHeaders(b headerBlock) error {
 		return nil
 	}
 	if err := parseRequest(id, c.fields, c.cfg.EnableConnectProtocol, &s.Request); err != nil {
+		c.handler.Malformed(id, err.(*streamError).reason)
 		return err
 	}
-	if s.remoteClosed && s.Request.ContentLength > 0 {
+	if s.RemoteClosed() && s.Request.ContentLength > 0 {
+		c.handler.Malformed(id, "content-length without a body")
 		return malformed(id, "content-length without a body")
 	}
 	s.held = true

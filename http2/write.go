@@ -21,7 +21,7 @@ var statusValues = func() (v [600]string) {
 // connection-specific fields are dropped (§8.2.2). A 1xx head may come
 // before the final one. end: the response has no body.
 func (c *Conn) WriteHeaders(s *Stream, status int, fields []hpack.HeaderField, end bool) {
-	if s.localClosed || c.err != nil {
+	if s.localClosed() || c.err != nil {
 		return
 	}
 	c.encoded.b = c.encoded.b[:0]
@@ -38,7 +38,7 @@ func (c *Conn) WriteHeaders(s *Stream, status int, fields []hpack.HeaderField, e
 
 // WriteTrailers ends s's response with a trailer block (§8.1).
 func (c *Conn) WriteTrailers(s *Stream, fields []hpack.HeaderField) {
-	if s.localClosed || c.err != nil {
+	if s.localClosed() || c.err != nil {
 		return
 	}
 	c.encoded.b = c.encoded.b[:0]
@@ -52,8 +52,7 @@ func (c *Conn) writeStatusOnly(s *Stream, status int) {
 	if !s.Closed() {
 		// The request body is not wanted (§8.1).
 		c.out = appendRSTStream(c.out, s.ID, ErrCodeNo)
-		c.remember(s.ID)
-		c.closeStream(s, false, ErrCodeNo)
+		c.closeStream(s, resetByServer, ErrCodeNo)
 	}
 }
 
@@ -100,7 +99,7 @@ func (c *Conn) writeBlock(s *Stream, end bool) {
 		t, flags = FrameContinuation, 0
 	}
 	if end {
-		s.localClosed = true
+		s.endLocal()
 		c.closeIfDone(s)
 	}
 }
@@ -110,7 +109,7 @@ func (c *Conn) writeBlock(s *Stream, end bool) {
 // honoured only with the last byte. When it stops short the stream waits,
 // and Handler.WindowOpened says when to call again with the rest.
 func (c *Conn) WriteData(s *Stream, p []byte, end bool) int {
-	if s.localClosed || c.err != nil {
+	if s.localClosed() || c.err != nil {
 		return 0
 	}
 	n := 0
@@ -133,7 +132,7 @@ func (c *Conn) WriteData(s *Stream, p []byte, end bool) int {
 		s.sendWindow -= chunk
 		c.sendWindow -= chunk
 		if last {
-			s.localClosed = true
+			s.endLocal()
 			c.closeIfDone(s)
 			return n
 		}

@@ -1,6 +1,8 @@
 package loop
 
 import (
+	"errors"
+
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/http2"
 )
@@ -11,13 +13,17 @@ import (
 // slot holds an http2.Conn (package http2, the frames, streams, flow
 // control and HPACK) in stateHTTP2, and each stream's request becomes
 // what an HTTP/1.1 request is: a call of the inline handler, and if it
-// defers, a Job. The stream's fields are written as an HTTP/1.1 head and
-// parsed by http1, so everything after dispatch (the bridge, the
-// environ, the scope, the access log) reads the same Request, marked
-// Version20. What differs is the response's way out: http2_job.go moves
-// a job's head, outbox, file and trailers into HEADERS and DATA frames
-// on its stream, under the client's flow control, and its body in from
-// DATA frames, returning the credit as the handler reads.
+// defers, a Job. The stream's pseudo-headers and fields, which the codec
+// validated as HPACK decoded them (RFC 9113 §8.2, §8.3), fill an
+// http1.Request directly (http1.Assembler, which checks each part again
+// by http1's tables); no text is written and parsed again, so no value
+// can be read as more than one part. Everything after dispatch (the
+// bridge, the environ, the scope, the access log) reads the same Request
+// as for HTTP/1.1, marked Version20. What differs is the response's way
+// out: http2_job.go moves a job's head, outbox, file and trailers into
+// HEADERS and DATA frames on its stream, under the client's flow
+// control, and its body in from DATA frames, returning the credit as
+// the handler reads.
 
 // HTTP2Config turns HTTP/2 on (Config.HTTP2).
 type HTTP2Config struct {
@@ -66,15 +72,22 @@ type h2conn struct {
 	// (http2_timeout.go); expired is its scratch list.
 	jobs, expired []*Job
 	// sockets are the connection's WebSockets (RFC 8441, websocket_h2.go);
-	// wsReady those with input to read or output to move.
-	sockets, wsReady []*WebSocket
+	// wsReady those with input to read or output to move; wsShut the
+	// tick's scratch list of those held at a shut window.
+	sockets, wsReady, wsShut []*WebSocket
 	// progress is when the client last opened a window the server was
-	// waiting for, or the server waited for none (--send-timeout).
+	// waiting for, or the connection's window was not what held a
+	// stream (--send-timeout).
 	progress int64
+	// swept is when the codec's lingering streams were last swept
+	// (ExpireLingering, once per --body-timeout).
+	swept int64
 
-	parser http1.Parser
-	req    http1.Request // parsed from head; swapped into the job
-	head   []byte        // the request head written from a stream's fields
+	// assembler builds req from a stream's fields; its Buf is the head
+	// req's spans index, copied into the job.
+	assembler http1.Assembler
+	req       http1.Request // swapped into the job
+	cookies   []byte        // the cookie fields joined (RFC 9113 §8.2.3)
 }
 
 // isPreface reports whether a cleartext connection's input opens with the
@@ -124,13 +137,8 @@ func (l *Loop) h2Switch(s *slot, in []byte) (taken, goOn bool) {
 // startHTTP2 turns a slot into an HTTP/2 connection; the preface and
 // what follows are still in its input.
 func (l *Loop) startHTTP2(s *slot) {
-	hc := &h2conn{loop: l, index: s.index, gen: s.gen, progress: l.now}
-	hc.parser.Limits = l.cfg.Limits
-	// A header list the codec let through must not be refused as a head
-	// too large for HTTP/1.1: the codec's limit is the one that applies.
-	if limit := int(l.h2Config().MaxHeaderListSize) + 4096; hc.parser.Limits.MaxHeadBytes < limit {
-		hc.parser.Limits.MaxHeadBytes = limit
-	}
+	hc := &h2conn{loop: l, index: s.index, gen: s.gen, progress: l.now, swept: l.now}
+	hc.assembler.Limits = l.cfg.Limits
 	cfg := l.cfg.HTTP2.Conn
 	if l.cfg.WebSocket.Disabled {
 		cfg.EnableConnectProtocol = false // RFC 8441 is for WebSockets only
@@ -204,11 +212,13 @@ func (l *Loop) serveHTTP2(s *slot) bool {
 		// no body, WINDOW_UPDATE or PING ack any more: what it waits
 		// for is sent, then its streams are reset by the close.
 		s.closeAfter = true
-		// A client still sending (a flood, a PING after the GOAWAY)
-		// would have the close send RST, and the GOAWAY and the last
-		// responses lost in its socket: drain its input first, as after
-		// an HTTP/1.1 error (lingerClose).
-		s.linger = true
+		// A client still sending (a PING after the GOAWAY) would have
+		// the close send RST, and the GOAWAY and the last responses lost
+		// in its socket: drain its input first, as after an HTTP/1.1
+		// error (lingerClose). Not a flood's: what it still sends is the
+		// flood, read on for as long as the linger lasts
+		// (CVE-2024-27316); it closes once its GOAWAY is sent.
+		s.linger = !hc.flooded()
 	case hc.conn.Idle():
 		l.setIdle(s)
 		if s.deadlineKind != deadlineIdle {
@@ -221,6 +231,12 @@ func (l *Loop) serveHTTP2(s *slot) bool {
 		s.recvWanted = true
 	}
 	return false
+}
+
+// flooded says the codec ended the connection for a flood (ENHANCE_YOUR_CALM).
+func (hc *h2conn) flooded() bool {
+	var e *http2.ConnError
+	return errors.As(hc.conn.Err(), &e) && e.Code == http2.ErrCodeEnhanceYourCalm
 }
 
 // h2Output moves what the codec has to send into the slot's send buffer.
@@ -304,7 +320,7 @@ func (l *Loop) idleHTTP2(s *slot) {
 }
 
 // Request is the codec's call for a stream whose request head is
-// complete: the head is written as HTTP/1.1 and dispatched as one.
+// complete: the head becomes an http1.Request, dispatched as one.
 func (hc *h2conn) Request(st *http2.Stream) {
 	l := hc.loop
 	s := l.slots[hc.index]
@@ -316,9 +332,7 @@ func (hc *h2conn) Request(st *http2.Stream) {
 		l.h2Error(hc, st, nil, 405, "CONNECT is not supported")
 		return
 	}
-	hc.head = appendH2Head(hc.head[:0], r, wsConnect)
-	hc.parser.Reset()
-	if _, err := hc.parser.Parse(hc.head, &hc.req); err != nil {
+	if err := hc.assemble(r, wsConnect); err != nil {
 		status, reason := 400, "bad request"
 		if perr, ok := err.(*http1.Error); ok {
 			status, reason = perr.Status, perr.Reason
@@ -327,7 +341,6 @@ func (hc *h2conn) Request(st *http2.Stream) {
 		return
 	}
 	req := &hc.req
-	req.Version = http1.Version20
 	req.KeepAlive = true
 	// RFC 8441: the handler sees an upgrade request (IsWebSocket), whose
 	// stream is its WebSocket's transport rather than a body.
@@ -345,7 +358,7 @@ func (hc *h2conn) Request(st *http2.Stream) {
 		l.h2Error(hc, st, req, 503, "service unavailable")
 		return
 	}
-	l.request.Request, l.request.slot, l.request.head = req, s, hc.head
+	l.request.Request, l.request.slot, l.request.head = req, s, hc.assembler.Buf
 	l.writer.reset(s, req)
 	l.writer.stream, l.writer.h2 = st, hc
 	l.cfg.Handler.ServeInline(&l.request, &l.writer)
@@ -367,56 +380,52 @@ func (hc *h2conn) Request(st *http2.Stream) {
 	// Answered inline: respondStream gave the stream back.
 }
 
-// appendH2Head writes a stream's request as an HTTP/1.1 head: the
-// request line from :method and :path, Host from :authority (which
-// wins over a host field, RFC 9113 §8.3.1), the fields as received, and
-// the cookie fields joined into one (§8.2.3).
-func appendH2Head(dst []byte, r *http2.Request, wsConnect bool) []byte {
+// assemble fills hc.req from a stream's request: the method and target
+// from :method and :path, Host from :authority (which wins over a host
+// field, RFC 9113 §8.3.1), the fields as received, and the cookie fields
+// joined into one (§8.2.3).
+func (hc *h2conn) assemble(r *http2.Request, wsConnect bool) error {
+	a := &hc.assembler
+	method := r.Method
 	if wsConnect {
 		// An extended CONNECT is read as the GET of RFC 6455's
 		// handshake, the method every layer above expects of one.
-		dst = append(dst, "GET"...)
-	} else {
-		dst = append(dst, r.Method...)
+		method = "GET"
 	}
-	dst = append(dst, ' ')
-	dst = append(dst, r.Path...)
-	dst = append(dst, " HTTP/1.1\r\n"...)
+	a.Start(&hc.req, method, r.Path)
 	if r.Authority != "" {
-		dst = append(dst, "host: "...)
-		dst = append(dst, r.Authority...)
-		dst = append(dst, '\r', '\n')
+		a.Field("host", r.Authority)
 	}
-	cookies := 0
+	cookies, joined := hc.cookies[:0], 0
 	for _, f := range r.Fields {
 		switch {
 		case f.Name == "cookie":
-			cookies++
+			if joined > 0 {
+				cookies = append(cookies, "; "...)
+			}
+			cookies = append(cookies, f.Value...)
+			joined++
 			continue
 		case f.Name == "host" && r.Authority != "":
 			continue
 		}
-		dst = append(dst, f.Name...)
-		dst = append(dst, ':', ' ')
-		dst = append(dst, f.Value...)
-		dst = append(dst, '\r', '\n')
+		a.Field(f.Name, f.Value)
 	}
-	if cookies > 0 {
-		dst = append(dst, "cookie: "...)
-		first := true
-		for _, f := range r.Fields {
-			if f.Name != "cookie" {
-				continue
-			}
-			if !first {
-				dst = append(dst, ';', ' ')
-			}
-			first = false
-			dst = append(dst, f.Value...)
-		}
-		dst = append(dst, '\r', '\n')
+	hc.cookies = cookies
+	if joined > 0 {
+		a.FieldBytes("cookie", cookies)
 	}
-	return append(dst, '\r', '\n')
+	return a.Finish(http1.Version20)
+}
+
+// Malformed is the codec's word of a request it refused (RST_STREAM
+// PROTOCOL_ERROR): logged, at most a line a logInterval for the loop.
+func (hc *h2conn) Malformed(id uint32, reason string) {
+	l := hc.loop
+	if n, ok := l.h2Malformed.allow(l.now); ok {
+		l.cfg.Logf("m0serve: a malformed HTTP/2 request from %v (stream %d: %s): stream reset (%d since the last report)",
+			l.slots[hc.index].remoteAddr(), id, reason, n)
+	}
 }
 
 // Data is the codec's call with a piece of a stream's body: into the
@@ -448,6 +457,9 @@ func (hc *h2conn) Data(st *http2.Stream, p []byte, end bool) {
 	j.h2Unacked += len(p)
 	if end {
 		j.bodyDone = true
+		// The codec checked them (§8.1): regular fields only, by §8.2's
+		// rules. Their strings are HPACK's, the job's until released.
+		j.h2Trailers = append(j.h2Trailers[:0], st.Trailers...)
 	}
 	l.tellReader(j)
 	queue := j.buffering && (j.bodyDone || len(j.inbox) >= inboxLimit)
@@ -481,10 +493,12 @@ func (hc *h2conn) Reset(st *http2.Stream, _ http2.ErrCode) {
 func (hc *h2conn) WindowOpened(st *http2.Stream) {
 	hc.progress = hc.loop.now
 	if c, ok := st.Value.(*WebSocket); ok {
+		c.stream.sendAt = hc.loop.now
 		hc.markWebSocket(c)
 		return
 	}
 	if j, _ := st.Value.(*Job); j != nil && j.h2 == hc {
+		j.h2SendAt = hc.loop.now
 		hc.markReady(j)
 	}
 }

@@ -22,12 +22,12 @@ const internLimit = 4096
 // startStreamJob hands a stream's request to the JobQueue, as startJob
 // does a connection's.
 func (l *Loop) startStreamJob(s *slot, hc *h2conn, st *http2.Stream, webSocket bool) {
-	j := l.newJob(s, hc.head, &hc.req)
+	j := l.newJob(s, hc.assembler.Buf, &hc.req)
 	j.webSocket = webSocket
 	j.h2, j.stream = hc, st
 	st.Value = j
 	hc.jobs = append(hc.jobs, j)
-	j.h2BodyAt = l.now
+	j.h2BodyAt, j.h2SendAt = l.now, l.now
 	// An extended CONNECT's stream carries no body (RFC 8441 §4): a
 	// WebSocket job's DATA is its WebSocket's input, kept for the accept;
 	// a handler that does not take the WebSocket (a WSGI app) reads none.
@@ -310,6 +310,9 @@ func (l *Loop) respondStream(w *ResponseWriter, status int, body []byte, content
 	j.slot, j.gen = hc.index, hc.gen
 	j.h2, j.stream = hc, st
 	st.Value = j
+	// Among the connection's jobs, for --send-timeout.
+	hc.jobs = append(hc.jobs, j)
+	j.h2SendAt = l.now
 	j.status, j.contentLength, j.mode = status, contentLength, mode
 	j.bodySent = int64(n)
 	j.headPosted, j.headWritten, j.finished, j.bodyDone = true, true, true, true

@@ -337,8 +337,10 @@ func TestHTTP2Shutdown(t *testing.T) {
 	hs.until("the close", func() bool { return hs.fb.isClosed(c) })
 }
 
-// A client that keeps its window shut on a response meets --send-timeout:
-// the connection closes and the handler's Write fails. A stream whose
+// A client that keeps a stream's window shut on a response meets
+// --send-timeout: that stream is reset (CANCEL) and the handler's Write
+// fails, the connection serving on; one that keeps the connection's
+// window shut, which every stream shares, has the connection closed. A stream whose
 // handler waits for body the client does not send meets --body-timeout:
 // 408 on the stream, the connection serving on.
 func TestHTTP2Timeouts(t *testing.T) {
@@ -397,15 +399,36 @@ func TestHTTP2Timeouts(t *testing.T) {
 			return s != nil && s.fields[":status"] == "200"
 		})
 		hs.advanceClock(DefaultSendTimeout / 2)
-		if hs.fb.isClosed(c2) {
-			t.Fatal("closed before --send-timeout")
+		if s := parseH2Output(t, hs.fb.output(c2)).streams[1]; hs.fb.isClosed(c2) || s.reset {
+			t.Fatal("closed or reset before --send-timeout")
 		}
 		hs.advanceClock(DefaultSendTimeout/2 + 2*time.Second)
-		hs.until("the close", func() bool { return hs.fb.isClosed(c2) })
+		hs.until("the stream's reset", func() bool {
+			s := parseH2Output(t, hs.fb.output(c2)).streams[1]
+			return s != nil && s.reset
+		})
+		if s := parseH2Output(t, hs.fb.output(c2)).streams[1]; s.resetCode != http2.ErrCodeCancel || hs.fb.isClosed(c2) {
+			t.Fatalf("a stream's window held shut: reset %v, connection closed %v", s.resetCode, hs.fb.isClosed(c2))
+		}
+
+		// A third, whose client gives streams window but never opens the
+		// connection's past its first 65535 octets.
+		conn := newH2Client()
+		c3 := hs.connect()
+		conn.buf.WriteString(http2.ClientPreface)
+		conn.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 20})
+		hs.fb.write(c3, conn.take())
+		hs.fb.write(c3, conn.headers(1, "GET", "/big", true))
+		hs.until("the head", func() bool {
+			s := parseH2Output(t, hs.fb.output(c3)).streams[1]
+			return s != nil && s.fields[":status"] == "200"
+		})
+		hs.advanceClock(DefaultSendTimeout + 2*time.Second)
+		hs.until("the close", func() bool { return hs.fb.isClosed(c3) })
 		hs.until("the handlers' ends", func() bool {
 			mu.Lock()
 			defer mu.Unlock()
-			return len(errs) == 3
+			return len(errs) == 4
 		})
 		mu.Lock()
 		defer mu.Unlock()
@@ -415,8 +438,8 @@ func TestHTTP2Timeouts(t *testing.T) {
 				failed++
 			}
 		}
-		if failed != 2 {
-			t.Fatalf("the handlers' errors: %v; want ErrAborted for the stalled read and the shut window", errs)
+		if failed != 3 {
+			t.Fatalf("the handlers' errors: %v; want ErrAborted for the stalled read and the shut windows", errs)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/http2"
+	"golang.org/x/net/http2/hpack"
 )
 
 // Errors a deferred handler sees.
@@ -148,7 +149,9 @@ type Job struct {
 	h2Ready    bool
 	h2Unacked  int
 	h2Received int64
-	h2BodyAt   int64 // when its body last arrived (or the job began)
+	h2BodyAt   int64               // when its body last arrived (or the job began)
+	h2SendAt   int64               // when its stream's window last opened, or was not what held it
+	h2Trailers []hpack.HeaderField // the request's trailers (http2_trailers.go)
 	h2Ended    bool
 	h2Broken   bool
 }
@@ -175,7 +178,9 @@ func (j *Job) reset() {
 	j.writtenWanted, j.readableWanted = false, false
 	j.webSocket, j.wsHandler, j.wsRemote = false, nil, nil
 	j.h2, j.stream, j.h2Ready = nil, nil, false
-	j.h2Unacked, j.h2Received, j.h2Ended, j.h2Broken, j.h2BodyAt = 0, 0, false, false, 0
+	j.h2Unacked, j.h2Received, j.h2Ended, j.h2Broken, j.h2BodyAt, j.h2SendAt = 0, 0, false, false, 0, 0
+	clear(j.h2Trailers)
+	j.h2Trailers = j.h2Trailers[:0]
 	j.hold, j.inbound = nil, false
 	j.taken.Store(false)
 }

@@ -108,6 +108,8 @@ type Loop struct {
 	h2Lower   []byte
 	h2Strings map[string]string
 	h2Reason  []byte
+	// h2Malformed throttles the log line of a malformed HTTP/2 request.
+	h2Malformed throttledLog
 
 	date     http1.DateCache
 	defaults []defaultField // Config.Headers

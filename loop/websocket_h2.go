@@ -29,9 +29,12 @@ type h2WebSocket struct {
 	inRead int
 	// closeBy is when the client's Close is due after the server's.
 	closeBy int64
-	ready   bool // in hc.wsReady
-	ending  bool // the handshake is over: END_STREAM follows the outbox
-	done    bool // the stream is given back
+	// sendAt is when the stream's window last opened, or was not what
+	// held its output (--send-timeout, http2_timeout.go).
+	sendAt int64
+	ready  bool // in hc.wsReady
+	ending bool // the handshake is over: END_STREAM follows the outbox
+	done   bool // the stream is given back
 }
 
 // extendedWebSocket reports whether a stream's request is RFC 8441's.
@@ -64,7 +67,7 @@ func (l *Loop) openStreamWebSocket(hc *h2conn, st *http2.Stream, hs *ws.Handshak
 	l.cfg.Stats.response(200)
 
 	c := &WebSocket{loop: l, handler: h, deflate: hs.Compression, state: wsOpen}
-	c.stream = &h2WebSocket{hc: hc, st: st, in: append([]byte(nil), in...)}
+	c.stream = &h2WebSocket{hc: hc, st: st, sendAt: l.now, in: append([]byte(nil), in...)}
 	c.reader.MaxMessage = max(l.cfg.WebSocket.MaxMessage, 0)
 	c.reader.Compression = hs.Compression
 	if hs.Compression {

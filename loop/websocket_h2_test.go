@@ -215,3 +215,38 @@ func TestWebSocketOverHTTP2QueueHoldsCredit(t *testing.T) {
 		t.Fatalf("no credit returned once the messages were taken: %d messages, stream %+v", len(rec.messages), st)
 	}
 }
+
+// A client that holds a WebSocket stream's window shut meets
+// --send-timeout: the stream is reset (CANCEL) and the WebSocket dies
+// (1006), the connection serving on.
+func TestWebSocketOverHTTP2SendTimeout(t *testing.T) {
+	rec := &wsRecorder{}
+	h := newHarness(t, rec, h2WebSocketConfig)
+	cl := newH2Client()
+	c := h.connect()
+	cl.buf.WriteString(http2.ClientPreface)
+	cl.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
+	h.fb.write(c, cl.take())
+	h.fb.write(c, cl.wsConnect(1, "/chat"))
+	h.fb.write(c, cl.wsData(1, clientFrame(ws.OpPing, true, "p1"), false))
+	h.until("the accept", func() bool {
+		s := parseH2Output(t, h.fb.output(c)).streams[1]
+		return s != nil && s.fields[":status"] == "200"
+	})
+	h.advanceClock(DefaultSendTimeout / 2)
+	if s := parseH2Output(t, h.fb.output(c)).streams[1]; s.reset {
+		t.Fatal("reset before --send-timeout")
+	}
+	h.advanceClock(DefaultSendTimeout/2 + 2*time.Second)
+	h.until("the stream's reset", func() bool {
+		s := parseH2Output(t, h.fb.output(c)).streams[1]
+		return s != nil && s.reset
+	})
+	if s := parseH2Output(t, h.fb.output(c)).streams[1]; s.resetCode != http2.ErrCodeCancel || h.fb.isClosed(c) {
+		t.Fatalf("reset %v, connection closed %v", s.resetCode, h.fb.isClosed(c))
+	}
+	h.until("the handler's close", func() bool { return rec.closed })
+	if rec.code != ws.CloseAbnormal {
+		t.Fatalf("the handler saw %d, want 1006", rec.code)
+	}
+}

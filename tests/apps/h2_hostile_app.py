@@ -1,0 +1,43 @@
+"""The WSGI and ASGI apps of tests/http2_hostile_test.go: /fast answers at
+once without reading the body; anything else answers, once the body is
+read, the request as the app saw it: method, path, query and every header."""
+import json
+
+from asgi_lifespan import lifespan
+
+
+def application(environ, start_response):
+    if environ["PATH_INFO"] == "/fast":
+        start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "4")])
+        return [b"fast"]
+    length = len(environ["wsgi.input"].read())
+    headers = [[k[5:].lower().replace("_", "-"), v] for k, v in environ.items() if k.startswith("HTTP_")]
+    for k in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+        if k in environ:
+            headers.append([k.lower().replace("_", "-"), environ[k]])
+    out = {"method": environ["REQUEST_METHOD"], "path": environ["PATH_INFO"], "query": environ["QUERY_STRING"],
+           "headers": headers, "length": length}
+    data = json.dumps(out).encode()
+    start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
+    return [data]
+
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        await lifespan(receive, send)
+        return
+    if scope["path"] == "/fast":
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+        await send({"type": "http.response.body", "body": b"fast"})
+        return
+    length = 0
+    while True:
+        event = await receive()
+        length += len(event.get("body", b""))
+        if not event.get("more_body"):
+            break
+    out = {"method": scope["method"], "path": scope["path"], "query": scope["query_string"].decode("latin-1"),
+           "headers": [[k.decode("latin-1"), v.decode("latin-1")] for k, v in scope["headers"]], "length": length}
+    data = json.dumps(out).encode()
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": data})
