@@ -113,6 +113,18 @@ type Config struct {
 	// during the call. body is the response body's length. An access log
 	// records these with the handlers' own responses.
 	OnLoopResponse func(remote netip.AddrPort, req *http1.Request, status int, body int)
+	// PassOn, when set, is called on the loop thread for each connection
+	// accepted, with the loop's deferred requests out (queued or in a
+	// handler): true says the connection was given to another process
+	// (and its descriptor closed here), which a worker among siblings does
+	// when every one of its handler threads is taken (package
+	// workerproto's handoff). What another process passes here comes in
+	// through Adopt.
+	PassOn func(fd int, jobsOut int) bool
+	// JobsOut, when set, is kept equal to the loop's deferred requests
+	// out, as each is taken and released: siblings read it to decide
+	// whether to pass a connection here.
+	JobsOut *atomic.Int32
 	// Heartbeat, when set, is stamped with the wall clock (unix
 	// nanoseconds) by the loop thread when it starts and at least once a
 	// second while it runs: a supervisor reading it sees a loop that

@@ -219,9 +219,12 @@ func describeApp(cfg *Config, py *python) string {
 // holds up the other clients' requests whichever thread it is on. More
 // threads say the app waits (a database, the network), and a waiting
 // request must not hold the I/O thread. Not with --request-timeout
-// either: the loop must be free to time a request out.
+// either: the loop must be free to time a request out. Nor in a worker
+// among siblings it passes connections to (handoff.go): a loop in the
+// app cannot pass on what its socket queues meanwhile, and a view that
+// calls its own server would wait on itself.
 func inlinesWSGI(cfg *Config) bool {
-	return cfg.Threads == 1 && cfg.WSGIInline == "auto" && cfg.RequestTimeout == 0
+	return cfg.Threads == 1 && cfg.WSGIInline == "auto" && cfg.RequestTimeout == 0 && !cfg.Worker.passesOn()
 }
 
 func plural(n int, noun string) string {

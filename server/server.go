@@ -192,6 +192,17 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			}
 		}
 	}
+	// The handoff (handoff.go) weighs WSGI's handler threads; with
+	// --threads 0 the app runs on the I/O thread, which cannot pass on
+	// while it is in the app, and the worker stays off the board (-1).
+	// ASGI tasks are not bounded (0): never full.
+	handoffCapacity := 0
+	if wsgi {
+		handoffCapacity = cfg.Threads
+		if cfg.Threads == 0 {
+			handoffCapacity = -1
+		}
+	}
 	url := cfg.ListenerURL(&listener)
 	l, err := loop.New(loop.Config{
 		NewBackend: func() (loop.Backend, error) {
@@ -246,7 +257,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			if wsgi {
 				capacity = max(1, cfg.Threads)
 			}
-			cfg.Worker.started(name, capacity)
+			cfg.Worker.started(name, capacity, handoffCapacity)
 		},
 		Heartbeat: cfg.Worker.heartbeatStamp(),
 
@@ -260,6 +271,8 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		RequestTimeout:      requestTimeout,
 		OnRequestTimeout:    onRequestTimeout,
 		Stats:               stats,
+		PassOn:              cfg.Worker.passOn(max(0, handoffCapacity)),
+		JobsOut:             cfg.Worker.jobsOut(),
 	})
 	if err != nil {
 		if py != nil {
