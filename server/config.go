@@ -14,6 +14,7 @@ import (
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/tlsrec"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config is the whole server configuration, as package cli parses it from
@@ -93,6 +94,18 @@ type Config struct {
 	ForwardedHeaders  string // "x-forwarded" (default) or "forwarded"
 	ForwardedAllowIPs string
 	proxyTrust        *proxyTrust // parsed by Validate
+
+	// HealthPath, when set, is answered by the server with a liveness
+	// JSON, never by the app; Metrics serves Prometheus' text at
+	// MetricsPath of the serving port (answers.go). The seed's flags.
+	HealthPath string
+	Metrics    bool
+	registry   *prometheus.Registry // this process's, when either is on (Run)
+	// StaticCacheControl replaces the static files' max-age
+	// Cache-Control; StaticHeaders ("Name: value") go on every static
+	// response, errors included (static_fields.go).
+	StaticCacheControl string
+	StaticHeaders      []string
 
 	// MetricsAddress, when set, is where Prometheus metrics are served
 	// (/metrics): by the master with --workers (whose workers keep their
@@ -260,6 +273,9 @@ func (c *Config) Validate() error {
 		if info, err := os.Stat(m.Dir); err != nil || !info.IsDir() {
 			return &ConfigError{Flag: "static-path-mount", Reason: fmt.Sprintf("%s: not a directory", m.Dir)}
 		}
+	}
+	if err := c.validateAnswers(); err != nil {
+		return err
 	}
 	if c.StaticExpires < 0 {
 		return &ConfigError{Flag: "static-path-expires", Reason: "must not be negative"}

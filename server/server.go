@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"github.com/m0serve/m0serve/internal/metrics"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -11,8 +10,10 @@ import (
 	"time"
 
 	"github.com/m0serve/m0serve/http1"
+	"github.com/m0serve/m0serve/internal/metrics"
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // nativeWorkers is how many goroutines run deferred native handlers: the
@@ -73,19 +74,26 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 
 	// The metrics' counters: a worker's in its heartbeat file, for the
 	// master; a single process's in its own memory, served from here.
+	// --metrics and --health-path read them on the serving port too: a
+	// worker's own there (the master sums them at --metrics-address).
 	var stats *loop.Stats
 	var procMetrics *processMetrics
-	if cfg.MetricsAddress != "" {
+	if cfg.MetricsAddress != "" || cfg.Metrics || cfg.HealthPath != "" {
+		var registry *prometheus.Registry
 		if cfg.Worker != nil {
-			stats, cfg.appStats = cfg.Worker.stats, cfg.Worker.appStats
+			procMetrics, registry = newProcessMetrics(&cfg, cfg.Worker.stats, cfg.Worker.appStats)
 		} else {
-			var stopMetrics func()
-			if procMetrics, stopMetrics, err = startProcessMetrics(&cfg, logf); err != nil {
-				return err
+			procMetrics, registry = newProcessMetrics(&cfg, nil, nil)
+			if cfg.MetricsAddress != "" {
+				stopMetrics, err := metrics.Serve(cfg.MetricsAddress, registry, logf)
+				if err != nil {
+					return err
+				}
+				defer stopMetrics()
 			}
-			defer stopMetrics()
-			stats, cfg.appStats = procMetrics.stats, procMetrics.app
 		}
+		stats, cfg.appStats = procMetrics.stats, procMetrics.app
+		cfg.registry = registry
 	}
 
 	// Access-log lines made on the loop thread, written once per pass.
@@ -96,6 +104,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			return err
 		}
 		defer static.close()
+		if err := static.setExtras(&cfg); err != nil {
+			return err
+		}
 	}
 
 	var (
@@ -203,13 +214,18 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			handoffCapacity = -1
 		}
 	}
+	handler = cfg.Worker.handler(handler)
+	if answers := newServerAnswers(&cfg, handler, stats, cfg.registry); answers != nil {
+		defer answers.close()
+		handler = answers
+	}
 	url := cfg.ListenerURL(&listener)
 	l, err := loop.New(loop.Config{
 		NewBackend: func() (loop.Backend, error) {
 			return newBackend(cfg.Backend, logf)
 		},
 		ListenFD:         listener.FD,
-		Handler:          cfg.Worker.handler(handler),
+		Handler:          handler,
 		Jobs:             jobs,
 		MaxConnections:   cfg.MaxConnections,
 		LimitConcurrency: cfg.LimitConcurrency,
