@@ -56,6 +56,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
+	if doctor {
+		return runDoctor(cfg, fs, apps, stdout, stderr)
+	}
 	if err := checkHost(cfg.Host); err != nil {
 		fmt.Fprintf(stderr, "m0serve: %v\n", err)
 		return 2
@@ -95,6 +98,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer stop()
 	}
 	err = serve(cfg, fs, args, stderr)
+	nameAsGiven(err, fs)
 	var cfgErr *server.ConfigError
 	var bootErr *supervisor.BootError
 	var loadErr *server.AppLoadError
@@ -208,6 +212,7 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.StringVar(&cfg.ForwardedHeaders, "forwarded-headers", cfg.ForwardedHeaders, "with --proxy-headers: the fields the proxy sets, x-forwarded (X-Forwarded-For/-Proto) or forwarded (RFC 7239); the other is ignored")
 	fs.StringVar(&cfg.ForwardedAllowIPs, "forwarded-allow-ips", cfg.ForwardedAllowIPs, "with --proxy-headers: the proxies to believe, addresses and CIDRs, comma-separated, * for all (else $FORWARDED_ALLOW_IPS)")
 	addWorkerFlags(fs, cfg)
+	addSeedFlags(fs, cfg)
 	addTLSFlags(fs, cfg)
 	addHTTP2Flags(fs, cfg)
 	fs.BoolVar(&cfg.NoServerHeader, "no-server-header", cfg.NoServerHeader, "send no Server field (an app's own still goes out)")

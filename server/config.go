@@ -36,8 +36,11 @@ type Config struct {
 	MaxBodySize      int64
 	MaxHeadSize      int
 	MaxFields        int
-	Backend          string // auto, uring, epoll, kqueue
-	Native           string // a native Go handler's name
+	// MaxKeepAliveRequests closes a connection after this many requests
+	// (the seed's --max-keepalive-requests); 0: never.
+	MaxKeepAliveRequests int
+	Backend              string // auto, uring, epoll, kqueue
+	Native               string // a native Go handler's name
 
 	// What one client may hold of a worker.
 	MaxConnectionsPerIP int           // open connections from one address; 0: no limit
@@ -237,6 +240,8 @@ func (c *Config) Validate() error {
 		return &ConfigError{Flag: "max-head-size", Reason: "must be at least 256 bytes"}
 	case c.MaxFields < 1:
 		return &ConfigError{Flag: "max-fields", Reason: "must be at least 1"}
+	case c.MaxKeepAliveRequests < 0:
+		return &ConfigError{Flag: "max-keepalive-requests", Reason: "must not be negative (0: never)"}
 	case c.MaxConnectionsPerIP < 0:
 		return &ConfigError{Flag: "max-connections-per-ip", Reason: "must not be negative"}
 	case c.SendTimeout <= 0:

@@ -14,8 +14,8 @@ import (
 // another (nosniff); an SVG can hold scripts, and opened on its own it
 // runs them with the site's origin unless a policy sandboxes it.
 
-// svgPolicy is the Content-Security-Policy of an SVG response.
-const svgPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; sandbox"
+// StaticSVGPolicy is the Content-Security-Policy of a static SVG response.
+const StaticSVGPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; sandbox"
 
 // staticExtraFields parses --static-header ("Name: value", repeatable),
 // with X-Content-Type-Options: nosniff first unless one of them names
@@ -77,6 +77,6 @@ func (s *staticFiles) cacheFields(j *loop.Job, kind string) {
 		j.SetHeader("Cache-Control", fmt.Sprintf("max-age=%d", int(s.expires.Seconds())))
 	}
 	if !s.extras.ownPolicy && strings.HasPrefix(kind, "image/svg+xml") {
-		j.SetHeader("Content-Security-Policy", svgPolicy)
+		j.SetHeader("Content-Security-Policy", StaticSVGPolicy)
 	}
 }
