@@ -65,11 +65,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch len(apps) {
 	case 0:
-		if cfg.Native == "" {
+		if len(cfg.Mounts) > 0 {
+			cfg.App = cfg.Mounts[0].Spec // each mount's own is loaded (server/mount.go)
+		} else if cfg.Native == "" {
 			fmt.Fprintf(stderr, "m0serve: no application: give module:attr, e.g. `m0serve main:app` (or --native NAME; see --help)\n")
 			return 2
 		}
 	case 1:
+		if len(cfg.Mounts) > 0 {
+			fmt.Fprintf(stderr, "m0serve: --mount and the application %q: give one app, or mount each (--mount /=%s)\n", apps[0], apps[0])
+			return 2
+		}
 		cfg.App = apps[0]
 	default:
 		fmt.Fprintf(stderr, "m0serve: one application at a time: got %s (flags go before or after it)\n", quoteAll(apps))

@@ -35,6 +35,7 @@ func addSeedFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.IntVar(&cfg.Threads, "blocking-threads", cfg.Threads, "the seed's --threads: WSGI handler threads per worker (0: the app runs on the I/O thread)")
 	fs.BoolVar(&cfg.Metrics, "metrics", cfg.Metrics, "serve Prometheus metrics at "+server.MetricsPath+" on the serving port (a worker's own; --metrics-address has the master's sum)")
 	fs.StringVar(&cfg.HealthPath, "health-path", cfg.HealthPath, `answer PATH with {"status": "ok", ...} from the server, never the app`)
+	fs.Var((*mountList)(&cfg.Mounts), "mount", "serve the WSGI app SPEC under PREFIX (its SCRIPT_NAME), instead of one app; repeatable, the longest prefix wins")
 	fs.BoolVar(&doctor, "doctor", false, "print this configuration as JSON (interpreter, topology, the app's protocol, every start-up check) and exit: 0, 2 usage, 1 start-up, 78 config")
 }
 
@@ -42,10 +43,10 @@ func init() {
 	helpGroups = append(helpGroups, struct {
 		title string
 		flags []string
-	}{"The seed's spellings (the Mojo m0serve's flags)", []string{"doctor", "protocol", "static", "static-cache-control",
+	}{"The seed's spellings (the Mojo m0serve's flags)", []string{"doctor", "mount", "protocol", "static", "static-cache-control",
 		"static-header", "max-body", "max-keepalive-requests", "idle-timeout", "blocking-threads", "metrics", "health-path"}})
 	for name, placeholder := range map[string]string{
-		"protocol": "auto|wsgi|asgi", "static": "PREFIX=DIR", "static-cache-control": "VALUE",
+		"protocol": "auto|wsgi|asgi", "static": "PREFIX=DIR", "mount": "PREFIX=SPEC", "static-cache-control": "VALUE",
 		"static-header": "'NAME: VALUE'", "max-body": "BYTES", "max-keepalive-requests": "N",
 		"idle-timeout": "DURATION", "blocking-threads": "N", "health-path": "PATH",
 	} {
@@ -126,4 +127,18 @@ func nameAsGiven(err error, fs *flag.FlagSet) {
 	if given[alias] && !given[cfgErr.Flag] {
 		cfgErr.Flag = alias
 	}
+}
+
+// mountList is --mount PREFIX=SPEC, repeatable.
+type mountList []server.Mount
+
+func (l *mountList) String() string { return "" }
+
+func (l *mountList) Set(text string) error {
+	prefix, spec, ok := strings.Cut(text, "=")
+	if !ok || !strings.HasPrefix(prefix, "/") || spec == "" {
+		return errors.New("want PREFIX=SPEC, e.g. /api=api.main:app")
+	}
+	*l = append(*l, server.Mount{Prefix: prefix, Spec: spec})
+	return nil
 }

@@ -53,6 +53,8 @@ type bridgePool struct {
 	logFormat *accessFormat
 	proxy     *proxyTrust // --proxy-headers; nil: off
 	logf      func(format string, args ...any)
+	// mounts, with --mount, picks each job's app by its path.
+	mounts mountTable
 	// inFlight names what is in the app for the master (nil: no master).
 	inFlight *workerproto.InFlight
 	// stats counts the time spent with the app (nil: metrics off).
@@ -126,6 +128,9 @@ func (p *bridgePool) put(w *bridgeJob) {
 func (p *bridgePool) wrap(lj *loop.Job) *pybridge.Job {
 	w := p.get()
 	w.loopJob = lj
+	if p.mounts != nil {
+		w.job.App = p.mounts.route(lj.Request.Bytes(lj.Request.Path))
+	}
 	w.sent = 0
 	w.record = p.inFlight.Claim(lj.Request.Bytes(lj.Request.Method), lj.Request.Bytes(lj.Request.Target))
 	w.taken, w.next = p.stats.Start(), nil

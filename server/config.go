@@ -98,6 +98,10 @@ type Config struct {
 	ForwardedAllowIPs string
 	proxyTrust        *proxyTrust // parsed by Validate
 
+	// Mounts serve several WSGI apps in one process, each under its
+	// prefix (mount.go); App is then the first one's spec.
+	Mounts []Mount
+
 	// HealthPath, when set, is answered by the server with a liveness
 	// JSON, never by the app; Metrics serves Prometheus' text at
 	// MetricsPath of the serving port (answers.go). The seed's flags.
@@ -278,6 +282,9 @@ func (c *Config) Validate() error {
 		if info, err := os.Stat(m.Dir); err != nil || !info.IsDir() {
 			return &ConfigError{Flag: "static-path-mount", Reason: fmt.Sprintf("%s: not a directory", m.Dir)}
 		}
+	}
+	if err := c.validateMounts(); err != nil {
+		return err
 	}
 	if err := c.validateAnswers(); err != nil {
 		return err

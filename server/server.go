@@ -149,6 +149,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 				}
 			}
 		}
+		if py.pool.mounts != nil {
+			handler = mountRouter{table: py.pool.mounts, next: handler}
+		}
 		if py.executor != nil {
 			handler = asgiRequests{}
 			jobGone, jobWritten, jobReadable = py.pool.jobGone, py.pool.jobWritten, py.pool.jobReadable

@@ -275,6 +275,14 @@ def check_self_call(opts):
             expect(outer != inner, "try %d: served by the worker that was waiting on it (%r)" % (i, body))
 
 
+def check_mount(opts):
+    with Server(opts, "--mount", "/=mount_app:site", "--mount", "/api=mount_app:api", "--mount", "/api/v2=mount_app:v2") as s:
+        for path, want in (("/", b"site||/"), ("/x", b"site||/x"), ("/api/x", b"api|/api|/x"),
+                           ("/apix", b"site||/apix"), ("/api/v2/y", b"v2|/api/v2|/y")):
+            status, _, body = s.request("GET", path)
+            expect(status == 200 and body == want, "--mount, GET %s: %d %r, want %r" % (path, status, body, want))
+
+
 CHECKS = [
     ("health-path", check_health),
     ("static", check_static),
@@ -285,6 +293,7 @@ CHECKS = [
     ("blocking-threads", check_blocking_threads),
     ("protocol", check_protocol),
     ("bare-module", check_bare_module),
+    ("mount", check_mount),
     ("doctor", check_doctor),
     ("self-call", check_self_call),
 ]
