@@ -76,6 +76,12 @@ func runDoctor(cfg server.Config, fs *flag.FlagSet, apps []string, stdout, stder
 		Application: map[string]any{"requested": len(apps) > 0},
 	}
 	switch {
+	case len(cfg.Mounts) > 0 && len(apps) > 0:
+		r.fail("application-spec", doctorUsage, "--mount and the application "+quoteAll(apps), "give one app, or mount each")
+	case len(cfg.Mounts) > 0:
+		cfg.App = cfg.Mounts[0].Spec
+		r.Application["requested"] = true
+		r.pass("application-spec", fmt.Sprintf("%d mounts", len(cfg.Mounts)))
 	case len(apps) == 0 && cfg.Native == "":
 		r.fail("application-spec", doctorUsage, "no application given", "give MODULE[:ATTR], e.g. `m0serve main:app` (or --native NAME)")
 	case len(apps) > 1:
@@ -210,6 +216,10 @@ func doctorPython(r *doctorReport, cfg *server.Config, stdout io.Writer) {
 	} else {
 		r.pass("interpreter", "started; "+err.Error())
 	}
+	if len(cfg.Mounts) > 0 {
+		doctorMounts(r, cfg, interp)
+		return
+	}
 	app, err := interp.LoadApp(pybridge.AppSpec{Target: cfg.App, Factory: cfg.Factory, RootPath: cfg.RootPath, ServerName: cfg.Host, ServerPort: cfg.Port})
 	if err != nil {
 		detail := err.Error()
@@ -299,4 +309,27 @@ func serverFacts(cfg *server.Config) map[string]any {
 		"static": static, "static_cache_control": cfg.StaticCacheControl, "static_headers": headers,
 		"static_svg_policy": server.StaticSVGPolicy, "tls": cfg.TLS.CertFile != "", "http": cfg.HTTP,
 	}
+}
+
+// doctorMounts imports each --mount's app, as a start does: each must
+// import, and be WSGI.
+func doctorMounts(r *doctorReport, cfg *server.Config, interp *pybridge.Interpreter) {
+	var mounts []map[string]string
+	for _, m := range cfg.Mounts {
+		app, err := interp.LoadApp(pybridge.AppSpec{Target: m.Spec, Factory: cfg.Factory, RootPath: strings.TrimRight(m.Prefix, "/"), ServerName: cfg.Host, ServerPort: cfg.Port})
+		if err != nil {
+			r.fail("mount", doctorStartup, m.Prefix+"="+m.Spec+": "+loadErrorLine(err), "check --app-dir and the mount's MODULE[:ATTR]")
+			continue
+		}
+		protocol := app.Interface.String()
+		mounts = append(mounts, map[string]string{"prefix": m.Prefix, "spec": app.Spec().Target, "protocol": protocol})
+		if app.Interface == pybridge.ASGI {
+			r.fail("mount", doctorStartup, m.Prefix+"="+m.Spec+" is an ASGI app: mounts serve WSGI apps", "serve the ASGI app alone, or mount WSGI apps only")
+			continue
+		}
+		r.pass("mount", m.Prefix+"="+app.Spec().Target+" imports and classifies as "+protocol)
+	}
+	r.Application["mounts"] = mounts
+	r.Application["protocol"] = "wsgi"
+	r.Topology["protocol"] = "wsgi"
 }

@@ -258,6 +258,10 @@ def check_doctor(opts):
     expect("topology" in report and report["checks"], "--doctor: no topology or checks")
     code, report, out = doctor(opts, "seed_asgi:app")
     expect(code == 0 and report["application"].get("protocol") == "asgi", "--doctor seed_asgi:app: %d %s" % (code, out))
+    code, report, out = doctor(opts, "--mount", "/=mount_app:site", "--mount", "/api=mount_app:api")
+    mounts = report and report["application"].get("mounts")
+    expect(code == 0 and mounts and sorted((m["prefix"], m["protocol"]) for m in mounts) == [("/", "wsgi"), ("/api", "wsgi")],
+           "--doctor --mount: %d %s" % (code, out))
     for args, want in ((["--port", "70000", "seed_app"], 78), (["nosuchmodule"], 1), (["--workers", "x", "seed_app"], 2)):
         code, report, out = doctor(opts, *args)
         expect(code == want, "--doctor %s: exit %d, want %d: %s" % (" ".join(args), code, want, out))
