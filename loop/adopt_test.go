@@ -7,16 +7,16 @@ import (
 )
 
 // A connection accepted while the loop's deferred requests fill what its
-// PassOn weighs goes to PassOn, not to a slot; JobsOut follows the count.
+// PassOn weighs goes to PassOn, not to a slot.
 func TestPassOnWhileJobsOut(t *testing.T) {
 	q := NewJobQueue(4)
 	defer q.Close()
-	var jobsOut atomic.Int32
+	var jobsOut atomic.Int32 // what PassOn was last told
 	passed := make(chan int, 4)
 	hs := newHarness(t, deferEverything, func(c *Config) {
 		c.Jobs = q
-		c.JobsOut = &jobsOut
 		c.PassOn = func(fd, out int) bool {
+			jobsOut.Store(int32(out))
 			if out < 1 {
 				return false
 			}
@@ -27,7 +27,7 @@ func TestPassOnWhileJobsOut(t *testing.T) {
 	hs.t = t
 	first := hs.connect()
 	hs.fb.write(first, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-	hs.until("the job out", func() bool { return jobsOut.Load() == 1 })
+	hs.until("the job out", func() bool { return hs.l.jobsOut == 1 })
 	second := hs.fb.dial()
 	if fd := untilReceived(hs, "the pass on", passed); fd != second.fd {
 		t.Fatalf("passed fd %d, want the second connection's %d", fd, second.fd)
@@ -40,10 +40,13 @@ func TestPassOnWhileJobsOut(t *testing.T) {
 	j.Write([]byte("ok"))
 	j.Finish()
 	hs.responses(first, 1)
-	hs.until("the job released", func() bool { return jobsOut.Load() == 0 })
+	hs.until("the job released", func() bool { return hs.l.jobsOut == 0 })
 	third := hs.connect()
+	if jobsOut.Load() != 0 {
+		t.Fatalf("PassOn told of %d jobs out, want 0", jobsOut.Load())
+	}
 	hs.fb.write(third, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-	hs.until("a job for the kept connection", func() bool { return jobsOut.Load() == 1 })
+	hs.until("a job for the kept connection", func() bool { return hs.l.jobsOut == 1 })
 	if len(passed) != 0 {
 		t.Fatal("a connection passed on with no job out")
 	}

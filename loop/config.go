@@ -126,10 +126,6 @@ type Config struct {
 	// workerproto's handoff). What another process passes here comes in
 	// through Adopt.
 	PassOn func(fd int, jobsOut int) bool
-	// JobsOut, when set, is kept equal to the loop's deferred requests
-	// out, as each is taken and released: siblings read it to decide
-	// whether to pass a connection here.
-	JobsOut *atomic.Int32
 	// Heartbeat, when set, is stamped with the wall clock (unix
 	// nanoseconds) by the loop thread when it starts and at least once a
 	// second while it runs: a supervisor reading it sees a loop that

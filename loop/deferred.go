@@ -80,9 +80,6 @@ func (l *Loop) getJob() *Job {
 	}
 	j.reset()
 	l.jobsOut++
-	if l.cfg.JobsOut != nil {
-		l.cfg.JobsOut.Store(int32(l.jobsOut))
-	}
 	return j
 }
 
@@ -94,9 +91,6 @@ func (l *Loop) releaseJob(j *Job) {
 	}
 	j.slot, j.gen, j.detached = 0, 0, false
 	l.jobsOut--
-	if l.cfg.JobsOut != nil {
-		l.cfg.JobsOut.Store(int32(l.jobsOut))
-	}
 	dropFileBody(j)
 	if cap(j.inbox) > 4*inboxLimit {
 		j.inbox = nil

@@ -55,6 +55,10 @@ type bridgePool struct {
 	logf      func(format string, args ...any)
 	// mounts, with --mount, picks each job's app by its path.
 	mounts mountTable
+	// inApp counts the jobs between wrap and put for the handoff's board
+	// (nil: no board): a sibling passes connections here while it is
+	// under the handler threads.
+	inApp *atomic.Int32
 	// inFlight names what is in the app for the master (nil: no master).
 	inFlight *workerproto.InFlight
 	// stats counts the time spent with the app (nil: metrics off).
@@ -118,6 +122,9 @@ func (p *bridgePool) put(w *bridgeJob) {
 	}
 	p.inFlight.Release(w.record)
 	w.record = -1
+	if p.inApp != nil {
+		p.inApp.Add(-1)
+	}
 	w.loopJob = nil
 	p.mu.Lock()
 	p.free = append(p.free, w)
@@ -128,6 +135,9 @@ func (p *bridgePool) put(w *bridgeJob) {
 func (p *bridgePool) wrap(lj *loop.Job) *pybridge.Job {
 	w := p.get()
 	w.loopJob = lj
+	if p.inApp != nil {
+		p.inApp.Add(1)
+	}
 	if p.mounts != nil {
 		w.job.App = p.mounts.route(lj.Request.Bytes(lj.Request.Path))
 	}

@@ -23,9 +23,11 @@ type handoff struct {
 	// capacity is what the app serves at once (0: not bounded: never
 	// full, so never passes on).
 	capacity int
-	next     int // where the next search starts (loop thread): passes go round
+	next     atomic.Int32 // where the next search starts: passes go round
 	pid      int32
 	passed   atomic.Int64
+	loop     *loop.Loop // set by join, before the loop accepts
+	parked   parked     // handoff_park.go
 }
 
 // handoffFromEnv maps the board if the master handed one over; nil when
@@ -66,6 +68,7 @@ func (h *handoff) join(l *loop.Loop, capacity int) {
 	h.entry.Capacity.Store(int32(capacity))
 	h.entry.Owner.Store(h.pid)
 	h.entry.Taking.Store(1)
+	h.loop = l
 	go h.receive(l)
 }
 
@@ -80,14 +83,23 @@ func (h *handoff) leave() {
 
 // passOn is the loop's Config.PassOn: with every handler thread taken,
 // the connection goes to the first sibling with one free, round the
-// board from where the last pass went. A full inbox or a gone sibling
-// (the send fails) leaves it here.
+// board from where the last pass went; with none, it is parked until one
+// is, here or there (handoff_park.go).
 func (h *handoff) passOn(fd int, jobsOut int) bool {
 	if h.capacity == 0 || jobsOut < h.capacity {
 		return false
 	}
+	if !h.passToFree(fd) {
+		h.park(fd)
+	}
+	return true
+}
+
+// passToFree passes fd to a sibling with a handler free, if one is.
+// From the loop thread, or from the rescue while the loop is in the app.
+func (h *handoff) passToFree(fd int) bool {
 	for i := 0; i < h.slots; i++ {
-		j := (h.next + i) % h.slots
+		j := (int(h.next.Load()) + i) % h.slots
 		if j == h.slot {
 			continue
 		}
@@ -100,19 +112,20 @@ func (h *handoff) passOn(fd int, jobsOut int) bool {
 			continue
 		}
 		unix.Close(fd)
-		h.next = j + 1
+		h.next.Store(int32(j + 1))
 		h.passed.Add(1)
 		return true
 	}
 	return false
 }
 
-// jobsOut is where the loop keeps its count of deferred requests out.
-func (h *handoff) jobsOut() *atomic.Int32 {
+// inApp is the board's count of this worker's requests inside the app,
+// which the bridge and the inline handler keep (nil: no board).
+func (h *handoff) inApp() *atomic.Int32 {
 	if h == nil {
 		return nil
 	}
-	return &h.entry.Jobs
+	return &h.entry.InApp
 }
 
 // passOnHook is the loop's PassOn, nil without a board or with an app

@@ -128,6 +128,7 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 	py := &python{interp: interp, queue: loop.NewJobQueue(jobQueueSize)}
 	py.pool = newBridgePool(py.queue, app, cfg.AccessLog, logf)
 	py.pool.mounts = mounts
+	py.pool.inApp = cfg.Worker.inApp()
 	py.pool.inFlight = cfg.Worker.requests()
 	py.pool.stats = cfg.appStats
 	py.pool.proxy, py.pool.logFormat = cfg.proxyTrust, cfg.accessFormat
@@ -232,12 +233,11 @@ func describeApp(cfg *Config, py *python) string {
 // holds up the other clients' requests whichever thread it is on. More
 // threads say the app waits (a database, the network), and a waiting
 // request must not hold the I/O thread. Not with --request-timeout
-// either: the loop must be free to time a request out. Nor in a worker
-// among siblings it passes connections to (handoff.go): a loop in the
-// app cannot pass on what its socket queues meanwhile, and a view that
-// calls its own server would wait on itself.
+// either: the loop must be free to time a request out. In a worker
+// among siblings a loop inside the app cannot pass on what its socket
+// queues meanwhile: the handoff's rescue does (handoff_rescue.go).
 func inlinesWSGI(cfg *Config) bool {
-	return cfg.Threads == 1 && cfg.WSGIInline == "auto" && cfg.RequestTimeout == 0 && !cfg.Worker.passesOn() && len(cfg.Mounts) == 0
+	return cfg.Threads == 1 && cfg.WSGIInline == "auto" && cfg.RequestTimeout == 0 && len(cfg.Mounts) == 0
 }
 
 // loadFirst is the app the bridge starts from: the one named, or with

@@ -126,6 +126,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		// wsgi: handler threads wait on request bodies (ASGI tasks
 		// do not), so the loop gathers small bodies and times large ones.
 		wsgi bool
+		// rescueAccepts: the loop thread runs requests itself
+		// (handoff_rescue.go).
+		rescueAccepts *inlinePolicy
 	)
 	if cfg.App != "" {
 		py, err = startPython(&cfg, &listener, logf)
@@ -147,6 +150,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 					defer close(stop)
 					go policy.keepHeartbeat(stamp, stop)
 				}
+				rescueAccepts = policy
 			}
 		}
 		if py.pool.mounts != nil {
@@ -292,7 +296,6 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		Stats:                stats,
 		MaxKeepAliveRequests: cfg.MaxKeepAliveRequests,
 		PassOn:               cfg.Worker.passOn(max(0, handoffCapacity)),
-		JobsOut:              cfg.Worker.jobsOut(),
 	})
 	if err != nil {
 		if py != nil {
@@ -303,6 +306,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 
 	if stepper != nil {
 		stepper.SetKick(l.Kick)
+	}
+	if stop := cfg.Worker.rescue(rescueAccepts, listener.FD, l); stop != nil {
+		defer stop()
 	}
 	cfg.Worker.attach(l, &cfg, logf)
 	if err := cfg.Worker.watchStacks(&cfg, py); err != nil {

@@ -302,12 +302,12 @@ func (w *Worker) passOn(capacity int) func(int, int) bool {
 	return w.handoff.passOnHook(capacity)
 }
 
-// jobsOut is the board's count the loop keeps (nil: none).
-func (w *Worker) jobsOut() *atomic.Int32 {
+// inApp is the board's count of requests inside the app (nil: none).
+func (w *Worker) inApp() *atomic.Int32 {
 	if w == nil {
 		return nil
 	}
-	return w.handoff.jobsOut()
+	return w.handoff.inApp()
 }
 
 // passesOn: the worker has siblings to pass connections to.

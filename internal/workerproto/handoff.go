@@ -11,7 +11,7 @@ import (
 // SO_REUSEPORT socket per worker the kernel picks the worker by a hash of
 // the connection, blind to load, and a view that calls its own server
 // would otherwise wait on itself whenever its request hashes back to the
-// worker running it. Deciding at accept time, on counts the loops keep
+// worker running it. Deciding at accept time, on counts the workers keep
 // exact, makes that so by construction, where the master's steering
 // (which follows the heartbeats) lags.
 //
@@ -54,9 +54,11 @@ type BoardEntry struct {
 	// Capacity is how many requests its app serves at once (WSGI's
 	// handler threads; 0: not bounded, never full).
 	Capacity atomic.Int32
-	// Jobs is how many deferred requests its loop has out (queued or in
-	// the app): the loop keeps it equal to its own count.
-	Jobs atomic.Int32
+	// InApp is how many of its requests are inside the app: taken by a
+	// handler thread (from the take to the response's end, before the
+	// loop has sent it), or run by the I/O thread itself. A thread that
+	// has handed its response to the loop is free at once.
+	InApp atomic.Int32
 	// Owner is the pid of the worker that wrote Taking last: during a
 	// reload two workers share a slot, and the master clears Taking at a
 	// worker's end only if it was that worker's.
@@ -80,5 +82,5 @@ func (e *BoardEntry) Free() bool {
 		return false
 	}
 	c := e.Capacity.Load()
-	return c == 0 || e.Jobs.Load() < c
+	return c == 0 || e.InApp.Load() < c
 }
