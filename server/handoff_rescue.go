@@ -20,12 +20,16 @@ import (
 //
 // Handing every request to the handler thread instead costs 1.4x the
 // server CPU per request of bare WSGI at 16 connections (bench/README.md,
-// "Handoff"); the rescue's ticker costs a wake-up every rescueAfter.
+// "Handoff"); the rescue's ticker costs a wake-up every rescueEvery.
 
 // rescueAfter is how long the loop may be in the app before the rescue
 // accepts: longer than the quick requests inlining takes (under a
-// millisecond), short beside a request's own timeouts.
-const rescueAfter = 10 * time.Millisecond
+// millisecond), short beside a request's own timeouts. rescueEvery is
+// how often it looks: each look is a wake-up of an idle worker.
+const (
+	rescueAfter = 10 * time.Millisecond
+	rescueEvery = 20 * time.Millisecond
+)
 
 // rescue starts the rescue for the inline policy's loop, and returns
 // what stops it; nil when there is nothing to rescue (no siblings, or no
@@ -40,7 +44,7 @@ func (w *Worker) rescue(policy *inlinePolicy, listenFD int, l *loop.Loop) (stop 
 }
 
 func (h *handoff) rescue(policy *inlinePolicy, listenFD int, l *loop.Loop, done <-chan struct{}) {
-	tick := time.NewTicker(rescueAfter)
+	tick := time.NewTicker(rescueEvery)
 	defer tick.Stop()
 	for {
 		select {
