@@ -396,7 +396,7 @@ func (l *Loop) pass() error {
 	}
 	// Not before the stopped accept has ended: a connection it accepted
 	// meanwhile is served (closed, in a Shutdown), not left in the backend.
-	if l.draining && l.active == 0 && l.acceptStops == 0 {
+	if l.draining && l.active == 0 && l.acceptStops == 0 && !l.adopted.pending.Load() {
 		l.stopped = true
 	}
 	return nil

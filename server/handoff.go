@@ -28,6 +28,9 @@ type handoff struct {
 	passed   atomic.Int64
 	loop     *loop.Loop // set by join, before the loop accepts
 	parked   parked     // handoff_park.go
+	// left: the worker stops accepting (leave). Its inbox is its
+	// replacement's from then on: it reads no more of it.
+	left atomic.Bool
 }
 
 // handoffFromEnv maps the board if the master handed one over; nil when
@@ -76,7 +79,11 @@ func (h *handoff) join(l *loop.Loop, capacity int) {
 // stop): nothing more is passed to it. A replacement may already own
 // the entry.
 func (h *handoff) leave() {
-	if h != nil && h.entry.Owner.Load() == h.pid {
+	if h == nil {
+		return
+	}
+	h.left.Store(true)
+	if h.entry.Owner.Load() == h.pid {
 		h.entry.Taking.Store(0)
 	}
 }
@@ -137,14 +144,21 @@ func (h *handoff) passOnHook(capacity int) func(int, int) bool {
 	return h.passOn
 }
 
-// receive adopts the connections siblings pass, until the process ends.
+// receive adopts the connections siblings pass, until the worker leaves
+// the board: a replacement reads the same inbox, and what a draining
+// worker took from it would end with it. It waits in poll(2), a tenth of
+// a second at a time, to see the leave.
 func (h *handoff) receive(l *loop.Loop) {
 	buf := make([]byte, 1)
 	oob := make([]byte, unix.CmsgSpace(4*4))
-	for {
-		_, oobn, _, _, err := unix.Recvmsg(workerproto.HandoffInboxFD, buf, oob, unix.MSG_CMSG_CLOEXEC)
-		if err == unix.EINTR {
+	wait := []unix.PollFd{{Fd: workerproto.HandoffInboxFD, Events: unix.POLLIN}}
+	for !h.left.Load() {
+		if n, err := unix.Poll(wait, 100); n <= 0 || err != nil || h.left.Load() {
 			continue
+		}
+		_, oobn, _, _, err := unix.Recvmsg(workerproto.HandoffInboxFD, buf, oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_DONTWAIT)
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue // EAGAIN: the replacement took it
 		}
 		if err != nil {
 			return

@@ -14,8 +14,9 @@ import (
 // a sibling is full a moment after its thread has handed its response to
 // its loop. So it waits here, unread, for whichever comes first: a
 // sibling with a handler free (passed there) or this worker with one
-// (given back to the loop). Polled every parkPoll while any waits; this
-// worker off the board (draining) takes them back at once.
+// (given back to the loop). Polled every parkPoll while any waits; a
+// worker that left the board (draining) gives them to a sibling or its
+// loop at once.
 type parked struct {
 	mu      sync.Mutex
 	fds     []int
@@ -46,8 +47,13 @@ func (h *handoff) pollParked(l *loop.Loop) {
 		var left []int
 		for i, fd := range fds {
 			switch {
-			case h.entry.Taking.Load() == 0 || h.entry.Owner.Load() != h.pid || h.entry.Free():
-				// Here: free, or draining (the loop serves or closes it).
+			case h.left.Load():
+				// Draining: a sibling serves it, or this loop's drain
+				// does (it is gentle) while it runs.
+				if !h.passToFree(fd) {
+					l.Adopt(fd)
+				}
+			case h.entry.Free():
 				l.Adopt(fd)
 			case h.passToFree(fd):
 			default:
