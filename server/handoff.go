@@ -156,7 +156,7 @@ func (h *handoff) receive(l *loop.Loop) {
 		if n, err := unix.Poll(wait, 100); n <= 0 || err != nil || h.left.Load() {
 			continue
 		}
-		_, oobn, _, _, err := unix.Recvmsg(workerproto.HandoffInboxFD, buf, oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_DONTWAIT)
+		_, oobn, _, _, err := unix.Recvmsg(workerproto.HandoffInboxFD, buf, oob, recvCloexec|unix.MSG_DONTWAIT)
 		if err == unix.EINTR || err == unix.EAGAIN {
 			continue // EAGAIN: the replacement took it
 		}
@@ -173,6 +173,7 @@ func (h *handoff) receive(l *loop.Loop) {
 				continue
 			}
 			for _, fd := range fds {
+				unix.CloseOnExec(fd) // done already where recvCloexec is set
 				l.Adopt(fd)
 			}
 		}

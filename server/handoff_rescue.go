@@ -56,16 +56,15 @@ func (h *handoff) rescue(policy *inlinePolicy, listenFD int, l *loop.Loop, done 
 				continue
 			}
 			for {
-				fd, _, errno := unix.Syscall6(unix.SYS_ACCEPT4, uintptr(listenFD), 0, 0,
-					unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0, 0)
+				fd, errno := acceptNonblock(listenFD)
 				if errno == unix.EINTR || errno == unix.ECONNABORTED {
 					continue
 				}
 				if errno != 0 {
 					break // EAGAIN: nothing queued
 				}
-				if !h.passToFree(int(fd)) {
-					h.park(int(fd))
+				if !h.passToFree(fd) {
+					h.park(fd)
 				}
 			}
 		}

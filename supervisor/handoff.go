@@ -39,11 +39,13 @@ func (m *master) openHandoff(s *slot) {
 		}
 		m.board, m.boardFile = mem, file
 	}
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
 	if err != nil {
 		m.logf("m0serve: warning: worker %d's handoff inbox: %v", s.index, err)
 		return
 	}
+	unix.CloseOnExec(pair[0])
+	unix.CloseOnExec(pair[1])
 	// Senders never wait: a full inbox means the connection stays where
 	// it was accepted. O_NONBLOCK belongs to the open file, which every
 	// worker shares.
