@@ -25,7 +25,6 @@ type handoff struct {
 	capacity int
 	next     atomic.Int32 // where the next search starts: passes go round
 	pid      int32
-	passed   atomic.Int64
 	loop     *loop.Loop // set by join, before the loop accepts
 	parked   parked     // handoff_park.go
 	// left: the worker stops accepting (leave). Its inbox is its
@@ -120,7 +119,6 @@ func (h *handoff) passToFree(fd int) bool {
 		}
 		unix.Close(fd)
 		h.next.Store(int32(j + 1))
-		h.passed.Add(1)
 		return true
 	}
 	return false
