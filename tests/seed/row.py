@@ -272,6 +272,11 @@ def check_doctor(opts):
 
 def check_self_call(opts):
     with Server(opts, "--blocking-threads", "1", "seed_app", workers=2) as s:
+        # Both workers up first: with one, the view has nobody to call.
+        pids, deadline = set(), time.monotonic() + 20
+        while len(pids) < 2 and time.monotonic() < deadline:
+            pids.add(s.request("GET", "/pid")[2])
+        expect(len(pids) == 2, "two workers never both answered: %r" % pids)
         for i in range(20):
             status, _, body = s.request("GET", "/outer")
             expect(status == 200 and b"failed" not in body, "try %d: a view calling its own server: %d %r" % (i, status, body))
