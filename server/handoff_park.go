@@ -25,9 +25,19 @@ type parked struct {
 
 const parkPoll = time.Millisecond
 
+// maxParked bounds what waits here, unread: past it, under an overload
+// of every worker, a new connection goes to the loop as before the
+// handoff (it queues behind this worker's requests).
+const maxParked = 1024
+
 // park keeps fd until a handler is free here or at a sibling.
 func (h *handoff) park(fd int) {
 	h.parked.mu.Lock()
+	if len(h.parked.fds) >= maxParked {
+		h.parked.mu.Unlock()
+		h.loop.Adopt(fd)
+		return
+	}
 	h.parked.fds = append(h.parked.fds, fd)
 	start := !h.parked.polling
 	h.parked.polling = true
