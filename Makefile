@@ -102,6 +102,23 @@ $(TEST_VENV)/.installed: tests/requirements.txt | packages-test
 .PHONY: test-venv
 test-venv: $(TEST_VENV)/.installed
 
+# The seed, the Mojo m0serve (its wheel pinned with its hash in
+# tests/seed/requirements.txt), in a venv of its own: make test-seed runs
+# tests/seed/row.py, the client script TestSeedRow runs on bin/m0serve,
+# against it. Not part of make test: it checks the seed, not this server
+# (README, "Coming from the Mojo m0serve", says where the two differ).
+SEED_VENV := tests/seed/.venv
+$(SEED_VENV)/.installed: tests/seed/requirements.txt | packages-test
+	rm -rf $(SEED_VENV)
+	/usr/bin/python3 -m venv $(SEED_VENV)
+	$(SEED_VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r tests/seed/requirements.txt
+	@touch $@
+
+.PHONY: test-seed
+test-seed: $(SEED_VENV)/.installed
+	PATH=$(CURDIR)/$(SEED_VENV)/bin:$$PATH $(SEED_VENV)/bin/python tests/seed/row.py \
+		--server $(CURDIR)/$(SEED_VENV)/bin/m0serve --impl seed
+
 # The Python servers and frameworks the benchmarks measure (Granian,
 # uvicorn, gunicorn, Hypercorn, uWSGI as pyuwsgi, Flask, Starlette,
 # FastAPI, Django), pinned with hashes in bench/requirements.txt, in a venv

@@ -66,17 +66,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
+	if doctor {
+		return runDoctor(cfg, fs, apps, stdout, stderr)
+	}
 	if err := checkHost(cfg.Host); err != nil {
 		fmt.Fprintf(stderr, "m0serve: %v\n", err)
 		return 2
 	}
 	switch len(apps) {
 	case 0:
-		if cfg.Native == "" {
+		if len(cfg.Mounts) > 0 {
+			cfg.App = cfg.Mounts[0].Spec // each mount's own is loaded (server/mount.go)
+		} else if cfg.Native == "" {
 			fmt.Fprintf(stderr, "m0serve: no application: give module:attr, e.g. `m0serve main:app` (or --native NAME; see --help)\n")
 			return 2
 		}
 	case 1:
+		if len(cfg.Mounts) > 0 {
+			fmt.Fprintf(stderr, "m0serve: --mount and the application %q: give one app, or mount each (--mount /=%s)\n", apps[0], apps[0])
+			return 2
+		}
 		cfg.App = apps[0]
 		if err := appFromFile(&cfg, fs.Lookup("app-dir").Value.String() != ""); err != nil {
 			fmt.Fprintf(stderr, "m0serve: %v\n", err)
@@ -109,6 +118,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer stop()
 	}
 	err = serve(cfg, fs, args, stderr)
+	nameAsGiven(err, fs)
 	var cfgErr *server.ConfigError
 	var bootErr *supervisor.BootError
 	var loadErr *server.AppLoadError
@@ -227,6 +237,7 @@ func newFlagSet(cfg *server.Config) (*flag.FlagSet, []option) {
 	fs.StringVar(&cfg.ForwardedHeaders, "forwarded-headers", cfg.ForwardedHeaders, "with --proxy-headers: the fields the proxy sets, x-forwarded (X-Forwarded-For/-Proto) or forwarded (RFC 7239); the other is ignored")
 	fs.StringVar(&cfg.ForwardedAllowIPs, "forwarded-allow-ips", cfg.ForwardedAllowIPs, "with --proxy-headers: the proxies to believe, addresses and CIDRs, comma-separated, * for all (else $FORWARDED_ALLOW_IPS)")
 	addWorkerFlags(fs, cfg)
+	addSeedFlags(fs, cfg)
 	addTLSFlags(fs, cfg)
 	addHTTP2Flags(fs, cfg)
 	addRealtimeFlags(fs, cfg)

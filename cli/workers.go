@@ -210,5 +210,5 @@ func pairStaticMounts(cfg *server.Config) error {
 	for i, dir := range staticMountDirs {
 		cfg.StaticMounts = append(cfg.StaticMounts, server.StaticMount{Route: routes[i], Dir: dir})
 	}
-	return nil
+	return seedStaticMounts(cfg, doctor)
 }

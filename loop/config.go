@@ -116,6 +116,19 @@ type Config struct {
 	// during the call. body is the response body's length. An access log
 	// records these with the handlers' own responses.
 	OnLoopResponse func(remote netip.AddrPort, req *http1.Request, status int, body int)
+	// MaxKeepAliveRequests, when positive, closes an HTTP/1.1 connection
+	// after its response to that many requests (Connection: close on the
+	// last): a client spread over the workers again, memory a long
+	// connection pinned let go.
+	MaxKeepAliveRequests int
+	// PassOn, when set, is called on the loop thread for each connection
+	// accepted, with the loop's deferred requests out (queued or in a
+	// handler): true says the connection was given to another process
+	// (and its descriptor closed here), which a worker among siblings does
+	// when every one of its handler threads is taken (package
+	// workerproto's handoff). What another process passes here comes in
+	// through Adopt.
+	PassOn func(fd int, jobsOut int) bool
 	// Heartbeat, when set, is stamped with the wall clock (unix
 	// nanoseconds) by the loop thread when it starts and at least once a
 	// second while it runs: a supervisor reading it sees a loop that

@@ -95,6 +95,10 @@ func (l *Loop) dispatch(s *slot, head []byte) {
 	req := &s.req
 	s.deadline, s.deadlineKind = 0, deadlineNone
 	s.keepAlive = req.KeepAlive && !l.draining
+	s.requests++
+	if limit := l.cfg.MaxKeepAliveRequests; limit > 0 && s.requests >= limit {
+		s.keepAlive = false // this response says Connection: close
+	}
 	s.bodyRead = 0
 	s.bodyChunked = req.Chunked
 	if req.Chunked {

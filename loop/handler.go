@@ -41,6 +41,10 @@ func (r *Request) RemoteAddr() netip.AddrPort { return r.slot.remoteAddr() }
 // beside one of its own deferred requests.
 func (r *Request) JobsInFlight() int { return r.loop.jobsOut }
 
+// HeldStreams is how many connections the loop holds for realtime
+// publishes (SSE and WebSocket holds), for an inline handler's report.
+func (r *Request) HeldStreams() int { return r.loop.Holds() }
+
 // PassReceives is how many receives completed in the loop's current pass:
 // about how many requests the pass dispatches, this one among them (a
 // receive may hold two pipelined requests, or half of one).

@@ -83,6 +83,8 @@ type Loop struct {
 	heldJobs []*Job
 	freeJobs []*Job
 	jobsOut  int // jobs taken and not yet released: deferred requests in flight
+	// adopted holds the connections other processes passed here (Adopt).
+	adopted adoptQueue
 	// passReceives counts this pass's receive completions: about how
 	// many requests it will dispatch (Request.PassReceives).
 	passReceives int
@@ -205,6 +207,7 @@ func (l *Loop) Run() error {
 		l.wakeMu.Lock()
 		l.exited.Store(true)
 		l.wakeMu.Unlock()
+		l.closeAdopted()
 	}()
 	l.start()
 	for !l.stopped {
@@ -333,6 +336,7 @@ func (l *Loop) pass() error {
 		// A note posted before the flag was up found it down and did not
 		// wake us: look once more now that it is up.
 		if !l.notes.empty() || !l.wsNotes.empty() || l.fileNotes && !l.tlsNotes.empty() || l.shutdown.Load() != 0 && !l.draining ||
+			l.adopted.pending.Load() ||
 			l.cfg.Stepper != nil && l.cfg.Stepper.Pending() || l.holdNews() {
 			timeout = 0
 		}
@@ -353,6 +357,9 @@ func (l *Loop) pass() error {
 	for i := 0; i < n; i++ {
 		l.handle(&l.completions[i])
 		l.completions[i].Data = nil
+	}
+	if l.adopted.pending.Load() {
+		l.adoptPassed()
 	}
 	// Before the Step: a handshake that ended on its goroutine brings the
 	// request its client sent with the last flight, and the Step must see
@@ -397,7 +404,7 @@ func (l *Loop) pass() error {
 	}
 	// Not before the stopped accept has ended: a connection it accepted
 	// meanwhile is served (closed, in a Shutdown), not left in the backend.
-	if l.draining && l.active == 0 && l.acceptStops == 0 {
+	if l.draining && l.active == 0 && l.acceptStops == 0 && !l.adopted.pending.Load() {
 		l.stopped = true
 	}
 	return nil
@@ -458,13 +465,26 @@ func (l *Loop) onAccept(c *Completion) {
 		unix.Close(fd)
 		return
 	}
+	if l.cfg.PassOn != nil && l.cfg.PassOn(fd, l.jobsOut) {
+		l.rearmAccept()
+		return
+	}
+	if !l.open(fd) {
+		l.rearmAccept()
+		return
+	}
+	l.acceptOrPause()
+}
+
+// open makes an accepted (or adopted) connection a slot, unless the
+// client's address is over its limit.
+func (l *Loop) open(fd int) bool {
 	var peer netip.AddrPort
 	var counted bool
 	if l.cfg.MaxConnectionsPerIP > 0 {
 		var admitted bool
 		if peer, counted, admitted = l.admitPerIP(fd); !admitted {
-			l.rearmAccept()
-			return
+			return false
 		}
 	}
 	// Responses leave in one send each; Nagle would only hold one back
@@ -480,6 +500,12 @@ func (l *Loop) onAccept(c *Completion) {
 	s.deadline, s.deadlineKind = l.now+int64(l.cfg.HeaderTimeout), deadlineHeader
 	s.recvWanted = true
 	l.touch(s)
+	return true
+}
+
+// acceptOrPause arms the next accept, or stops accepting at
+// --max-connections.
+func (l *Loop) acceptOrPause() {
 	if l.active >= l.cfg.MaxConnections {
 		if n, ok := l.atLimit.allow(l.now); ok {
 			l.cfg.Logf("m0serve: %d connections open, the --max-connections limit: new connections wait in the listen backlog (hit %d times since the last report)", l.active, n)

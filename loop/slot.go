@@ -93,6 +93,7 @@ type slot struct {
 	rateFrom  int64
 
 	keepAlive  bool
+	requests   int  // requests dispatched on the connection (Config.MaxKeepAliveRequests)
 	closeAfter bool // close once everything queued is sent
 	linger     bool // after an error response: drain what the client still sends before closing
 	lingering  bool // shut down for writing; discarding input until EOF or the linger deadline

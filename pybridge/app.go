@@ -112,7 +112,12 @@ func (ip *Interpreter) LoadApp(spec AppSpec) (*App, error) {
 		return nil, &LoadError{Target: spec.Target, Python: takeText(result.error), Missing: takeText(result.missing)}
 	}
 	if result.found != nil {
-		spec.Target += ":" + C.GoString(result.found)
+		// "application", or a submodule's ".asgi:application".
+		if found := C.GoString(result.found); strings.HasPrefix(found, ".") {
+			spec.Target += found
+		} else {
+			spec.Target += ":" + found
+		}
 	}
 	app := &App{c: c, spec: spec, Interface: WSGI}
 	if c.is_asgi != 0 {

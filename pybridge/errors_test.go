@@ -125,7 +125,7 @@ func TestLoadErrors(t *testing.T) {
 		{"broken_app:app", "ModuleNotFoundError: No module named 'no_such_module_m0serve'"},
 		{"no_such_app:app", "ModuleNotFoundError: No module named 'no_such_app'"},
 		{"bench_app:missing", "AttributeError"},
-		{"factory_app", `factory_app: the module has no "application" or "app" attribute: give module:attr`},
+		{"factory_app", `factory_app: the module has no "application" or "app" attribute, nor factory_app.asgi:application, factory_app.wsgi:application or factory_app.main:app: give module:attr`},
 		{"factory_app:create_app", "factory_app:create_app looks like an application factory (a function taking no arguments): use --factory"},
 		{"factory_app:create_with_options", "looks like an application factory"},
 		{"factory_app:maker.build", "looks like an application factory"},
@@ -165,12 +165,16 @@ func TestLoadTargetMistakes(t *testing.T) {
 	}
 }
 
-// TestDefaultAttribute: a bare module serves its application, else its app.
+// TestDefaultAttribute: a bare module serves its application, else its
+// app, else MODULE.asgi:application, MODULE.wsgi:application or
+// MODULE.main:app (the seed's order).
 func TestDefaultAttribute(t *testing.T) {
 	for _, c := range []struct{ target, want string }{
 		{"default_app", "default_app:application"},
 		{"bench_app", "bench_app:app"},
 		{"asgi_app", "asgi_app:app"},
+		{"default_pkg", "default_pkg.wsgi:application"},
+		{"default_pkg.main_only", "default_pkg.main_only.main:app"},
 	} {
 		a, err := interp.LoadApp(AppSpec{Target: c.target})
 		if err != nil {

@@ -208,6 +208,57 @@ static int detect_asgi(PyObject *app)
  * gunicorn's default, then uvicorn's and Flask's habit. */
 static const char *const default_attrs[] = {"application", "app"};
 
+/* Then, for a package that has neither (a Django project's, a FastAPI
+ * layout's), these submodules and attributes, in the seed's order; each
+ * names what was taken after the module's own name. */
+static const struct {
+	const char *submodule, *attr, *found;
+} default_submodules[] = {
+	{"asgi", "application", ".asgi:application"},
+	{"wsgi", "application", ".wsgi:application"},
+	{"main", "app", ".main:app"},
+};
+
+/* import_submodule_attr imports module.sub and returns its attr: a new
+ * reference; NULL with no error set when module.sub does not exist or
+ * lacks attr; NULL with the error set for anything else (its import
+ * failing inside is the app's error, shown as such). */
+static PyObject *import_submodule_attr(const char *module, size_t module_len,
+                                       const char *sub, const char *attr)
+{
+	char dotted[512];
+	if (snprintf(dotted, sizeof dotted, "%.*s.%s", (int)module_len, module, sub) >= (int)sizeof dotted)
+		return NULL; /* no such module name */
+	PyObject *name = PyUnicode_FromString(dotted);
+	if (name == NULL)
+		return NULL;
+	PyObject *mod = PyImport_Import(name);
+	if (mod == NULL) {
+		int absent = 0;
+		if (PyErr_ExceptionMatches(PyExc_ModuleNotFoundError)) {
+			PyObject *exc = m0_fetch_exception();
+			PyObject *missing = exc ? PyObject_GetAttrString(exc, "name") : NULL;
+			absent = missing != NULL && PyUnicode_Check(missing) &&
+			         PyUnicode_Compare(missing, name) == 0;
+			if (missing == NULL)
+				PyErr_Clear();
+			Py_XDECREF(missing);
+			if (!absent && exc != NULL)
+				m0_restore_exception(exc);
+			else
+				Py_XDECREF(exc);
+		}
+		Py_DECREF(name);
+		return NULL;
+	}
+	Py_DECREF(name);
+	PyObject *app = PyObject_GetAttrString(mod, attr);
+	Py_DECREF(mod);
+	if (app == NULL && PyErr_ExceptionMatches(PyExc_AttributeError))
+		PyErr_Clear();
+	return app;
+}
+
 /* can_bind: whether a callable of signature sig takes nargs positional
  * arguments: 1 or 0, or -1 with a Python error. */
 static int can_bind(PyObject *sig, int nargs)
@@ -301,17 +352,26 @@ static PyObject *import_target(const char *target, int factory,
 			}
 		}
 		Py_DECREF(obj);
+		for (size_t i = 0; app == NULL && i < sizeof default_submodules / sizeof *default_submodules; i++) {
+			app = import_submodule_attr(target, module_len, default_submodules[i].submodule,
+			                            default_submodules[i].attr);
+			if (app != NULL)
+				*found = default_submodules[i].found;
+			else if (PyErr_Occurred())
+				return NULL;
+		}
 		if (app == NULL) {
 			char line[512];
 			snprintf(line, sizeof line,
-			         "%s: the module has no \"application\" or \"app\" attribute: "
-			         "give module:attr", target);
+			         "%s: the module has no \"application\" or \"app\" attribute, "
+			         "nor %s.asgi:application, %s.wsgi:application or %s.main:app: "
+			         "give module:attr", target, target, target, target);
 			*mistake = m0_copy_text(line);
 			return NULL;
 		}
 		obj = app;
 	}
-	const char *attr = colon ? colon + 1 : *found;
+	const char *attr = colon ? colon + 1 : "";
 	size_t alen = colon ? strlen(attr) : 0;
 	if (alen > 2 && strcmp(attr + alen - 2, "()") == 0) {
 		factory = 1;
@@ -348,7 +408,7 @@ static PyObject *import_target(const char *target, int factory,
 			snprintf(line, sizeof line,
 			         "%s%s%s looks like an application factory (a function taking "
 			         "no arguments): use --factory",
-			         target, colon ? "" : ":", colon ? "" : *found);
+			         target, colon || (*found)[0] == '.' ? "" : ":", colon ? "" : *found);
 			*mistake = m0_copy_text(line);
 			return NULL;
 		}

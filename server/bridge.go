@@ -53,6 +53,12 @@ type bridgePool struct {
 	logFormat *accessFormat
 	proxy     *proxyTrust // --proxy-headers; nil: off
 	logf      func(format string, args ...any)
+	// mounts, with --mount, picks each job's app by its path.
+	mounts mountTable
+	// inApp counts the jobs between wrap and put for the handoff's board
+	// (nil: no board): a sibling passes connections here while it is
+	// under the handler threads.
+	inApp *atomic.Int32
 	// inFlight names what is in the app for the master (nil: no master).
 	inFlight *workerproto.InFlight
 	// stats counts the time spent with the app (nil: metrics off).
@@ -120,6 +126,9 @@ func (p *bridgePool) put(w *bridgeJob) {
 	}
 	p.inFlight.Release(w.record)
 	w.record = -1
+	if p.inApp != nil {
+		p.inApp.Add(-1)
+	}
 	w.loopJob = nil
 	p.mu.Lock()
 	p.free = append(p.free, w)
@@ -130,6 +139,12 @@ func (p *bridgePool) put(w *bridgeJob) {
 func (p *bridgePool) wrap(lj *loop.Job) *pybridge.Job {
 	w := p.get()
 	w.loopJob = lj
+	if p.inApp != nil {
+		p.inApp.Add(1)
+	}
+	if p.mounts != nil {
+		w.job.App = p.mounts.route(lj.Request.Bytes(lj.Request.Path))
+	}
 	w.sent = 0
 	w.record = p.inFlight.Claim(lj.Request.Bytes(lj.Request.Method), lj.Request.Bytes(lj.Request.Target))
 	w.taken, w.next = p.stats.Start(), nil

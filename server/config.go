@@ -15,6 +15,7 @@ import (
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/realtime"
 	"github.com/m0serve/m0serve/tlsrec"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config is the whole server configuration, as package cli parses it from
@@ -36,8 +37,11 @@ type Config struct {
 	MaxBodySize      int64
 	MaxHeadSize      int
 	MaxFields        int
-	Backend          string // auto, uring, epoll, kqueue
-	Native           string // a native Go handler's name
+	// MaxKeepAliveRequests closes a connection after this many requests
+	// (the seed's --max-keepalive-requests); 0: never.
+	MaxKeepAliveRequests int
+	Backend              string // auto, uring, epoll, kqueue
+	Native               string // a native Go handler's name
 
 	// What one client may hold of a worker.
 	MaxConnectionsPerIP int           // open connections from one address; 0: no limit
@@ -95,6 +99,22 @@ type Config struct {
 	ForwardedHeaders  string // "x-forwarded" (default) or "forwarded"
 	ForwardedAllowIPs string
 	proxyTrust        *proxyTrust // parsed by Validate
+
+	// Mounts serve several WSGI apps in one process, each under its
+	// prefix (mount.go); App is then the first one's spec.
+	Mounts []Mount
+
+	// HealthPath, when set, is answered by the server with a liveness
+	// JSON, never by the app; Metrics serves Prometheus' text at
+	// MetricsPath of the serving port (answers.go). The seed's flags.
+	HealthPath string
+	Metrics    bool
+	registry   *prometheus.Registry // this process's, when either is on (Run)
+	// StaticCacheControl replaces the static files' max-age
+	// Cache-Control; StaticHeaders ("Name: value") go on every static
+	// response, errors included (static_fields.go).
+	StaticCacheControl string
+	StaticHeaders      []string
 
 	// MetricsAddress, when set, is where Prometheus metrics are served
 	// (/metrics): by the master with --workers (whose workers keep their
@@ -238,6 +258,8 @@ func (c *Config) Validate() error {
 		return &ConfigError{Flag: "max-head-size", Reason: "must be at least 256 bytes"}
 	case c.MaxFields < 1:
 		return &ConfigError{Flag: "max-fields", Reason: "must be at least 1"}
+	case c.MaxKeepAliveRequests < 0:
+		return &ConfigError{Flag: "max-keepalive-requests", Reason: "must not be negative (0: never)"}
 	case c.MaxConnectionsPerIP < 0:
 		return &ConfigError{Flag: "max-connections-per-ip", Reason: "must not be negative"}
 	case c.SendTimeout <= 0:
@@ -277,6 +299,12 @@ func (c *Config) Validate() error {
 		if info, err := os.Stat(m.Dir); err != nil || !info.IsDir() {
 			return &ConfigError{Flag: "static-path-mount", Reason: fmt.Sprintf("%s: not a directory", m.Dir)}
 		}
+	}
+	if err := c.validateMounts(); err != nil {
+		return err
+	}
+	if err := c.validateAnswers(); err != nil {
+		return err
 	}
 	if c.StaticExpires < 0 {
 		return &ConfigError{Flag: "static-path-expires", Reason: "must not be negative"}

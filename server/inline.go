@@ -77,11 +77,19 @@ func (h *inlineWSGI) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 	j.Request.TLS = req.TLS()
 	record := h.pool.inFlight.Claim(req.Request.Bytes(req.Request.Method), req.Request.Bytes(req.Request.Target))
 	if h.policy != nil {
+		h.policy.inAppSince.Store(arrived.UnixNano())
 		h.policy.inApp.Store(true)
+	}
+	if h.pool.inApp != nil {
+		// Busy for the siblings: the I/O thread cannot adopt meanwhile.
+		h.pool.inApp.Add(1)
 	}
 	taken := h.pool.stats.Start()
 	h.in.Serve(j)
 	h.pool.stats.Served(taken)
+	if h.pool.inApp != nil {
+		h.pool.inApp.Add(-1)
+	}
 	if h.policy != nil {
 		h.policy.inApp.Store(false)
 	}

@@ -47,8 +47,10 @@ type inlinePolicy struct {
 	passSpent time.Duration
 	// quick counts the app's requests in a row under inlineWarmupSlow.
 	quick atomic.Int64
-	// inApp: the loop thread is in the app (keepHeartbeat reads it).
-	inApp atomic.Bool
+	// inApp: the loop thread is in the app (keepHeartbeat reads it);
+	// inAppSince: since when, unix ns (the handoff's rescue reads it).
+	inApp      atomic.Bool
+	inAppSince atomic.Int64
 	// off: a request ran over inlineStallLimit (loop thread).
 	off  bool
 	logf func(string, ...any)

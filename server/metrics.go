@@ -37,20 +37,22 @@ func (p *processMetrics) Collect(ch chan<- prometheus.Metric) {
 	p.desc.Collect(ch, &c, p.app != nil, backends)
 }
 
-// startProcessMetrics serves a single process's metrics (--metrics-
-// address without --workers): its counters, and the process's own
-// (resident memory, CPU, descriptors) from client_golang's process
-// collector.
-func startProcessMetrics(cfg *Config, logf func(string, ...any)) (*processMetrics, func(), error) {
-	p := &processMetrics{desc: metrics.NewRequests(), stats: new(loop.Stats)}
+// newProcessMetrics is the collector of this process's counters (stats
+// and app: nil for new ones) and a registry holding it and the process's
+// own (resident memory, CPU, descriptors, from client_golang's process
+// collector).
+func newProcessMetrics(cfg *Config, stats *loop.Stats, app *AppStats) (*processMetrics, *prometheus.Registry) {
+	if stats == nil {
+		stats = new(loop.Stats)
+	}
+	p := &processMetrics{desc: metrics.NewRequests(), stats: stats}
 	if cfg.App != "" {
-		p.app = new(AppStats)
+		p.app = app
+		if p.app == nil {
+			p.app = new(AppStats)
+		}
 	}
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(p, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	stop, err := metrics.Serve(cfg.MetricsAddress, registry, logf)
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, stop, nil
+	return p, registry
 }

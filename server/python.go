@@ -103,7 +103,7 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 			logf("m0serve: warning: --log-config %s", warning)
 		}
 	}
-	app, err := interp.LoadApp(pybridge.AppSpec{
+	spec := pybridge.AppSpec{
 		Target:     cfg.App,
 		Factory:    cfg.Factory,
 		RootPath:   cfg.RootPath,
@@ -117,18 +117,32 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 		// Spare threads call it while a handler thread waits on its
 		// client, so it may be called again before a call has returned.
 		MultiThread: cfg.Threads != 1 || cfg.MaxClientWaits > 0,
-	})
+	}
+	var mounts mountTable
+	if len(cfg.Mounts) > 0 {
+		if mounts, err = loadMounts(cfg, interp, spec); err != nil {
+			interp.Close()
+			if _, ok := err.(*ConfigError); ok {
+				return nil, err
+			}
+			return nil, &AppLoadError{err}
+		}
+		cfg.App = mounts.describe()
+	}
+	app, err := loadFirst(interp, spec, mounts)
 	if err != nil {
 		interp.Close()
 		return nil, &AppLoadError{err}
 	}
-	if found := app.Spec().Target; found != cfg.App {
+	if found := app.Spec().Target; found != cfg.App && mounts == nil {
 		// A bare module: say which of its attributes is served.
 		cfg.App = found
 		logf("m0serve: serving %s", found)
 	}
 	py := &python{interp: interp, queue: loop.NewJobQueue(jobQueueSize)}
 	py.pool = newBridgePool(py.queue, app, cfg.AccessLog, logf)
+	py.pool.mounts = mounts
+	py.pool.inApp = cfg.Worker.inApp()
 	py.pool.inFlight = cfg.Worker.requests()
 	py.pool.stats = cfg.appStats
 	py.pool.proxy, py.pool.logFormat = cfg.proxyTrust, cfg.accessFormat
@@ -234,9 +248,20 @@ func describeApp(cfg *Config, py *python) string {
 // holds up the other clients' requests whichever thread it is on. More
 // threads say the app waits (a database, the network), and a waiting
 // request must not hold the I/O thread. Not with --request-timeout
-// either: the loop must be free to time a request out.
+// either: the loop must be free to time a request out. In a worker
+// among siblings a loop inside the app cannot pass on what its socket
+// queues meanwhile: the handoff's rescue does (handoff_rescue.go).
 func inlinesWSGI(cfg *Config) bool {
-	return cfg.Threads == 1 && cfg.WSGIInline == "auto" && cfg.RequestTimeout == 0 && !cfg.Realtime
+	return cfg.Threads == 1 && cfg.WSGIInline == "auto" && cfg.RequestTimeout == 0 && len(cfg.Mounts) == 0 && !cfg.Realtime
+}
+
+// loadFirst is the app the bridge starts from: the one named, or with
+// --mount the first mount's (each job then takes its own).
+func loadFirst(interp *pybridge.Interpreter, spec pybridge.AppSpec, mounts mountTable) (*pybridge.App, error) {
+	if mounts != nil {
+		return mounts[len(mounts)-1].app, nil
+	}
+	return interp.LoadApp(spec)
 }
 
 func plural(n int, noun string) string {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"github.com/m0serve/m0serve/internal/metrics"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -11,8 +10,10 @@ import (
 	"time"
 
 	"github.com/m0serve/m0serve/http1"
+	"github.com/m0serve/m0serve/internal/metrics"
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // nativeWorkers is how many goroutines run deferred native handlers: the
@@ -76,19 +77,26 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 
 	// The metrics' counters: a worker's in its heartbeat file, for the
 	// master; a single process's in its own memory, served from here.
+	// --metrics and --health-path read them on the serving port too: a
+	// worker's own there (the master sums them at --metrics-address).
 	var stats *loop.Stats
 	var procMetrics *processMetrics
-	if cfg.MetricsAddress != "" {
+	if cfg.MetricsAddress != "" || cfg.Metrics || cfg.HealthPath != "" {
+		var registry *prometheus.Registry
 		if cfg.Worker != nil {
-			stats, cfg.appStats = cfg.Worker.stats, cfg.Worker.appStats
+			procMetrics, registry = newProcessMetrics(&cfg, cfg.Worker.stats, cfg.Worker.appStats)
 		} else {
-			var stopMetrics func()
-			if procMetrics, stopMetrics, err = startProcessMetrics(&cfg, logf); err != nil {
-				return err
+			procMetrics, registry = newProcessMetrics(&cfg, nil, nil)
+			if cfg.MetricsAddress != "" {
+				stopMetrics, err := metrics.Serve(cfg.MetricsAddress, registry, logf)
+				if err != nil {
+					return err
+				}
+				defer stopMetrics()
 			}
-			defer stopMetrics()
-			stats, cfg.appStats = procMetrics.stats, procMetrics.app
 		}
+		stats, cfg.appStats = procMetrics.stats, procMetrics.app
+		cfg.registry = registry
 	}
 
 	// Access-log lines made on the loop thread, written once per pass.
@@ -99,6 +107,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			return err
 		}
 		defer static.close()
+		if err := static.setExtras(&cfg); err != nil {
+			return err
+		}
 	}
 
 	var (
@@ -118,6 +129,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		// wsgi: handler threads wait on request bodies (ASGI tasks
 		// do not), so the loop gathers small bodies and times large ones.
 		wsgi bool
+		// rescueAccepts: the loop thread runs requests itself
+		// (handoff_rescue.go).
+		rescueAccepts *inlinePolicy
 	)
 	if cfg.realtime, err = openRealtime(&cfg); err != nil {
 		return err
@@ -145,7 +159,11 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 					defer close(stop)
 					go policy.keepHeartbeat(stamp, stop)
 				}
+				rescueAccepts = policy
 			}
+		}
+		if py.pool.mounts != nil {
+			handler = mountRouter{table: py.pool.mounts, next: handler}
 		}
 		if py.executor != nil {
 			handler = asgiRequests{}
@@ -204,13 +222,29 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			}
 		}
 	}
+	// The handoff (handoff.go) weighs WSGI's handler threads; with
+	// --threads 0 the app runs on the I/O thread, which cannot pass on
+	// while it is in the app, and the worker stays off the board (-1).
+	// ASGI tasks are not bounded (0): never full.
+	handoffCapacity := 0
+	if wsgi {
+		handoffCapacity = cfg.Threads
+		if cfg.Threads == 0 {
+			handoffCapacity = -1
+		}
+	}
+	handler = cfg.Worker.handler(handler)
+	if answers := newServerAnswers(&cfg, handler, stats, cfg.registry); answers != nil {
+		defer answers.close()
+		handler = answers
+	}
 	url := cfg.ListenerURL(&listener)
 	l, err := loop.New(loop.Config{
 		NewBackend: func() (loop.Backend, error) {
 			return newBackend(cfg.Backend, logf)
 		},
 		ListenFD:         listener.FD,
-		Handler:          cfg.Worker.handler(handler),
+		Handler:          handler,
 		Jobs:             jobs,
 		MaxConnections:   cfg.MaxConnections,
 		LimitConcurrency: cfg.LimitConcurrency,
@@ -259,20 +293,22 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			if wsgi {
 				capacity = max(1, cfg.Threads)
 			}
-			cfg.Worker.started(name, capacity)
+			cfg.Worker.started(name, capacity, handoffCapacity)
 		},
 		Heartbeat: cfg.Worker.heartbeatStamp(),
 
-		TLS:                 cfg.tls,
-		HTTP2:               cfg.http2(),
-		MaxConnectionsPerIP: cfg.MaxConnectionsPerIP,
-		SendTimeout:         cfg.SendTimeout,
-		BufferBodies:        wsgi,
-		BodyMinRate:         bodyMinRate(wsgi, cfg.BodyMinRate),
-		ClientWaitLimit:     clientWaitLimit(&cfg, py),
-		RequestTimeout:      requestTimeout,
-		OnRequestTimeout:    onRequestTimeout,
-		Stats:               stats,
+		TLS:                  cfg.tls,
+		HTTP2:                cfg.http2(),
+		MaxConnectionsPerIP:  cfg.MaxConnectionsPerIP,
+		SendTimeout:          cfg.SendTimeout,
+		BufferBodies:         wsgi,
+		BodyMinRate:          bodyMinRate(wsgi, cfg.BodyMinRate),
+		ClientWaitLimit:      clientWaitLimit(&cfg, py),
+		RequestTimeout:       requestTimeout,
+		OnRequestTimeout:     onRequestTimeout,
+		Stats:                stats,
+		MaxKeepAliveRequests: cfg.MaxKeepAliveRequests,
+		PassOn:               cfg.Worker.passOn(max(0, handoffCapacity)),
 	})
 	if err != nil {
 		if py != nil {
@@ -286,6 +322,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	}
 	cfg.realtime.run(l, logf)
 	defer cfg.realtime.listenPostgres(&cfg, logf)()
+	if stop := cfg.Worker.rescue(rescueAccepts, listener.FD, l); stop != nil {
+		defer stop()
+	}
 	cfg.Worker.attach(l, &cfg, logf)
 	if err := cfg.Worker.watchStacks(&cfg, py); err != nil {
 		logf("m0serve: warning: --request-timeout will not show Python's stacks: %v", err)

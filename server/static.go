@@ -36,6 +36,7 @@ type staticFiles struct {
 	// dotfiles serves names with a segment starting with a dot (.env,
 	// .git/config); off, they are 404 (--static-path-dotfiles).
 	dotfiles bool
+	extras   staticExtras // static_fields.go
 	queue    *loop.JobQueue
 	next     loop.Handler
 
@@ -124,6 +125,7 @@ func under(p []byte, route string) bool {
 
 func (s *staticFiles) serve(j *loop.Job, lg *staticLog) {
 	req := &j.Request
+	s.addExtras(j)
 	raw := string(req.Bytes(req.Path))
 	var m *staticMount
 	for i := range s.mounts {
@@ -307,9 +309,7 @@ func (s *staticFiles) send(j *loop.Job, lg *staticLog, file *os.File, info fs.Fi
 	if encoding != "" {
 		j.SetHeader("Content-Encoding", encoding)
 	}
-	if s.expires > 0 {
-		j.SetHeader("Cache-Control", "max-age="+strconv.Itoa(int(s.expires/time.Second)))
-	}
+	s.cacheFields(j, kind)
 	if notModified(req, etag, modified) {
 		file.Close()
 		j.WriteHeader(304, 0)

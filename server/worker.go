@@ -30,6 +30,7 @@ type Worker struct {
 	inFlight  *workerproto.InFlight // in the heartbeat file
 	stats     *loop.Stats           // in the heartbeat file
 	appStats  *AppStats             // in the heartbeat file
+	handoff   *handoff              // nil: no board (handoff.go)
 	loop      *loop.Loop
 	grace     time.Duration
 	served    int  // on the loop thread
@@ -70,6 +71,10 @@ func WorkerFromEnv() (*Worker, error) {
 	}
 	// First: the master reads nothing else before it has checked this.
 	workerproto.WriteLayout(mem)
+	handoff, err := handoffFromEnv(slot)
+	if err != nil {
+		return nil, err
+	}
 	w := &Worker{
 		Slot:        slot,
 		MaxRequests: limit,
@@ -78,6 +83,7 @@ func WorkerFromEnv() (*Worker, error) {
 		inFlight:    workerproto.NewInFlight(mem),
 		stats:       (*loop.Stats)(workerproto.LoopWords(mem)),
 		appStats:    workerproto.AppStatsIn(mem),
+		handoff:     handoff,
 		told:        make(chan string, 1),
 	}
 	if workerproto.MasterGoneSignal != 0 {
@@ -149,6 +155,7 @@ func (w *Worker) handler(next loop.Handler) loop.Handler {
 	return loop.HandlerFunc(func(req *loop.Request, rw *loop.ResponseWriter) {
 		w.served++
 		if w.served == w.MaxRequests {
+			w.handoff.leave()
 			w.loop.Drain(w.grace)
 			w.send(workerproto.Limit)
 		}
@@ -175,8 +182,11 @@ func (w *Worker) heartbeatStamp() *atomic.Int64 {
 // started runs on the loop thread as accept is armed; backend is the
 // loop's backend description, capacity the requests the app serves at
 // once (0: not bounded by threads).
-func (w *Worker) started(backend string, capacity int) {
+func (w *Worker) started(backend string, capacity int, handoffCapacity int) {
 	if w != nil {
+		if handoffCapacity >= 0 {
+			w.handoff.join(w.loop, handoffCapacity)
+		}
 		w.send(workerproto.Backend + " " + backend)
 		if capacity > 0 {
 			w.send(workerproto.Capacity + " " + strconv.Itoa(capacity))
@@ -189,6 +199,7 @@ func (w *Worker) started(backend string, capacity int) {
 // will not arm accept again.
 func (w *Worker) stoppedAccepting() {
 	if w != nil {
+		w.handoff.leave()
 		w.send(workerproto.Stopping)
 	}
 }
@@ -217,6 +228,7 @@ func (w *Worker) follow() {
 		switch lines.Text() {
 		case workerproto.Drain:
 			w.logf("m0serve: draining: a new worker serves this slot (up to %v)", w.grace)
+			w.handoff.leave()
 			w.loop.Drain(w.grace)
 		case workerproto.Stop:
 			w.tell("the master stops")
@@ -260,6 +272,7 @@ func (w *Worker) requestTimedOut(j *loop.Job) {
 		return
 	}
 	w.stuck = true
+	w.handoff.leave()
 	w.logf("m0serve: error: Python's threads follow; this worker is to be replaced")
 	if err := dumpStacks(); err != nil {
 		w.logf("m0serve: error: dumping Python's stacks: %v", err)
@@ -278,4 +291,26 @@ func (w *Worker) requestTimeout(cfg *Config) func(*loop.Job) {
 		return nil
 	}
 	return w.requestTimedOut
+}
+
+// passOn is the loop's Config.PassOn (nil: keep every connection), for
+// an app that serves capacity requests at once (0: not bounded).
+func (w *Worker) passOn(capacity int) func(int, int) bool {
+	if w == nil {
+		return nil
+	}
+	return w.handoff.passOnHook(capacity)
+}
+
+// inApp is the board's count of requests inside the app (nil: none).
+func (w *Worker) inApp() *atomic.Int32 {
+	if w == nil {
+		return nil
+	}
+	return w.handoff.inApp()
+}
+
+// passesOn: the worker has siblings to pass connections to.
+func (w *Worker) passesOn() bool {
+	return w != nil && w.handoff != nil && w.handoff.slots >= 2
 }

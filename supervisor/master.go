@@ -51,6 +51,10 @@ type slot struct {
 	// connections and its worker still accepts what is queued: the worker
 	// drains once the queue is empty, or at emptyBy.
 	emptyBy time.Time
+	// inbox and outbox are the two ends of the slot's handoff socketpair
+	// (handoff.go): its workers receive on inbox, every worker sends on
+	// outbox. -1: none.
+	inbox, outbox int
 }
 
 type master struct {
@@ -104,6 +108,12 @@ type master struct {
 	exitCounts  map[string]int
 	gone        metrics.Counters // the counters of workers gone
 	scrapes     chan chan metricsSnapshot
+
+	// board and boardFile are the handoff's board (handoff.go), nil until
+	// the first slot; handoffOff: it could not be made.
+	board      []byte
+	boardFile  *os.File
+	handoffOff bool
 }
 
 // Run starts the workers and supervises them until SIGTERM or SIGINT has
@@ -251,10 +261,12 @@ func (m *master) addSlot(port *int) error {
 		}
 	}
 	m.slots = append(m.slots, s)
+	m.openHandoff(s)
 	return nil
 }
 
 func (m *master) closeSockets() {
+	m.closeHandoff()
 	for _, s := range m.slots {
 		if s.listenFD != m.shared {
 			unix.Close(s.listenFD)
@@ -410,6 +422,7 @@ func (m *master) retire(w *worker, why string) {
 
 func (m *master) exited(w *worker, status string) {
 	delete(m.live, w)
+	m.handoffEnded(w)
 	m.exitCounts[exitReason(w)]++
 	loopCounters := w.stats.Read()
 	m.gone.Add(&loopCounters, w.appStats)

@@ -185,6 +185,11 @@ func (m *master) spawn(s *slot) (*worker, error) {
 		workerproto.SlotEnv+"="+strconv.Itoa(s.index),
 		workerproto.MaxRequestsEnv+"="+strconv.Itoa(limit))
 	files := []uintptr{0, 1, 2, uintptr(s.listenFD), uintptr(pair[1]), heart.Fd()}
+	// The handoff's descriptors first: their numbers are fixed
+	// (workerproto.HandoffBoardFD on); the bus says where its are.
+	handoff, handoffEnv := m.handoffFiles(s)
+	files = append(files, handoff...)
+	env = append(env, handoffEnv...)
 	files, env = m.busFiles(s.index, files, env)
 	pid, err := m.spawner.start(m.command[0], append(m.command[1:len(m.command):len(m.command)], m.cfg.Args...), env, files)
 	if err != nil {

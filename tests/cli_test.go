@@ -136,7 +136,7 @@ func TestCommandLineMistakes(t *testing.T) {
 		{"two applications", []string{"plain", "--threads", "2", "onlyapp"}, nil, `one application at a time: got "plain", "onlyapp"`},
 		{"-- ends the flags", []string{"plain", "--", "--threads"}, nil, `got "plain", "--threads"`},
 		{"unknown flag", []string{"plain", "--prot", "9001"}, nil, "m0serve: unknown flag --prot; did you mean --port? (see --help)"},
-		{"neither attribute", []string{"noapp"}, nil, `noapp: the module has no "application" or "app" attribute: give module:attr`},
+		{"neither attribute", []string{"noapp"}, nil, `noapp: the module has no "application" or "app" attribute, nor noapp.asgi:application, noapp.wsgi:application or noapp.main:app: give module:attr`},
 		{"bad boolean", []string{"plain"}, []string{"M0_ACCESS_LOG=sometimes"}, `M0_ACCESS_LOG="sometimes" (for --access-log): want true or false`},
 		{"negative spare threads", []string{"plain", "--max-client-waits", "-1"}, nil, "m0serve: --max-client-waits: -1: want 0 to 512"},
 		{"unknown protocol", []string{"plain"}, []string{"M0_HTTP=3"}, `m0serve: --http: "3": want auto, 1 or 2`},

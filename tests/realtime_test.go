@@ -438,3 +438,16 @@ func TestRealtimeHTTP2IsNotHeld(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestRealtimeHealthCountsHolds: --health-path reports the streams the
+// worker holds, answered by the loop without entering Python.
+func TestRealtimeHealthCountsHolds(t *testing.T) {
+	s := startRealtime(t, nil, "--workers", "1", "--health-path", "/healthz")
+	defer s.stop()
+	subscribe(t, s.addr, "a")
+	subscribe(t, s.addr, "b")
+	status, body, err := fetch(oneShot(), s.url("/healthz"))
+	if err != nil || status != 200 || !strings.Contains(body, `"held_streams":2`) {
+		t.Fatalf("health with two holds: %d %q %v", status, body, err)
+	}
+}

@@ -7,8 +7,9 @@
 package workerproto
 
 // A worker is the same binary, re-executed by the master with these
-// variables set and these files open as descriptors 3 to 5 (the master's
-// spawn.go says why it forks with syscall.ForkExec).
+// variables set and these files open as descriptors 3 to 5, and from 6
+// on the handoff's (handoff.go); the master's spawn.go says why it forks
+// with syscall.ForkExec.
 const (
 	// SlotEnv holds the worker's slot number; its presence is what makes
 	// the process a worker.

@@ -1,0 +1,1 @@
+"""A package whose app is in its main module."""

@@ -1,0 +1,2 @@
+async def app(scope, receive, send):
+    pass

@@ -1,0 +1,3 @@
+def application(environ, start_response):
+    start_response("200 OK", [])
+    return [b"default_pkg.wsgi"]

@@ -1,0 +1,111 @@
+package server
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/m0serve/m0serve/loop"
+	"github.com/m0serve/m0serve/pybridge"
+)
+
+// Mount is one --mount PREFIX=SPEC: the app SPEC served under PREFIX,
+// with PREFIX as its SCRIPT_NAME and stripped from its PATH_INFO.
+type Mount struct {
+	Prefix string // "/api"; "/" for the root
+	Spec   string // module[:attr]
+}
+
+// mounted is a mount with its app loaded.
+type mounted struct {
+	prefix string // without a trailing slash; "" for the root
+	app    *pybridge.App
+}
+
+// mountTable routes a request to the app whose prefix is the longest that
+// holds its path, by whole segments (/api holds /api and /api/x, not
+// /apix). Read by the loop thread (a path no mount holds is 404 there)
+// and the handler threads (which app a job calls).
+type mountTable []mounted
+
+// validateMounts checks --mount's prefixes.
+func (c *Config) validateMounts() error {
+	seen := map[string]bool{}
+	for _, m := range c.Mounts {
+		prefix := strings.TrimRight(m.Prefix, "/")
+		switch {
+		case !strings.HasPrefix(m.Prefix, "/") || strings.ContainsAny(m.Prefix, "?#%"):
+			return &ConfigError{Flag: "mount", Reason: fmt.Sprintf("%q: want PREFIX=SPEC with a path starting with /", m.Prefix+"="+m.Spec)}
+		case m.Spec == "":
+			return &ConfigError{Flag: "mount", Reason: fmt.Sprintf("%q: want PREFIX=SPEC, e.g. /api=api.main:app", m.Prefix+"=")}
+		case seen[prefix]:
+			return &ConfigError{Flag: "mount", Reason: fmt.Sprintf("%q: two apps at %s", m.Prefix+"="+m.Spec, m.Prefix)}
+		}
+		seen[prefix] = true
+	}
+	if len(c.Mounts) > 0 && c.Threads == 0 {
+		return &ConfigError{Flag: "mount", Reason: "--threads 0 runs one app on the I/O thread: give --threads 1 or more"}
+	}
+	return nil
+}
+
+// loadMounts imports every mounted app, each with its prefix as its root
+// path; each must be WSGI (the ASGI executor serves one app).
+func loadMounts(cfg *Config, interp *pybridge.Interpreter, spec pybridge.AppSpec) (mountTable, error) {
+	var table mountTable
+	for _, m := range cfg.Mounts {
+		s := spec
+		s.Target, s.RootPath = m.Spec, strings.TrimRight(m.Prefix, "/")
+		app, err := interp.LoadApp(s)
+		if err != nil {
+			return nil, err
+		}
+		if app.Interface == pybridge.ASGI || cfg.Interface == "asgi" {
+			return nil, &ConfigError{Flag: "mount", Reason: fmt.Sprintf("%s=%s is an ASGI app: mounts serve WSGI apps (the one ASGI event loop serves one app); serve it alone", m.Prefix, m.Spec)}
+		}
+		table = append(table, mounted{prefix: s.RootPath, app: app})
+	}
+	sort.SliceStable(table, func(i, j int) bool { return len(table[i].prefix) > len(table[j].prefix) })
+	return table, nil
+}
+
+// route is the app for path (nil: none holds it).
+func (t mountTable) route(path []byte) *pybridge.App {
+	for i := range t {
+		if under(path, t[i].prefix) {
+			return t[i].app
+		}
+	}
+	return nil
+}
+
+// describe is "/api=api:app, /=site:application" for the start line.
+func (t mountTable) describe() string {
+	var parts []string
+	for i := len(t) - 1; i >= 0; i-- {
+		prefix := t[i].prefix
+		if prefix == "" {
+			prefix = "/"
+		}
+		parts = append(parts, prefix+"="+t[i].app.Spec().Target)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mountRouter answers 404 on the loop thread for a path no mount holds;
+// the rest go on to the app's handler, which calls the mount's app.
+type mountRouter struct {
+	table mountTable
+	next  loop.Handler
+}
+
+func (r mountRouter) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
+	if r.table.route(req.Bytes(req.Path)) == nil {
+		w.AddHeader("Content-Type", "text/plain; charset=utf-8")
+		w.Respond(404, notMounted)
+		return
+	}
+	r.next.ServeInline(req, w)
+}
+
+var notMounted = []byte("not found: no application is mounted here\n")

@@ -1,0 +1,8 @@
+"""An ASGI app for --protocol asgi in tests/seed/row.py."""
+
+
+async def app(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": b"asgi " + scope["path"].encode()})
