@@ -133,7 +133,7 @@ func BenchmarkHTTP2ResponseFields(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		head := http1.ResponseHead{Status: 200, Version: http1.Version11, ContentLength: 1234}
-		if list, _ := benchStreamFields(hs.l, w, &head); len(list) != 8 {
+		if list, _ := hs.l.streamFields(w.fields, w.spans, w.fieldsSet, &head); len(list) != 8 {
 			b.Fatalf("%d fields: %v", len(list), list)
 		}
 	}
