@@ -1,7 +1,8 @@
 """The WSGI and ASGI apps of tests/http2_hostile_test.go: /fast answers at
 once without reading the body; /fields answers with FIELDS, and
 /bad-value and /bad-name with a field that must be refused (the app's
-error: a 500); anything else answers, once the body is read, the request
+error: a 500); /trailers (WSGI) answers the request's trailers before and
+after reading the body; anything else answers, once the body is read, the request
 as the app saw it: method, path, query and every header."""
 import json
 
@@ -22,6 +23,15 @@ def application(environ, start_response):
     if environ["PATH_INFO"] == "/fields":
         start_response("200 OK", [("Content-Type", "text/plain")] + FIELDS)
         return [b"fields"]
+    if environ["PATH_INFO"] == "/trailers":
+        # m0serve.trailers: present for an HTTP/2 body, filled once
+        # wsgi.input is read to its end.
+        before = list(environ.get("m0serve.trailers", [("absent", "")]))
+        body = environ["wsgi.input"].read()
+        out = {"before": before, "after": environ.get("m0serve.trailers", [("absent", "")]), "body": body.decode()}
+        data = json.dumps(out).encode()
+        start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
+        return [data]
     if environ["PATH_INFO"] in BAD:
         start_response("200 OK", BAD[environ["PATH_INFO"]])
         return [b"bad"]
