@@ -138,3 +138,49 @@ func BenchmarkHTTP2ResponseFields(b *testing.B) {
 		}
 	}
 }
+
+// FuzzHTTP2ResponseFields: whatever a handler tries to set, each field
+// it was allowed to set is one field of the list, named in lower case
+// by a token (never a pseudo-header), its value free of CR, LF and NUL;
+// a refused one leaves nothing.
+func FuzzHTTP2ResponseFields(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"X-A", "v"}, {"X-A", "a\r\nx-injected: yes"}, {":status", "200"}, {"X-A\r\nB", "c"},
+		{"Content-Length", "9"}, {"TE", "trailers"}, {"Date", "x"}, {"SERVER", "y"}, {"x", " \tv\t "}, {"X\x00", "v"}, {"x", "a\x00b"},
+	} {
+		f.Add(seed[0], seed[1], "X-B", "w")
+	}
+	hs := newHarness(f, plainHello, h2Config)
+	f.Fuzz(func(t *testing.T, name1, value1, name2, value2 string) {
+		w := &ResponseWriter{loop: hs.l}
+		set := 0
+		for _, field := range [][2]string{{name1, value1}, {name2, value2}} {
+			if w.AddHeader(field[0], field[1]) == nil {
+				lower := strings.ToLower(field[0])
+				if !connectionSpecific([]byte(lower)) && lower != "content-length" {
+					set++
+				}
+			}
+		}
+		head := http1.ResponseHead{Status: 200, Version: http1.Version11, ContentLength: 1}
+		list, _ := hs.l.streamFields(w.fields, w.spans, w.fieldsSet, &head)
+		// Then the loop's content-length, and its date and server unless
+		// the handler set its own.
+		loops := 1
+		if w.fieldsSet&dateBit == 0 {
+			loops++
+		}
+		if w.fieldsSet&serverBit == 0 {
+			loops++
+		}
+		if len(list) != set+loops {
+			t.Fatalf("%d fields for %d set: %v", len(list), set, list)
+		}
+		for _, hf := range list {
+			if !http1.ValidFieldName([]byte(hf.Name)) || strings.ToLower(hf.Name) != hf.Name ||
+				strings.ContainsAny(hf.Value, "\r\n\x00") {
+				t.Fatalf("field %q in %v", hf, list)
+			}
+		}
+	})
+}
