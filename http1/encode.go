@@ -86,6 +86,41 @@ func AppendFieldString(dst []byte, name, value string) ([]byte, error) {
 	return AppendField(dst, stringBytes(name), stringBytes(value))
 }
 
+// FieldSpan is where AppendFieldSpan put one field in its block: the
+// name is block[NameAt:NameEnd], the value (trimmed) block[ValueAt:ValueEnd].
+// An encoder of another form (HTTP/2's HPACK) takes each field from its
+// span, as it was set and checked, and never reads the lines back.
+type FieldSpan struct {
+	NameAt, NameEnd, ValueAt, ValueEnd uint32
+}
+
+// Name is the span's name in block.
+func (s FieldSpan) Name(block []byte) []byte { return block[s.NameAt:s.NameEnd] }
+
+// Value is the span's value in block.
+func (s FieldSpan) Value(block []byte) []byte { return block[s.ValueAt:s.ValueEnd] }
+
+// AppendFieldSpan is AppendField that also appends the field's span to
+// spans. On an invalid field neither is appended.
+func AppendFieldSpan(dst []byte, spans []FieldSpan, name, value []byte) ([]byte, []FieldSpan, error) {
+	at := len(dst)
+	out, err := AppendField(dst, name, value)
+	if err != nil {
+		return dst, spans, err
+	}
+	nameEnd := at + len(name)
+	return out, append(spans, FieldSpan{
+		NameAt: uint32(at), NameEnd: uint32(nameEnd),
+		ValueAt: uint32(nameEnd + len(": ")), ValueEnd: uint32(len(out) - len("\r\n")),
+	}), nil
+}
+
+// AppendFieldSpanString is AppendFieldSpan for strings, without copying
+// them.
+func AppendFieldSpanString(dst []byte, spans []FieldSpan, name, value string) ([]byte, []FieldSpan, error) {
+	return AppendFieldSpan(dst, spans, stringBytes(name), stringBytes(value))
+}
+
 // stringBytes views s as bytes for reading. The validators and append only
 // read, so the string's immutability is kept; the conversion []byte(s)
 // would copy, and allocate for strings over 32 bytes.
@@ -159,22 +194,14 @@ func (h *ResponseHead) Closes() bool {
 // needs the caller's own "Connection: upgrade" and "Upgrade" fields.
 func AppendFraming(dst []byte, h *ResponseHead, date *DateCache) ([]byte, BodyMode) {
 	status := sentStatus(h.Status)
-	mode := BodyNone
-	switch {
-	case bodyless(status):
-	case h.ContentLength >= 0:
+	mode, length := h.Framing()
+	if length {
 		dst = append(dst, "Content-Length: "...)
 		dst = strconv.AppendInt(dst, h.ContentLength, 10)
 		dst = append(dst, '\r', '\n')
-		if h.ContentLength > 0 && !h.HeadRequest {
-			mode = BodyLength
-		}
-	case h.HeadRequest:
-	case h.Version == Version10:
-		mode = BodyUntilClose
-	default:
+	}
+	if mode == BodyChunked {
 		dst = append(dst, "Transfer-Encoding: chunked\r\n"...)
-		mode = BodyChunked
 	}
 	if h.Closes() {
 		dst = append(dst, "Connection: close\r\n"...)
@@ -190,6 +217,27 @@ func AppendFraming(dst []byte, h *ResponseHead, date *DateCache) ([]byte, BodyMo
 		dst = appendFieldLine(dst, serverName, h.Server)
 	}
 	return append(dst, '\r', '\n'), mode
+}
+
+// Framing is how AppendFraming frames the body (its list above): the
+// mode, and whether a Content-Length field gives ContentLength. An
+// HTTP/2 head, which has no Transfer-Encoding (RFC 9113 §8.2.2), takes
+// the same answer: BodyChunked there is a body that ends with its stream.
+func (h *ResponseHead) Framing() (mode BodyMode, length bool) {
+	switch {
+	case bodyless(sentStatus(h.Status)):
+		return BodyNone, false
+	case h.ContentLength >= 0:
+		if h.ContentLength > 0 && !h.HeadRequest {
+			return BodyLength, true
+		}
+		return BodyNone, true
+	case h.HeadRequest:
+		return BodyNone, false
+	case h.Version == Version10:
+		return BodyUntilClose, false
+	}
+	return BodyChunked, false
 }
 
 var serverName = []byte("Server")

@@ -352,3 +352,20 @@ func ExampleAppendFraming() {
 	// Output:
 	// "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\nDate: Mon, 30 Nov 2026 09:00:00 GMT\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
 }
+
+// AppendFieldSpan's span is the field as AppendField wrote it (the value
+// trimmed); a refused field adds neither text nor span.
+func TestAppendFieldSpan(t *testing.T) {
+	text, spans, err := AppendFieldSpanString([]byte("X: y\r\n"), nil, "Content-Type", "  text/plain \t")
+	if err != nil || len(spans) != 1 {
+		t.Fatalf("%v %v", spans, err)
+	}
+	if name, value := spans[0].Name(text), spans[0].Value(text); string(name) != "Content-Type" || string(value) != "text/plain" {
+		t.Fatalf("name %q value %q in %q", name, value, text)
+	}
+	for _, f := range [][2]string{{"X-A", "a\r\nb: c"}, {":status", "200"}, {"", "v"}, {"X", "a\x00"}} {
+		if out, s, err := AppendFieldSpanString(text, spans, f[0], f[1]); err == nil || len(out) != len(text) || len(s) != 1 {
+			t.Errorf("%q: %v, %d spans, %q", f, err, len(s), out)
+		}
+	}
+}

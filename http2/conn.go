@@ -115,7 +115,7 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 // yet to come. Its output starts with the server's SETTINGS (§3.4).
 func NewConn(cfg Config, handler Handler) *Conn {
 	c := &Conn{
-		cfg:          cfg.withDefaults(),
+		cfg:          cfg.WithDefaults(),
 		handler:      handler,
 		peer:         defaultPeerSettings,
 		wantSettings: true,

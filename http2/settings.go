@@ -66,7 +66,10 @@ type Config struct {
 	MaxEmptyFrames int
 }
 
-func (c Config) withDefaults() Config {
+// WithDefaults is c as a Conn takes it: each zero field set to its
+// default, each out of the protocol's bounds brought within them. A user
+// of the codec reads its limits here, never from a copy of the defaults.
+func (c Config) WithDefaults() Config {
 	if c.MaxConcurrentStreams == 0 {
 		c.MaxConcurrentStreams = defaultConcurrent
 	}

@@ -18,8 +18,8 @@ var statusValues = func() (v [600]string) {
 
 // WriteHeaders queues a response head on s: :status, then fields, whose
 // names are sent in lower case (§8.2.1) and from which HTTP/1.1's
-// connection-specific fields are dropped (§8.2.2). A 1xx head may come
-// before the final one. end: the response has no body.
+// connection-specific fields, and TE (a request's), are dropped (§8.2.2).
+// A 1xx head may come before the final one. end: the response has no body.
 func (c *Conn) WriteHeaders(s *Stream, status int, fields []hpack.HeaderField, end bool) {
 	if s.localClosed() || c.err != nil {
 		return
@@ -68,7 +68,7 @@ func (c *Conn) encodeFields(fields []hpack.HeaderField) {
 }
 
 func isConnectionSpecific(name string) bool {
-	for _, n := range [...]string{"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"} {
+	for _, n := range [...]string{"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te"} {
 		if strings.EqualFold(name, n) {
 			return true
 		}

@@ -13,8 +13,9 @@ const maxDefaultHeaders = 62
 
 // defaultField is one Config.Headers field, encoded once.
 type defaultField struct {
-	name string // lower case, to compare with the handler's names
-	line []byte // "Name: value\r\n"
+	name  string // lower case, to compare with the handler's names
+	line  []byte // "Name: value\r\n"
+	value string // the value alone, for HTTP/2
 }
 
 // encodeDefaults checks and encodes Config.Headers. Framing and
@@ -32,11 +33,11 @@ func encodeDefaults(headers []http1.FieldLine) ([]defaultField, error) {
 			"proxy-connection", "server", "date":
 			return nil, fmt.Errorf("loop: Headers: %s is the server's to write", h.Name)
 		}
-		line, err := http1.AppendField(nil, h.Name, h.Value)
+		line, spans, err := http1.AppendFieldSpan(nil, nil, h.Name, h.Value)
 		if err != nil {
 			return nil, fmt.Errorf("loop: Headers: %q: %w", h.Name, err)
 		}
-		out = append(out, defaultField{name: name, line: line})
+		out = append(out, defaultField{name: name, line: line, value: string(spans[0].Value(line))})
 	}
 	return out, nil
 }

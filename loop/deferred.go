@@ -99,7 +99,7 @@ func (l *Loop) releaseJob(j *Job) {
 		j.outbox = nil
 	}
 	if cap(j.trailers) > trailerKeepLimit {
-		j.trailers = nil
+		j.trailers, j.trailerSpans = nil, nil
 	}
 	l.freeJobs = append(l.freeJobs, j)
 }

@@ -83,11 +83,14 @@ type ResponseWriter struct {
 	// in frames rather than HTTP/1.1.
 	stream *http2.Stream
 	h2     *h2conn
+
+	// spans: each field's place in fields, for an HTTP/2 head.
+	spans []http1.FieldSpan
 }
 
 func (w *ResponseWriter) reset(s *slot, req *http1.Request) {
 	w.slot, w.req = s, req
-	w.fields = w.fields[:0]
+	w.fields, w.spans = w.fields[:0], w.spans[:0]
 	w.fieldsSet = 0
 	w.close, w.responded, w.deferred, w.webSocket = false, false, false, false
 	w.queue, w.carried = nil, nil
@@ -98,22 +101,22 @@ func (w *ResponseWriter) reset(s *slot, req *http1.Request) {
 // (never written). Framing fields are the loop's: do not set them; a Date
 // or Server field replaces the loop's.
 func (w *ResponseWriter) AddHeader(name, value string) error {
-	fields, err := http1.AppendFieldString(w.fields, name, value)
+	fields, spans, err := http1.AppendFieldSpanString(w.fields, w.spans, name, value)
 	if err != nil {
 		return err
 	}
-	w.fields = fields
+	w.fields, w.spans = fields, spans
 	w.fieldsSet |= fieldBit(w.loop, name)
 	return nil
 }
 
 // AddHeaderBytes is AddHeader for byte slices.
 func (w *ResponseWriter) AddHeaderBytes(name, value []byte) error {
-	fields, err := http1.AppendField(w.fields, name, value)
+	fields, spans, err := http1.AppendFieldSpan(w.fields, w.spans, name, value)
 	if err != nil {
 		return err
 	}
-	w.fields = fields
+	w.fields, w.spans = fields, spans
 	w.fieldsSet |= fieldBit(w.loop, name)
 	return nil
 }

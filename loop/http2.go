@@ -148,26 +148,13 @@ func (l *Loop) startHTTP2(s *slot) {
 	s.state = stateHTTP2
 	s.keepAlive = true
 	s.deadline, s.deadlineKind = 0, deadlineNone
-	size := max(h2RecvSize, int(l.h2Config().MaxFrameSize)+http2.FrameHeaderLen)
+	size := max(h2RecvSize, int(cfg.WithDefaults().MaxFrameSize)+http2.FrameHeaderLen)
 	if len(s.recv) < size {
 		grown := make([]byte, size)
 		n := copy(grown, s.recv[s.recvStart:s.recvEnd])
 		l.buffers.putRecv(s.recv)
 		s.recv, s.recvStart, s.recvEnd = grown, 0, n
 	}
-}
-
-// h2Config is the codec's configuration with its defaults filled in the
-// way the codec fills them, for the limits the loop applies beside it.
-func (l *Loop) h2Config() http2.Config {
-	c := l.cfg.HTTP2.Conn
-	if c.MaxHeaderListSize == 0 {
-		c.MaxHeaderListSize = 16 << 10
-	}
-	if c.MaxFrameSize < 1<<14 {
-		c.MaxFrameSize = 1 << 14
-	}
-	return c
 }
 
 // serveHTTP2 is advance's step for an HTTP/2 slot: the input goes to the

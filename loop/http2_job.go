@@ -6,7 +6,6 @@ import (
 
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/http2"
-	"golang.org/x/net/http2/hpack"
 	"golang.org/x/sys/unix"
 )
 
@@ -15,9 +14,6 @@ import (
 // as the client's flow-control windows let them; what does not fit waits
 // in the outbox (whose limit then holds the handler's Write, as a slow
 // HTTP/1.1 client's socket does) until the codec says the window opened.
-
-// internLimit bounds the loop's table of response field strings.
-const internLimit = 4096
 
 // startStreamJob hands a stream's request to the JobQueue, as startJob
 // does a connection's.
@@ -111,7 +107,7 @@ func (l *Loop) writeStreamHead(hc *h2conn, j *Job) {
 		ContentLength: j.contentLength,
 		HeadRequest:   j.Request.MethodIs("HEAD"),
 	}
-	fields, mode := l.streamFields(j.fields, j.fieldsSet, &head)
+	fields, mode := l.streamFields(j.fields, j.fieldSpans, j.fieldsSet, &head)
 	j.mode = mode
 	end := mode == http1.BodyNone
 	hc.conn.WriteHeaders(j.stream, j.status, fields, end)
@@ -244,7 +240,7 @@ func (l *Loop) endStream(hc *h2conn, j *Job) {
 	}
 	j.h2Ended = true
 	if len(j.trailers) > 0 {
-		hc.conn.WriteTrailers(j.stream, l.fieldList(j.trailers))
+		hc.conn.WriteTrailers(j.stream, l.trailerFields(j.trailers, j.trailerSpans))
 		return
 	}
 	hc.conn.WriteData(j.stream, nil, true)
@@ -292,7 +288,7 @@ func (l *Loop) respondStream(w *ResponseWriter, status int, body []byte, content
 		ContentLength: contentLength,
 		HeadRequest:   w.req.MethodIs("HEAD"),
 	}
-	fields, mode := l.streamFields(w.fields, w.fieldsSet, &head)
+	fields, mode := l.streamFields(w.fields, w.spans, w.fieldsSet, &head)
 	l.cfg.Stats.response(status)
 	l.cfg.Stats.observe(0)
 	if mode == http1.BodyNone || len(body) == 0 {
@@ -322,7 +318,7 @@ func (l *Loop) respondStream(w *ResponseWriter, status int, body []byte, content
 // writeStreamError answers a stream with status and a plain-text reason.
 func (l *Loop) writeStreamError(hc *h2conn, st *http2.Stream, status int, reason string) {
 	head := http1.ResponseHead{Status: status, Version: http1.Version11, ContentLength: int64(len(reason))}
-	fields, _ := l.streamFields(errorFields, 0, &head)
+	fields, _ := l.streamFields(errorFieldText, errorFieldSpans, 0, &head)
 	hc.conn.WriteHeaders(st, status, fields, false)
 	l.cfg.Stats.response(status)
 	l.h2Reason = append(l.h2Reason[:0], reason...)
@@ -337,78 +333,4 @@ func (l *Loop) h2Error(hc *h2conn, st *http2.Stream, req *http1.Request, status 
 	if l.cfg.OnLoopResponse != nil {
 		l.cfg.OnLoopResponse(l.slots[hc.index].remoteAddr(), req, status, len(reason)+1)
 	}
-}
-
-// streamFields turns a head's fields, as HTTP/1.1 lines (a handler's, the
-// Config's defaults and the framing AppendFraming writes: Date, Server,
-// Content-Length), into the list the codec encodes, and reports how the
-// body is framed: BodyNone ends the stream with its HEADERS.
-func (l *Loop) streamFields(fields []byte, set uint64, head *http1.ResponseHead) ([]hpack.HeaderField, http1.BodyMode) {
-	block := append(l.h2Block[:0], fields...)
-	var date *http1.DateCache
-	block, head.Server, date = l.appendDefaults(block, set)
-	block, mode := http1.AppendFraming(block, head, date)
-	l.h2Block = block
-	return l.fieldList(block), mode
-}
-
-// fieldList parses "Name: value\r\n" lines (the encoding every writer of
-// fields in the loop uses) into hpack fields, names in lower case
-// (RFC 9113 §8.2.1). The strings are interned: HPACK's dynamic table
-// keeps them, and a response's fields repeat, so a steady stream of
-// responses allocates none.
-func (l *Loop) fieldList(block []byte) []hpack.HeaderField {
-	list := l.h2List[:0]
-	for len(block) > 0 {
-		end := 0
-		for end < len(block) && block[end] != '\n' {
-			end++
-		}
-		line := block[:end]
-		if end < len(block) {
-			block = block[end+1:]
-		} else {
-			block = nil
-		}
-		if len(line) > 0 && line[len(line)-1] == '\r' {
-			line = line[:len(line)-1]
-		}
-		colon := 0
-		for colon < len(line) && line[colon] != ':' {
-			colon++
-		}
-		if colon == 0 || colon == len(line) {
-			continue // the empty line that ends a head
-		}
-		value := line[colon+1:]
-		for len(value) > 0 && (value[0] == ' ' || value[0] == '\t') {
-			value = value[1:]
-		}
-		name := append(l.h2Lower[:0], line[:colon]...)
-		for i, c := range name {
-			if 'A' <= c && c <= 'Z' {
-				name[i] = c + 'a' - 'A'
-			}
-		}
-		l.h2Lower = name
-		list = append(list, hpack.HeaderField{Name: l.intern(name), Value: l.intern(value)})
-	}
-	l.h2List = list
-	return list
-}
-
-// intern returns b as a string from the loop's table, adding it; the
-// table is emptied when full (a Date a second, cookies), never grown.
-func (l *Loop) intern(b []byte) string {
-	if s, ok := l.h2Strings[string(b)]; ok {
-		return s
-	}
-	if l.h2Strings == nil {
-		l.h2Strings = make(map[string]string)
-	} else if len(l.h2Strings) >= internLimit {
-		clear(l.h2Strings)
-	}
-	s := string(b)
-	l.h2Strings[s] = s
-	return s
 }

@@ -92,8 +92,10 @@ type Job struct {
 	status        int
 	contentLength int64
 	fields        []byte
-	fieldsSet     uint64 // Loop.fieldBit of each field's name
-	trailers      []byte // encoded trailer fields (SetTrailer)
+	fieldSpans    []http1.FieldSpan // each field of fields, for HTTP/2
+	fieldsSet     uint64            // Loop.fieldBit of each field's name
+	trailers      []byte            // encoded trailer fields (SetTrailer)
+	trailerSpans  []http1.FieldSpan
 	file          fileBody
 	headPosted    bool
 	closeAfter    bool // SetClose: the connection ends after this response
@@ -161,9 +163,9 @@ func (j *Job) reset() {
 	j.inboxRead = 0
 	j.bodyDone, j.bodyErr, j.wantBody = false, nil, false
 	j.status, j.contentLength = 0, -1
-	j.fields = j.fields[:0]
+	j.fields, j.fieldSpans = j.fields[:0], j.fieldSpans[:0]
 	j.fieldsSet = 0
-	j.trailers = j.trailers[:0]
+	j.trailers, j.trailerSpans = j.trailers[:0], j.trailerSpans[:0]
 	j.outbox = j.outbox[:0]
 	j.headPosted, j.finished, j.aborted = false, false, false
 	j.closeAfter = false
@@ -330,11 +332,11 @@ func (j *Job) SetHeader(name, value string) error {
 	if j.headPosted {
 		return ErrHeadWritten
 	}
-	fields, err := http1.AppendFieldString(j.fields, name, value)
+	fields, spans, err := http1.AppendFieldSpanString(j.fields, j.fieldSpans, name, value)
 	if err != nil {
 		return err
 	}
-	j.fields = fields
+	j.fields, j.fieldSpans = fields, spans
 	j.fieldsSet |= fieldBit(j.loop, name)
 	return nil
 }
@@ -523,11 +525,11 @@ func (j *Job) SetHeaderBytes(name, value []byte) error {
 	if j.headPosted {
 		return ErrHeadWritten
 	}
-	fields, err := http1.AppendField(j.fields, name, value)
+	fields, spans, err := http1.AppendFieldSpan(j.fields, j.fieldSpans, name, value)
 	if err != nil {
 		return err
 	}
-	j.fields = fields
+	j.fields, j.fieldSpans = fields, spans
 	j.fieldsSet |= fieldBit(j.loop, name)
 	return nil
 }

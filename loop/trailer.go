@@ -75,11 +75,11 @@ func (j *Job) SetTrailer(name, value string) error {
 	if j.aborted {
 		return ErrAborted
 	}
-	trailers, err := http1.AppendFieldString(j.trailers, name, value)
+	trailers, spans, err := http1.AppendFieldSpanString(j.trailers, j.trailerSpans, name, value)
 	if err != nil {
 		return err
 	}
-	j.trailers = trailers
+	j.trailers, j.trailerSpans = trailers, spans
 	return nil
 }
 
@@ -94,11 +94,11 @@ func (j *Job) SetTrailerBytes(name, value []byte) error {
 	if j.aborted {
 		return ErrAborted
 	}
-	trailers, err := http1.AppendField(j.trailers, name, value)
+	trailers, spans, err := http1.AppendFieldSpan(j.trailers, j.trailerSpans, name, value)
 	if err != nil {
 		return err
 	}
-	j.trailers = trailers
+	j.trailers, j.trailerSpans = trailers, spans
 	return nil
 }
 

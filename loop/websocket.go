@@ -323,7 +323,7 @@ func (w *ResponseWriter) AcceptWebSocket(h WebSocketHandler, protocol []byte) (*
 	w.responded = true
 	if w.stream != nil {
 		w.webSocket = true
-		return l.openStreamWebSocket(w.h2, w.stream, &hs, protocol, w.fields, w.fieldsSet, h, nil), nil
+		return l.openStreamWebSocket(w.h2, w.stream, &hs, protocol, w.fields, w.spans, w.fieldsSet, h, nil), nil
 	}
 	if s.send == nil {
 		s.send = l.buffers.getSend()

@@ -6,6 +6,7 @@ import (
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/http2"
 	"github.com/m0serve/m0serve/ws"
+	"golang.org/x/net/http2/hpack"
 )
 
 // WebSockets over HTTP/2 (RFC 8441): when the connection's SETTINGS offer
@@ -46,24 +47,17 @@ func extendedWebSocket(r *http2.Request) bool {
 // the negotiated extension, the handler's fields and the defaults) and
 // makes the stream h's WebSocket. in is what the client sent before the
 // accept.
-func (l *Loop) openStreamWebSocket(hc *h2conn, st *http2.Stream, hs *ws.Handshake, protocol, fields []byte, set uint64, h WebSocketHandler, in []byte) *WebSocket {
-	block := l.h2Block[:0]
-	if len(protocol) > 0 {
-		block = append(append(append(block, "Sec-WebSocket-Protocol: "...), protocol...), "\r\n"...)
+func (l *Loop) openStreamWebSocket(hc *h2conn, st *http2.Stream, hs *ws.Handshake, protocol, fields []byte,
+	spans []http1.FieldSpan, set uint64, h WebSocketHandler, in []byte) *WebSocket {
+	var negotiated []hpack.HeaderField
+	if len(protocol) > 0 && http1.ValidFieldValue(protocol) {
+		negotiated = append(negotiated, hpack.HeaderField{Name: "sec-websocket-protocol", Value: l.intern(protocol)})
 	}
 	if ext := hs.Extension(); ext != "" {
-		block = append(append(append(block, "Sec-WebSocket-Extensions: "...), ext...), "\r\n"...)
+		negotiated = append(negotiated, hpack.HeaderField{Name: "sec-websocket-extensions", Value: ext})
 	}
-	block = append(block, fields...)
-	block, server, date := l.appendDefaults(block, set)
-	if server != nil {
-		block = append(append(append(block, "Server: "...), server...), "\r\n"...)
-	}
-	if date != nil {
-		block = append(date.AppendDate(append(block, "Date: "...)), "\r\n"...)
-	}
-	l.h2Block = block
-	hc.conn.WriteHeaders(st, 200, l.fieldList(block), false)
+	list, _ := l.streamFields(fields, spans, set, nil, negotiated...)
+	hc.conn.WriteHeaders(st, 200, list, false)
 	l.cfg.Stats.response(200)
 
 	c := &WebSocket{loop: l, handler: h, deflate: hs.Compression, state: wsOpen}
@@ -95,7 +89,7 @@ func (l *Loop) acceptStreamJobWebSocket(hc *h2conn, j *Job) {
 	in := j.inbox[j.inboxRead:]
 	unacked := j.h2Unacked
 	j.h2Unacked = 0
-	c := l.openStreamWebSocket(hc, st, &hs, j.wsProtocol, j.fields, j.fieldsSet, j.wsHandler, in)
+	c := l.openStreamWebSocket(hc, st, &hs, j.wsProtocol, j.fields, j.fieldSpans, j.fieldsSet, j.wsHandler, in)
 	if read := unacked - len(in); read > 0 {
 		hc.conn.Consumed(st, read) // what the job read; the rest as c reads
 	}

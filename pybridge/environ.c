@@ -242,6 +242,9 @@ PyObject *m0_environ_build(m0_thread *t, m0_app *app, const m0_request *req,
 	     PyDict_SetItem(env, k_wsgi_url_scheme,
 	                    req->scheme == M0_SCHEME_HTTPS ? v_scheme_https : v_scheme_http) < 0) ||
 	    PyDict_SetItem(env, k_wsgi_input, (PyObject *)t->input) < 0 ||
+	    /* An HTTP/2 body may end with trailers (RFC 9113 §8.1). */
+	    (req->version == 20 && (req->chunked || req->content_length > 0) &&
+	     m0_input_trailers(t->input, env) < 0) ||
 	    (req->tls.end > req->tls.start && m0_tls_environ(env, SPAN(req->tls)) < 0))
 		goto fail;
 	for (uint32_t i = 0; i < req->nfields; i++) {

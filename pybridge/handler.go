@@ -39,6 +39,27 @@ type thread struct {
 	// batch: the jobs taken and not yet served; those after the one
 	// being served go to spare threads if it waits on its client.
 	batch []*Job
+	// drain reads a body past its declared length to its end, where the
+	// trailers are; trailers and trailersAt are where they are written,
+	// by addTrailer (m0goBodyTrailers), made once: a method value made
+	// per call would be an allocation.
+	drain      [1]byte
+	trailers   []byte
+	trailersAt int
+	addTrailer func(name, value string)
+}
+
+// appendTrailer writes a trailer field into t.trailers as "name\0value\0"
+// where there is room, and counts the bytes it needs either way.
+func (t *thread) appendTrailer(name, value string) {
+	at, p := t.trailersAt, t.trailers
+	if at+len(name)+len(value)+2 <= len(p) {
+		copy(p[at:], name)
+		p[at+len(name)] = 0
+		copy(p[at+len(name)+1:], value)
+		p[at+len(name)+1+len(value)] = 0
+	}
+	t.trailersAt = at + len(name) + len(value) + 2
 }
 
 func newThreadID() (int, error) {

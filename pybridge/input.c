@@ -3,7 +3,9 @@
  * from the Go BodyReader through m0goBodyRead with the GIL released, so
  * other handler threads run Python while this one waits for the client.
  * It never reads past the body: the Go reader ends at the body's end, and
- * a Content-Length caps every pull.
+ * a Content-Length caps every pull. Where a body may end with trailers
+ * (HTTP/2), environ's m0serve.trailers list is filled with them once the
+ * body's end is read (take_trailers).
  */
 #include "shim.h"
 
@@ -19,7 +21,10 @@ struct m0_input {
 	int busy; /* a pull is in flight with the GIL released */
 	char *buf; /* read-ahead for readline */
 	size_t pos, len, cap;
+	PyObject *trailers; /* environ's m0serve.trailers, until filled; or NULL */
 };
+
+static int take_trailers(m0_input *in);
 
 #define CHUNK 8192
 
@@ -71,11 +76,79 @@ static Py_ssize_t pull(m0_input *in, char *dst, size_t n)
 			return -1;
 		}
 		in->eof = 1;
-		return 0;
+		return take_trailers(in);
 	}
 	if (in->remaining >= 0)
 		in->remaining -= got;
+	if (in->remaining == 0 && take_trailers(in) < 0)
+		return -1;
 	return got;
+}
+
+/* take_trailers fills the request's m0serve.trailers list, once, when the
+ * body has been read to its end: a (name, value) str pair per trailer
+ * field, names in lower case, in the order received. The Go side waits
+ * (GIL released) for the end of the stream, which, for a body of known
+ * length, may come after its last byte; it writes the fields into the
+ * thread's scratch as "name\0value\0" (neither holds a NUL: the codec
+ * refused such fields) and says how many bytes they need. A client gone
+ * before the end leaves the list empty; the body's own error, if any,
+ * shows on the read. */
+static int take_trailers(m0_input *in)
+{
+	PyObject *list = in->trailers;
+	if (list == NULL)
+		return 0;
+	in->trailers = NULL;
+	m0_thread *t = in->thread;
+	long need;
+	in->busy = 1;
+	Py_BEGIN_ALLOW_THREADS
+	need = m0goBodyTrailers(t->id, t->scratch, t->scratch_cap);
+	Py_END_ALLOW_THREADS
+	in->busy = 0;
+	if (need > (long)t->scratch_cap) {
+		char *s = realloc(t->scratch, (size_t)need);
+		if (s == NULL) {
+			Py_DECREF(list);
+			PyErr_NoMemory();
+			return -1;
+		}
+		t->scratch = s;
+		t->scratch_cap = (size_t)need;
+		/* The body has ended: this call does not wait. */
+		need = m0goBodyTrailers(t->id, t->scratch, t->scratch_cap);
+	}
+	int rc = 0;
+	for (long at = 0; rc == 0 && need > 0 && at < need;) {
+		const char *name = t->scratch + at;
+		size_t nn = strnlen(name, (size_t)(need - at));
+		const char *value = name + nn + 1;
+		size_t vn = strnlen(value, (size_t)(need - at) - nn - 1);
+		at += (long)(nn + vn + 2);
+		PyObject *pair = Py_BuildValue("(NN)", PyUnicode_DecodeLatin1(name, (Py_ssize_t)nn, NULL),
+		                               PyUnicode_DecodeLatin1(value, (Py_ssize_t)vn, NULL));
+		rc = pair == NULL ? -1 : PyList_Append(list, pair);
+		Py_XDECREF(pair);
+	}
+	Py_DECREF(list);
+	return rc;
+}
+
+/* m0_input_trailers puts an empty m0serve.trailers list in env, for
+ * take_trailers to fill at the end of the body. */
+int m0_input_trailers(m0_input *in, PyObject *env)
+{
+	static PyObject *key;
+	if (key == NULL && (key = PyUnicode_InternFromString("m0serve.trailers")) == NULL)
+		return -1;
+	PyObject *list = PyList_New(0);
+	if (list == NULL || PyDict_SetItem(env, key, list) < 0) {
+		Py_XDECREF(list);
+		return -1;
+	}
+	Py_XSETREF(in->trailers, list);
+	return 0;
 }
 
 /* fill pulls once more into the read-ahead buffer. */
@@ -262,6 +335,7 @@ static PyObject *input_iternext(m0_input *in)
 
 static void input_dealloc(m0_input *in)
 {
+	Py_CLEAR(in->trailers);
 	PyMem_Free(in->buf);
 	Py_TYPE(in)->tp_free((PyObject *)in);
 }
@@ -304,6 +378,7 @@ m0_input *m0_input_new(m0_thread *t)
 	in->busy = 0;
 	in->buf = NULL;
 	in->pos = in->len = in->cap = 0;
+	in->trailers = NULL;
 	return in;
 }
 
@@ -324,6 +399,7 @@ int m0_input_reuse(m0_thread *t, const m0_request *req)
 	in->remaining = req->chunked ? -1 : (req->content_length > 0 ? req->content_length : 0);
 	in->eof = in->remaining == 0;
 	in->pos = in->len = 0;
+	Py_CLEAR(in->trailers);
 	return 0;
 }
 

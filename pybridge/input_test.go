@@ -2,9 +2,12 @@ package pybridge
 
 import (
 	"errors"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/m0serve/m0serve/http1"
 )
 
 // post serves a POST of body, delivered in the given pieces.
@@ -215,5 +218,60 @@ func TestReaderPanicSurfacesAfterTheCall(t *testing.T) {
 	}
 	if got != "reader bug" || j.Response.Outcome() != Aborted {
 		t.Errorf("recovered %v, outcome %d", got, j.Response.Outcome())
+	}
+}
+
+// trailerPieces is pieces with request trailers, as loop.Job holds them
+// (TrailerSource): given only once Read has returned io.EOF.
+type trailerPieces struct {
+	pieces
+	trailers [][2]string
+	ended    bool
+}
+
+func (p *trailerPieces) Read(b []byte) (int, error) {
+	n, err := p.pieces.Read(b)
+	p.ended = p.ended || errors.Is(err, io.EOF)
+	return n, err
+}
+
+func (p *trailerPieces) RequestTrailers(f func(name, value string)) {
+	if p.ended {
+		for _, t := range p.trailers {
+			f(t[0], t[1])
+		}
+	}
+}
+
+// An HTTP/2 request's trailers reach the app as environ's
+// m0serve.trailers once wsgi.input is read to its end, for a body of
+// known length (whose end is read past its last byte) and an unframed
+// one; a long trailer section too (the thread's scratch grows). An
+// HTTP/1.1 request has no such key.
+func TestInputTrailers(t *testing.T) {
+	app := loadApp(t, "input_app:app")
+	long := strings.Repeat("v", 20000)
+	trailers := [][2]string{{"x-checksum", "900150983cd24fb0"}, {"x-long", long}, {"x-empty", ""}}
+	want := "b'[]'\nb\"[('x-checksum', '900150983cd24fb0'), ('x-long', '" + long + "'), ('x-empty', '')]\"\n"
+	for _, path := range []string{"/trailers", "/trailers-read3"} {
+		for _, chunked := range []bool{false, true} {
+			framing := "Content-Length: 5"
+			if chunked {
+				framing = "Transfer-Encoding: chunked"
+			}
+			j := newJob(t, app, "POST "+path+" HTTP/1.1\r\nHost: x\r\n"+framing+"\r\n\r\n")
+			j.Request.Version = http1.Version20
+			j.Body = &trailerPieces{pieces: pieces{list: [][]byte{[]byte("ab"), []byte("cde")}}, trailers: trailers}
+			run(j)
+			if got := string(j.Response.Body()); got != want {
+				t.Errorf("%s chunked %v: got\n%.300s\nwant\n%.300s", path, chunked, got, want)
+			}
+		}
+	}
+	j := newJob(t, app, "POST /trailers HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n")
+	j.Body = &trailerPieces{pieces: pieces{list: [][]byte{[]byte("abcde")}}, trailers: trailers}
+	run(j)
+	if got := string(j.Response.Body()); got != "b\"'absent'\"\nb\"'absent'\"\n" {
+		t.Errorf("HTTP/1.1: got %q", got)
 	}
 }

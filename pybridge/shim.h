@@ -260,6 +260,7 @@ int m0_input_ready(void);
 m0_input *m0_input_new(m0_thread *t);
 int m0_input_reuse(m0_thread *t, const m0_request *req);
 void m0_input_detach(m0_input *in);
+int m0_input_trailers(m0_input *in, PyObject *env);
 extern PyTypeObject m0_InputType;
 
 /* start_response and write (start_response.c). */
@@ -310,8 +311,9 @@ int m0_arena_add_header(m0_response *r, const char *name, size_t nlen,
                         const char *value, size_t vlen);
 int m0_arena_reserve(m0_response *r, size_t n);
 
-/* Go callbacks (exported by callbacks.go). Both run with the GIL released. */
+/* Go callbacks (exported by callbacks.go). All run with the GIL released. */
 extern long m0goBodyRead(int thread, char *dst, size_t n);
+extern long m0goBodyTrailers(int thread, char *dst, size_t n);
 extern int m0goStream(int thread, int op, char *p, size_t n);
 enum { M0_STREAM_HEAD = 1, M0_STREAM_WRITE = 2 };
 /* The server's logger (log.go): one line, without its newline. */

@@ -54,6 +54,13 @@ def app(environ, start_response):
             pieces.append(b"read a stale input")
         except ValueError as e:
             pieces.append(str(e).encode())
+    elif how in ("/trailers", "/trailers-read3"):
+        # m0serve.trailers before the body's end, and after it.
+        pieces.append(repr(environ.get("m0serve.trailers", "absent")).encode())
+        size = 3 if how == "/trailers-read3" else -1
+        while body.read(size):
+            pass
+        pieces.append(repr(environ.get("m0serve.trailers", "absent")).encode())
     out = b"".join(repr(p).encode() + b"\n" for p in pieces)
     start_response("200 OK", [("Content-Type", "text/plain")])
     return [out]
