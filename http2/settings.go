@@ -66,6 +66,10 @@ type Config struct {
 	MaxEmptyFrames int
 }
 
+// Defaults is the zero Config with its defaults filled in: the one source
+// of the values a server's flags start from.
+var Defaults = Config{}.WithDefaults()
+
 // WithDefaults is c as a Conn takes it: each zero field set to its
 // default, each out of the protocol's bounds brought within them. A user
 // of the codec reads its limits here, never from a copy of the defaults.

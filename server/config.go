@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/m0serve/m0serve/http1"
+	"github.com/m0serve/m0serve/http2"
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/realtime"
 	"github.com/m0serve/m0serve/tlsrec"
@@ -208,10 +209,10 @@ var Defaults = Config{
 	AccessLogFormat:     DefaultAccessLogFormat,
 
 	HTTP:                      "auto",
-	HTTP2MaxConcurrentStreams: 100,
-	HTTP2InitialWindowSize:    256 << 10,
-	HTTP2MaxFrameSize:         16 << 10,
-	HTTP2MaxHeaderListSize:    16 << 10,
+	HTTP2MaxConcurrentStreams: int(http2.Defaults.MaxConcurrentStreams),
+	HTTP2InitialWindowSize:    int(http2.Defaults.InitialWindowSize),
+	HTTP2MaxFrameSize:         int(http2.Defaults.MaxFrameSize),
+	HTTP2MaxHeaderListSize:    int(http2.Defaults.MaxHeaderListSize),
 
 	ReplayFrames: realtime.DefaultReplayFrames,
 	SSEHeartbeat: DefaultSSEHeartbeat,
