@@ -151,3 +151,54 @@ func (s *slot) remoteAddr() netip.AddrPort {
 	s.remote, _ = peerAddr(s.fd)
 	return s.remote
 }
+
+// newSlot takes a free slot (or grows the table: slots are allocated on
+// first use, never for every possible connection).
+func (l *Loop) newSlot(fd int) *slot {
+	var s *slot
+	if n := len(l.freeSlots); n > 0 {
+		s = l.slots[l.freeSlots[n-1]]
+		l.freeSlots = l.freeSlots[:n-1]
+	} else {
+		s = &slot{index: uint32(len(l.slots))}
+		s.parser.Limits = l.cfg.Limits
+		// A chunk size past the limit is refused on sight (consumeBody);
+		// a negative MaxBodySize is no limit, the decoder's 0.
+		s.chunked.MaxBodyBytes = max(l.cfg.MaxBodySize, 0)
+		l.slots = append(l.slots, s)
+	}
+	s.fd, s.open = fd, true
+	s.state = stateHead
+	s.keepAlive = true
+	l.active++
+	return s
+}
+
+// maybeFree recycles a closed slot once nothing of the backend's refers to
+// its buffers any more (backend.go: ownership).
+func (l *Loop) maybeFree(s *slot) {
+	if !s.closed || s.recvPending || s.sending {
+		return
+	}
+	l.buffers.putRecv(s.recv)
+	l.buffers.putSend(s.send)
+	if s.countedPerIP {
+		l.releasePerIP(s.remote.Addr())
+	}
+	l.setIdle(s)
+	gen := s.gen + 1
+	index := s.index
+	limits := s.parser.Limits
+	req, chunked := s.req, s.chunked
+	// The parsed request's spans point into the receive buffer just
+	// given back (or dropped): a free slot must not hold it, or every slot
+	// a peak of connections left behind pins a buffer for good.
+	req.Rebase(nil)
+	*s = slot{index: index, gen: gen}
+	s.parser.Limits = limits
+	s.req = req
+	s.chunked = chunked
+	l.freeSlots = append(l.freeSlots, index)
+	l.active--
+	l.resumeAccept()
+}
