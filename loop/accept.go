@@ -43,7 +43,8 @@ func (l *Loop) onAccept(c *Completion) {
 		}
 	}
 	// Responses leave in one send each; Nagle would only hold one back
-	// behind the previous one's ACK (measured: +5% and a lower p50).
+	// behind the previous one's ACK (bench/README.md, Figures behind the
+	// comments).
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	s := l.newSlot(fd)
 	if l.cfg.TLS != nil {

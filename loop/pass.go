@@ -58,8 +58,8 @@ func (l *Loop) pass() error {
 	}
 	// Before the Step: a handshake that ended on its goroutine brings the
 	// request its client sent with the last flight, and the Step must see
-	// that job in this pass (after it, nothing woke the loop until the
-	// next tick: TLS requests to a driven ASGI app waited up to 1 s).
+	// that job in this pass (after it, nothing wakes the loop until the
+	// next tick).
 	if l.fileNotes {
 		l.drainTLSNotes()
 	}
