@@ -37,7 +37,9 @@ func (l *Loop) closeSlot(s *slot) {
 	}
 	s.closing = true
 	s.deadline, s.deadlineKind = 0, deadlineNone
-	s.closeTLS()
+	if s.tls != nil {
+		s.tls.Close() // a handshake still running fails at its next read
+	}
 	l.closeHTTP2(s)
 	if s.hold != nil {
 		l.unhold(s)

@@ -17,7 +17,7 @@ func (l *Loop) queueRecv(s *slot) {
 		s.recvStart, s.recvEnd = 0, n
 	}
 	if s.tls != nil && !s.lingering {
-		if buf := l.tlsRecvBuffer(s); buf != nil {
+		if buf := s.tls.ReceiveBuffer(); buf != nil {
 			s.recvPending = true
 			l.backend.QueueRecv(s.fd, s.index, s.gen, buf)
 		}
@@ -72,7 +72,7 @@ func (l *Loop) onRecv(s *slot, c *Completion) {
 		return
 	case c.Res == 0:
 		s.peerEOF = true
-		if s.tls != nil && !s.tlsReady {
+		if s.tls != nil && !s.tls.Ready() {
 			l.closeSlot(s)
 			return
 		}

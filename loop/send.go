@@ -2,7 +2,9 @@ package loop
 
 func (l *Loop) onSend(s *slot, c *Completion) {
 	s.sending = false
-	s.tlsSent()
+	if s.tls != nil {
+		s.tls.Sent() // its output buffer goes back to the record layer
+	}
 	if s.closing {
 		l.maybeFree(s)
 		return

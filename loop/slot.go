@@ -4,7 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/m0serve/m0serve/http1"
-	"github.com/m0serve/m0serve/tlsrec"
+	"github.com/m0serve/m0serve/loop/tls"
 )
 
 // connState is where a connection stands in its request cycle.
@@ -56,9 +56,6 @@ type slot struct {
 	h2     *h2conn    // set once it speaks HTTP/2
 	hold   *hold      // set once held (hold.go)
 	alpnH2 bool       // its TLS handshake chose h2 (startOnALPN)
-	// tlsAckOwed: the handshake just ended; unless a send leaves with
-	// it, the client's Finished is acknowledged at once (sendSealed).
-	tlsAckOwed bool
 
 	// Receive side. Bytes not yet consumed are recv[recvStart:recvEnd],
 	// unless provided holds a backend buffer being parsed in place.
@@ -107,14 +104,10 @@ type slot struct {
 	// connection waits for the next one with nothing received.
 	busy bool
 
-	// TLS (Config.TLS, tls.go): the record layer; tlsReady once its
-	// handshake is done; tlsRoom the record layer's space a pending
-	// receive fills; tlsOut the ciphertext being sent.
-	tls         *tlsrec.Conn
-	tlsReady    bool
-	tlsNotified bool // close_notify is sent
-	tlsRoom     []byte
-	tlsOut      []byte
+	// TLS (Config.TLS, tls.go): the connection's TLS room, &tlsState
+	// (nil for a plain connection, or once its first bytes were not TLS).
+	tls      *tls.Conn
+	tlsState tls.Conn
 
 	remote       netip.AddrPort
 	remoteKnown  bool
