@@ -39,9 +39,10 @@
 //     limits): h2c by prior knowledge, h2 where TLS's ALPN chose it. The
 //     slot holds the connection's codec; each stream becomes a Job that
 //     handlers answer exactly as an HTTP/1.1 request's (http2*.go).
-//   - TLS (Config.TLS; package tlsrec): the loop moves ciphertext, the
-//     slot's tlsrec.Conn opens and seals records, and handshakes run on a
-//     goroutine each, their end reaching the loop as a note (tls*.go).
+//   - TLS (Config.TLS): the loop moves ciphertext; the slot's TLS room
+//     (package loop/tls, over package tlsrec) holds the connection's TLS
+//     state, opens and seals records, and runs its handshake on a
+//     goroutine whose end reaches the loop as a note (tls.go's hooks).
 //   - WebSockets, over HTTP/1.1 upgrades and HTTP/2's extended CONNECT
 //     (RFC 8441): an inline handler accepts the upgrade
 //     (ResponseWriter.AcceptWebSocket) or defers the handshake
