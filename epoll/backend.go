@@ -10,8 +10,8 @@
 // EPOLLIN|EPOLLOUT|EPOLLRDHUP|EPOLLET and never modified. Level-triggered
 // interest would make a readable socket with no recv queued (the loop
 // applying back-pressure) report on every epoll_wait; re-arming instead
-// costs an epoll_ctl per request, measured at ~10% of keep-alive
-// throughput.
+// costs an epoll_ctl per request (bench/README.md, Figures behind the
+// comments).
 package epoll
 
 import (

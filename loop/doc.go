@@ -31,12 +31,31 @@
 //
 // See Example for both shapes side by side.
 //
-// An inline handler may also accept a WebSocket upgrade
-// (ResponseWriter.AcceptWebSocket), or defer the handshake
-// (ResponseWriter.DeferWebSocket) to a handler thread that accepts it
-// later (Job.AcceptWebSocket) or answers it as any request: the
-// connection then carries frames,
-// decoded by package ws, and the loop runs the protocol around a
-// WebSocketHandler (websocket.go): pings both ways, the close handshake,
-// the message size limit, and back-pressure.
+// The protocols over that core:
+//
+//   - HTTP/1.1 (package http1 parses and encodes; conn.go runs a
+//     connection's state machine, head.go builds every response head).
+//   - HTTP/2 (Config.HTTP2; package http2 holds the protocol and its
+//     limits): h2c by prior knowledge, h2 where TLS's ALPN chose it. The
+//     slot holds the connection's codec; each stream becomes a Job that
+//     handlers answer exactly as an HTTP/1.1 request's (http2*.go).
+//   - TLS (Config.TLS): the loop moves ciphertext; the slot's TLS room
+//     (package loop/tls, over package tlsrec) holds the connection's TLS
+//     state, opens and seals records, and runs its handshake on a
+//     goroutine whose end reaches the loop as a note (tls.go's hooks).
+//   - WebSockets, over HTTP/1.1 upgrades and HTTP/2's extended CONNECT
+//     (RFC 8441): an inline handler accepts the upgrade
+//     (ResponseWriter.AcceptWebSocket) or defers the handshake
+//     (ResponseWriter.DeferWebSocket) to a handler thread that accepts it
+//     later (Job.AcceptWebSocket) or answers it as any request; frames are
+//     decoded by package ws, and the loop runs the protocol around a
+//     WebSocketHandler: pings both ways, the close handshake, the message
+//     size limit, and back-pressure (websocket*.go).
+//
+// Config.Stepper lets the loop drive another event loop in every pass (an
+// ASGI app's asyncio loop), so a request it answers at once goes out in
+// the same pass; Loop.Kick wakes the loop for its news. Config.Realtime
+// lets a deferred response hold its connection as a server-sent event
+// stream or a WebSocket the loop feeds from published frames, with no
+// handler thread (hold*.go).
 package loop

@@ -199,8 +199,7 @@ func (j *Job) Taken() bool { return j.taken.Load() }
 // kickNow before a wait). A wake under j.mu let the loop, woken on the
 // handler's own core, preempt the handler and then block on the lock the
 // handler still held: the loop's locked thread parked in the Go scheduler
-// (a P hand-off, a spinning M and two more switches per request, measured
-// at one connection).
+// (a P hand-off, a spinning M and two more switches per request).
 func (j *Job) notify() {
 	if j.queued {
 		return

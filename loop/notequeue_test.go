@@ -79,8 +79,8 @@ func TestNoteQueueManyProducers(t *testing.T) {
 // TestDrivenStepFinishesMoreJobsThanTheRing: a driven Stepper (the ASGI
 // executor's shape) finishes, on the loop thread, the jobs of 200
 // concurrent HTTP/2 streams of one connection under MaxConnections 1: more
-// notes than the ring holds, produced by the thread that drains it. The
-// loop used to spin on the full ring forever after 128 of them.
+// notes than the ring holds, produced by the thread that drains it: the
+// loop must not spin on the full ring.
 func TestDrivenStepFinishesMoreJobsThanTheRing(t *testing.T) {
 	const streams = 200
 	q := NewJobQueue(256)

@@ -19,9 +19,9 @@ const (
 // to their OS threads (each holds a Python thread state), and a locked
 // goroutine that blocks in the Go scheduler — or calls runtime.Gosched —
 // must hand its P to another thread and park its own (stoplockedm,
-// handoffp: two futex calls and a thread switch each way). Profiled at one
-// connection on wsgi_bare, that churn was 42% of the server's CPU. A
-// thread blocked in the futex syscall keeps its P while another P is idle
+// handoffp: two futex calls and a thread switch each way), a large share
+// of the server's CPU at one connection (bench/README.md). A thread
+// blocked in the futex syscall keeps its P while another P is idle
 // (GOMAXPROCS is locked threads + 1), so a wake is one FUTEX_WAKE and the
 // woken thread goes on without the scheduler.
 type parking struct {

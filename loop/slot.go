@@ -4,7 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/m0serve/m0serve/http1"
-	"github.com/m0serve/m0serve/tlsrec"
+	"github.com/m0serve/m0serve/loop/tls"
 )
 
 // connState is where a connection stands in its request cycle.
@@ -56,9 +56,6 @@ type slot struct {
 	h2     *h2conn    // set once it speaks HTTP/2
 	hold   *hold      // set once held (hold.go)
 	alpnH2 bool       // its TLS handshake chose h2 (startOnALPN)
-	// tlsAckOwed: the handshake just ended; unless a send leaves with
-	// it, the client's Finished is acknowledged at once (sendSealed).
-	tlsAckOwed bool
 
 	// Receive side. Bytes not yet consumed are recv[recvStart:recvEnd],
 	// unless provided holds a backend buffer being parsed in place.
@@ -108,14 +105,10 @@ type slot struct {
 	// connection waits for the next one with nothing received.
 	busy bool
 
-	// TLS (Config.TLS, tls.go): the record layer; tlsReady once its
-	// handshake is done; tlsRoom the record layer's space a pending
-	// receive fills; tlsOut the ciphertext being sent.
-	tls         *tlsrec.Conn
-	tlsReady    bool
-	tlsNotified bool // close_notify is sent
-	tlsRoom     []byte
-	tlsOut      []byte
+	// TLS (Config.TLS, tls.go): the connection's TLS room, &tlsState
+	// (nil for a plain connection, or once its first bytes were not TLS).
+	tls      *tls.Conn
+	tlsState tls.Conn
 
 	remote       netip.AddrPort
 	remoteKnown  bool
@@ -151,4 +144,55 @@ func (s *slot) remoteAddr() netip.AddrPort {
 	s.remoteKnown = true
 	s.remote, _ = peerAddr(s.fd)
 	return s.remote
+}
+
+// newSlot takes a free slot (or grows the table: slots are allocated on
+// first use, never for every possible connection).
+func (l *Loop) newSlot(fd int) *slot {
+	var s *slot
+	if n := len(l.freeSlots); n > 0 {
+		s = l.slots[l.freeSlots[n-1]]
+		l.freeSlots = l.freeSlots[:n-1]
+	} else {
+		s = &slot{index: uint32(len(l.slots))}
+		s.parser.Limits = l.cfg.Limits
+		// A chunk size past the limit is refused on sight (consumeBody);
+		// a negative MaxBodySize is no limit, the decoder's 0.
+		s.chunked.MaxBodyBytes = max(l.cfg.MaxBodySize, 0)
+		l.slots = append(l.slots, s)
+	}
+	s.fd, s.open = fd, true
+	s.state = stateHead
+	s.keepAlive = true
+	l.active++
+	return s
+}
+
+// maybeFree recycles a closed slot once nothing of the backend's refers to
+// its buffers any more (backend.go: ownership).
+func (l *Loop) maybeFree(s *slot) {
+	if !s.closed || s.recvPending || s.sending {
+		return
+	}
+	l.buffers.putRecv(s.recv)
+	l.buffers.putSend(s.send)
+	if s.countedPerIP {
+		l.releasePerIP(s.remote.Addr())
+	}
+	l.setIdle(s)
+	gen := s.gen + 1
+	index := s.index
+	limits := s.parser.Limits
+	req, chunked := s.req, s.chunked
+	// The parsed request's spans point into the receive buffer just
+	// given back (or dropped): a free slot must not hold it, or every slot
+	// a peak of connections left behind pins a buffer for good.
+	req.Rebase(nil)
+	*s = slot{index: index, gen: gen}
+	s.parser.Limits = limits
+	s.req = req
+	s.chunked = chunked
+	l.freeSlots = append(l.freeSlots, index)
+	l.active--
+	l.resumeAccept()
 }

@@ -3,16 +3,17 @@ package loop
 import (
 	"io"
 
-	"github.com/m0serve/m0serve/tlsrec"
+	"github.com/m0serve/m0serve/loop/tls"
 )
 
-// TLS (Config.TLS): each connection's slot gets a record layer,
-// tlsrec.Conn. The hooks are few: a receive lands in the record layer
-// rather than the slot's input (queueRecv, tlsReceived), advance opens
-// records into the input before it parses (openRecords), and flush seals
-// the slot's output before it sends (sendSealed). The handshake runs on
-// the record layer's goroutine; its flights and its end come back as
-// notes (tlsNotes), as jobs' news do.
+// TLS (Config.TLS): each connection's slot gets a TLS room, tls.Conn,
+// which holds its record layer and TLS state. The hooks are few: a
+// receive lands in the record layer rather than the slot's input
+// (queueRecv, tlsReceived), advance opens records into the input before
+// it parses (openRecords), and flush seals the slot's output before it
+// sends (sendSealed). The handshake runs on the record layer's goroutine;
+// its flights and its end come back as notes (tlsNotes), as jobs' news
+// do.
 
 // tlsNote is news for a TLS slot from another goroutine: handshake
 // output or its end, or a file chunk read for a sealed file body.
@@ -20,19 +21,15 @@ type tlsNote struct {
 	index, gen uint32
 }
 
-// tlsInboxHigh bounds the ciphertext a slot buffers ahead of its
-// handler: past it no receive is queued, as recvHighWater does for
-// plaintext.
-const tlsInboxHigh = 64 << 10
-
 // plainHTTPReason is nginx's answer to plain HTTP on a TLS port.
 const plainHTTPReason = "The plain HTTP request was sent to HTTPS port"
 
-// newTLS gives an accepted slot its record layer.
+// newTLS gives an accepted slot its TLS room, kept in the slot so that a
+// connection costs no allocation of its own for it.
 func (l *Loop) newTLS(s *slot) {
 	note := tlsNote{index: s.index, gen: s.gen}
-	s.tls = l.cfg.TLS.NewConn(nil, func() { l.postTLS(note) })
-	s.tlsReady = false
+	s.tlsState.Init(l.cfg.TLS, func() { l.postTLS(note) })
+	s.tls = &s.tlsState
 }
 
 // postTLS posts a TLS slot's news from another goroutine and wakes the
@@ -64,7 +61,7 @@ func (l *Loop) drainTLSNotes() {
 		} else if s.tls == nil {
 			continue
 		}
-		if s.tls != nil && !s.tlsReady {
+		if s.tls != nil && !s.tls.Ready() {
 			done, err := s.tls.Handshake()
 			if done && err != nil {
 				// Its alert (if any) goes out, then the close, lingering
@@ -72,17 +69,15 @@ func (l *Loop) drainTLSNotes() {
 				// alert rather than a reset.
 				s.closeAfter, s.linger = true, true
 			} else if done {
-				s.tlsReady = true
-				s.tlsAckOwed = true
 				l.startOnALPN(s)
 			}
 			if !done {
 				// A flight to send, or the handshake read its input below
-				// tlsInboxHigh: receive again (tlsRecvBuffer).
+				// its bound: receive again (queueRecv).
 				s.recvWanted = true
 			}
 			l.touch(s)
-			if !s.tlsReady {
+			if !s.tls.Ready() {
 				continue
 			}
 		}
@@ -95,38 +90,21 @@ func (l *Loop) drainTLSNotes() {
 // backend delivered into its own buffer, else they are in the room
 // queueRecv gave. It reports whether the slot can advance.
 func (l *Loop) tlsReceived(s *slot, data []byte, n int) bool {
-	if !s.tls.Started() {
-		first := data
-		if first == nil {
-			first = s.tlsRoom[:n]
-		}
-		tlsLike, plainHTTP := tlsrec.Sniff(first)
-		if !tlsLike {
-			s.tls.Close()
-			s.tls, s.tlsRoom = nil, nil
-			if plainHTTP {
-				// nginx's answer (and its 400), in the clear, then the
-				// close; writeError lingers for the rest of the request.
-				l.answerError(s, nil, 400, plainHTTPReason)
-			} else {
-				s.closeAfter = true
-			}
-			return false
-		}
-	}
-	if data != nil {
-		s.tls.Feed(data)
-	} else {
-		s.tls.Received(n)
-	}
-	s.tlsRoom = nil
-	if !s.tls.Started() {
-		s.tls.Start()
-	}
-	if !s.tlsReady {
+	switch s.tls.Received(data, n) {
+	case tls.PlainHTTP:
+		s.tls = nil
+		// nginx's answer (and its 400), in the clear, then the close;
+		// writeError lingers for the rest of the request.
+		l.answerError(s, nil, 400, plainHTTPReason)
+		return false
+	case tls.NotTLS:
+		s.tls = nil
+		s.closeAfter = true
+		return false
+	case tls.Handshaking:
 		s.recvWanted = true // the rest of the handshake
 	}
-	if s.tls.InputFull(tlsInboxHigh) {
+	if s.tls.Full() {
 		if s.recvPending && !s.recvPausing {
 			if canceler, ok := l.backend.(RecvCanceler); ok {
 				s.recvPausing = true
@@ -134,24 +112,14 @@ func (l *Loop) tlsReceived(s *slot, data []byte, n int) bool {
 			}
 		}
 	}
-	return s.tlsReady
-}
-
-// tlsRecvBuffer is where a TLS slot's next receive goes (the record
-// layer's input), or nil when it holds enough not yet opened.
-func (l *Loop) tlsRecvBuffer(s *slot) []byte {
-	if s.tls.InputFull(tlsInboxHigh) {
-		return nil // during the handshake, its reads post a note to go on
-	}
-	s.tlsRoom = s.tls.Room(4 << 10)
-	return s.tlsRoom
+	return s.tls.Ready()
 }
 
 // openRecords opens what the record layer holds into the slot's input,
 // as far as the input has room. It reports false when the slot cannot
 // advance: the handshake is not done, or the connection ended.
 func (l *Loop) openRecords(s *slot) bool {
-	if !s.tlsReady {
+	if !s.tls.Ready() {
 		return false
 	}
 	if s.recv == nil {
@@ -172,10 +140,7 @@ func (l *Loop) openRecords(s *slot) bool {
 		switch {
 		case err == nil:
 			continue
-		case err == tlsrec.ErrWouldBlock:
-			if s.tlsRoom == nil {
-				s.tls.Trim()
-			}
+		case err == tls.ErrWouldBlock:
 			return true
 		case err == io.EOF:
 			// close_notify: the client's end of input.
@@ -199,62 +164,32 @@ func (l *Loop) openRecords(s *slot) bool {
 // sendSealed seals the slot's output and queues the ciphertext. Called
 // by flush for a TLS slot with no send in flight.
 func (l *Loop) sendSealed(s *slot) {
-	if s.tlsReady && len(s.send) > 0 {
+	if s.tls.Ready() && len(s.send) > 0 {
 		if err := s.tls.Seal(s.send); err != nil {
 			l.closeSlot(s)
 			return
 		}
 		s.send = s.send[:0]
 	}
-	out := s.tls.Output()
+	out, ackNow := s.tls.Output()
 	if out == nil {
-		if s.tlsAckOwed {
-			// The handshake ended and nothing answers the client's
-			// Finished: TLS 1.3's server sends its tickets in its own
-			// flight, before it. A client with Nagle's algorithm on
-			// (Python's ssl) holds its first request until that Finished
-			// is acknowledged, and the kernel's delayed ACK would wait
-			// 40 ms (tcp(7), TCP_QUICKACK).
-			s.tlsAckOwed = false
+		if ackNow {
 			l.ackNow(s.fd)
 		}
 		return
 	}
-	s.tlsAckOwed = false // the send carries the ACK
 	s.sending = true
-	s.tlsOut = out
 	l.sendQueued(s)
 	l.backend.QueueSend(s.fd, s.index, s.gen, out)
 }
 
-// closeNotify sends TLS's close_notify alert (RFC 8446 §6.1) before a
-// close the server decided on, so a client tells the end of the response
-// from a truncation (OpenSSL 3 reports an EOF without it as an error). It
-// reports whether a send was queued.
+// closeNotify sends TLS's close_notify alert before a close the server
+// decided on (tls.Conn.CloseNotify says why). It reports whether a send
+// was queued.
 func (l *Loop) closeNotify(s *slot) bool {
-	if !s.tlsReady || s.tlsNotified {
+	if !s.tls.CloseNotify() {
 		return false
 	}
-	s.tlsNotified = true
-	s.tls.CloseNotify()
 	l.sendSealed(s)
 	return s.sending
-}
-
-// tlsSent gives the record layer its output buffer back.
-func (s *slot) tlsSent() {
-	if s.tlsOut != nil {
-		if s.tls != nil {
-			s.tls.Sent(s.tlsOut)
-		}
-		s.tlsOut = nil
-	}
-}
-
-// closeTLS ends the record layer as the slot closes; a handshake still
-// running fails at its next read.
-func (s *slot) closeTLS() {
-	if s.tls != nil {
-		s.tls.Close()
-	}
 }

@@ -45,7 +45,7 @@ func TestTLSHandshakeEndAcksTheFinished(t *testing.T) {
 					t.Fatal(err)
 				}
 				s := h.l.slots[c.slot]
-				h.until("the server's handshake", func() bool { return s.tlsReady })
+				h.until("the server's handshake", func() bool { return s.tls.Ready() })
 				if len(acked) != 1 || acked[0] != c.fd {
 					t.Fatalf("acknowledged %v at the handshake's end, want fd %d once", acked, c.fd)
 				}

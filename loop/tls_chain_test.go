@@ -10,10 +10,10 @@ import (
 )
 
 // TestTLSLongClientChainIsRefused: a client chain of about 180 KB, far
-// past the ciphertext the loop buffers during a handshake (tlsInboxHigh),
+// past the ciphertext the loop buffers during a handshake (the TLS room's bound),
 // is read whole, the handshake's reads telling the loop to receive again,
-// and refused with bad_certificate (past tlsrec.MaxClientChain). The loop
-// used to stop receiving at the cap and wait for --header-timeout.
+// and refused with bad_certificate (past tlsrec.MaxClientChain), not left
+// waiting at the cap for --header-timeout.
 func TestTLSLongClientChainIsRefused(t *testing.T) {
 	ca := tlstest.NewCA(t, "loop-test")
 	cert := ca.Server(t, tlstest.ECDSA)

@@ -62,9 +62,8 @@ func (s *steppedJobs) Pending() bool { return false }
 
 // TestTLSRequestWithFinishedMeetsTheStep: a request that arrives with the
 // client's Finished is parsed once the handshake's goroutine has ended,
-// from the loop's TLS notes; the pass's Step must see it. Before, the
-// notes were drained after the Step, and a driven ASGI app answered such
-// requests at the next tick (curl over TLS waited up to 1 s).
+// from the loop's TLS notes; the pass's Step must see it, not the next
+// tick's.
 func TestTLSRequestWithFinishedMeetsTheStep(t *testing.T) {
 	ca := tlstest.NewCA(t, "loop-test")
 	cert := ca.Server(t, tlstest.ECDSA)

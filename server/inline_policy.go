@@ -25,8 +25,8 @@ import (
 //   - the pass's requests (its receives, Request.PassReceives) at the
 //     app's service time fit in inlineBudget: a batch bigger than that
 //     goes to the handler thread whole, rather than split between the two
-//     threads (Flask at 16 connections: split, 1.09-1.12x the CPU of
-//     handing every request off);
+//     threads (a split batch costs more CPU than handing every request
+//     off: bench/README.md, Figures behind the comments);
 //   - the requests run inline in this pass of the loop took less than
 //     inlineBudget together: the rest of a busy pass is handed off.
 //

@@ -37,11 +37,11 @@ const maxClientWaits = 512
 const maxThreads = 256
 
 // batchJobs is how many jobs a lone handler thread takes at a time. The
-// wake's cost (measured: 9.8 µs of handoff per job at one per wake,
-// 0.63 at 16) is spread by the thread taking the next job without
-// parking while jobs wait, whatever it takes at a time; so several
-// threads take one job at a time: a job in one thread's batch could not
-// run on an idle thread, and waited behind a slow request.
+// wake's cost (bench/README.md, Figures behind the comments) is spread by
+// the thread taking the next job without parking while jobs wait, whatever
+// it takes at a time; so several threads take one job at a time: a job in
+// one thread's batch could not run on an idle thread, and would wait behind a
+// slow request.
 const batchJobs = 16
 
 // jobQueueSize bounds requests waiting for a handler thread; beyond it the

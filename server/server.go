@@ -37,8 +37,8 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 	}
 	// Every locked OS thread needs a P of its own to run Go code, and one
 	// more keeps the rest of the runtime going: with taskset to one CPU Go
-	// picks GOMAXPROCS=1, and a handoff then cost 37 µs per job against
-	// 9.8 at 2.
+	// picks GOMAXPROCS=1, and every handoff then waits for the one P
+	// (bench/README.md, Figures behind the comments).
 	lockedThreads := 1
 	if cfg.App != "" {
 		// WSGI's handler threads, or ASGI's one event-loop thread (not yet

@@ -14,9 +14,8 @@ import (
 // the next request, completes inline and so ends the wait at once: a
 // second enter does the sleeping, two per request. Sent with send(2) on
 // the non-blocking socket instead, the pass's only enter is the one that
-// sleeps. That is the one-connection case (issue 18's c1): wsgi_bare at
-// 1 connection, 6 alternated rounds, 22.07 -> 21.33 server CPU µs per
-// request (io_uring_enter 1.93 -> 1.00 per request, plus one sendto).
+// sleeps: one enter per request instead of two at one connection
+// (bench/README.md, Low concurrency against the floor).
 // With more than one completion in the last batch, sends stay SQEs: one
 // enter submits them all.
 
