@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/m0serve/m0serve/grant"
 	"io"
 	"os"
 	"runtime"
@@ -79,7 +80,7 @@ func runDoctor(cfg server.Config, fs *flag.FlagSet, apps []string, stdout, stder
 	case len(cfg.Mounts) > 0 && len(apps) > 0:
 		r.fail("application-spec", doctorUsage, "--mount and the application "+quoteAll(apps), "give one app, or mount each")
 	case len(cfg.Mounts) > 0:
-		cfg.App = cfg.Mounts[0].Spec
+		cfg.App = firstMountedApp(cfg.Mounts)
 		r.Application["requested"] = true
 		r.pass("application-spec", fmt.Sprintf("%d mounts", len(cfg.Mounts)))
 	case len(apps) == 0 && cfg.Native == "":
@@ -316,6 +317,11 @@ func serverFacts(cfg *server.Config) map[string]any {
 func doctorMounts(r *doctorReport, cfg *server.Config, interp *pybridge.Interpreter) {
 	var mounts []map[string]string
 	for _, m := range cfg.Mounts {
+		if m.Spec == server.HoldSpec {
+			mounts = append(mounts, map[string]string{"prefix": m.Prefix, "spec": m.Spec, "protocol": "hold"})
+			r.pass("mount", m.Prefix+"=hold: streams opened with grants "+grant.KeyEnv+" verifies")
+			continue
+		}
 		app, err := interp.LoadApp(pybridge.AppSpec{Target: m.Spec, Factory: cfg.Factory, RootPath: strings.TrimRight(m.Prefix, "/"), ServerName: cfg.Host, ServerPort: cfg.Port})
 		if err != nil {
 			r.fail("mount", doctorStartup, m.Prefix+"="+m.Spec+": "+loadErrorLine(err), "check --app-dir and the mount's MODULE[:ATTR]")
