@@ -181,3 +181,23 @@ func realtimeGrantPreviousKey(t *testing.T, serve realtimeServer) {
 		c.expect(": open\n\n")
 	}
 }
+
+// TestRealtimeGrantMountRefusals: a hold mount without --realtime,
+// without M0_GRANT_KEY, or with no app beside it is refused at start
+// naming --mount, exit 2.
+func TestRealtimeGrantMountRefusals(t *testing.T) {
+	for _, c := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{[]string{"M0_GRANT_KEY=k"}, []string{"--mount", "/rt=hold", "--mount", "/=realtime_app:app"}, "--realtime"},
+		{nil, []string{"--realtime", "--mount", "/rt=hold", "--mount", "/=realtime_app:app"}, "M0_GRANT_KEY"},
+		{[]string{"M0_GRANT_KEY=k"}, []string{"--realtime", "--mount", "/rt=hold"}, "mount an app"},
+	} {
+		status, out := runToExit(t, append(cleanEnv(), c.env...), append([]string{"--port", "0", "--app-dir", appsDir(t)}, c.args...)...)
+		if status != 2 || !strings.Contains(out, "--mount") || !strings.Contains(out, c.want) || strings.Count(strings.TrimSpace(out), "\n") > 0 {
+			t.Errorf("%v: status %d, %q; want 2, one line naming --mount and %s", c.args, status, out, c.want)
+		}
+	}
+}
