@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/m0serve/m0serve/grant"
+	"github.com/m0serve/m0serve/realtime"
 	"io"
 	"os"
 	"runtime"
@@ -216,6 +217,14 @@ func doctorPython(r *doctorReport, cfg *server.Config, stdout io.Writer) {
 		r.pass("interpreter", fmt.Sprintf("%v %v (%v)", python["implementation"], python["version"], python["executable"]))
 	} else {
 		r.pass("interpreter", "started; "+err.Error())
+	}
+	// The modules a start provides before the app imports (the app may
+	// import them at its top): m0pub without its bus, and grant.
+	if err := interp.ProvidePublisher(pybridge.Publisher{Source: realtime.PublisherSource}); err != nil {
+		r.fail("interpreter", doctorStartup, err.Error(), "check the Python m0serve embeds")
+	}
+	if err := interp.ProvideModule("grant", grant.Source); err != nil {
+		r.fail("interpreter", doctorStartup, err.Error(), "check the Python m0serve embeds")
 	}
 	if len(cfg.Mounts) > 0 {
 		doctorMounts(r, cfg, interp)

@@ -201,3 +201,18 @@ func TestRealtimeGrantMountRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestRealtimeGrantDoctor: --doctor reports a hold mount beside the app
+// it imports (with m0pub and grant provided as at a start), and 78 (the
+// seed's EX_CONFIG) without M0_GRANT_KEY.
+func TestRealtimeGrantDoctor(t *testing.T) {
+	args := []string{"--doctor", "--realtime", "--app-dir", appsDir(t), "--mount", "/rt=hold", "--mount", "/=realtime_app:app"}
+	status, out := runToExit(t, append(cleanEnv(), "M0_GRANT_KEY=k"), args...)
+	if status != 0 || !strings.Contains(out, "/rt=hold") || !strings.Contains(out, "realtime_app:app imports") {
+		t.Errorf("--doctor with a hold mount: status %d\n%s", status, out)
+	}
+	status, out = runToExit(t, cleanEnv(), args...)
+	if status != 78 || !strings.Contains(out, "M0_GRANT_KEY is not set") {
+		t.Errorf("--doctor without the key: status %d, want 78\n%s", status, out)
+	}
+}
