@@ -26,6 +26,11 @@ type holdGate struct {
 	cookie   string
 	buf      []byte // the decoded grant (loop thread)
 	queue    *loop.JobQueue
+
+	// The access log of the streams held (set before the loop starts):
+	// nil format, none.
+	logFormat *accessFormat
+	proxy     *proxyTrust
 }
 
 // validateHoldMount checks a hold mount's needs: --realtime, and the key
@@ -52,8 +57,9 @@ func newHoldGate(prefix string) (*holdGate, error) {
 		g.cookie = name
 	}
 	go func() {
+		lg := &staticLog{}
 		for j := g.queue.Take(); j != nil; j = g.queue.Take() {
-			g.open(j)
+			g.open(j, lg)
 		}
 	}()
 	return g, nil
@@ -113,7 +119,7 @@ func (g *holdGate) serve(req *loop.Request, w *loop.ResponseWriter) {
 // open holds an accepted stream (the gate's goroutine): its channel is
 // the grant's, verified on the loop thread. Over HTTP/2, which holds
 // nothing, the client gets ": open" and the end, as an app's hold.
-func (g *holdGate) open(j *loop.Job) {
+func (g *holdGate) open(j *loop.Job, lg *staticLog) {
 	buf := make([]byte, 0, grant.MaxLen+1)
 	token, _ := grant.FromQuery(buf, j.Request.Bytes(j.Request.Query))
 	channel := string(grant.Channel(token))
@@ -129,6 +135,7 @@ func (g *holdGate) open(j *loop.Job) {
 		j.Abort()
 		return
 	}
+	lg.log(g.logFormat, g.proxy, j, 200, int64(len(holdOpen)))
 	j.Write(holdOpen)
 	j.Finish()
 }

@@ -120,6 +120,15 @@ func (t mountTable) first() *pybridge.App {
 	return nil
 }
 
+// logAccess has the hold mounts log the streams they open.
+func (t mountTable) logAccess(format *accessFormat, proxy *proxyTrust) {
+	for i := range t {
+		if t[i].gate != nil {
+			t[i].gate.logFormat, t[i].gate.proxy = format, proxy
+		}
+	}
+}
+
 // close stops the hold mounts' goroutines.
 func (t mountTable) close() {
 	for i := range t {

@@ -216,3 +216,17 @@ func TestRealtimeGrantDoctor(t *testing.T) {
 		t.Errorf("--doctor without the key: status %d, want 78\n%s", status, out)
 	}
 }
+
+// TestRealtimeGrantAccessLog: --access-log logs a stream a hold mount
+// opened, as the app's requests.
+func TestRealtimeGrantAccessLog(t *testing.T) {
+	s := serveOurs(t, "", []string{"M0_GRANT_KEY=" + grantKey}, append([]string{"--access-log"}, grantArgs...)...)
+	defer s.stop()
+	g := issueGrant(t, s.addr, "news", "")
+	status, c, _ := openGrantStream(t, s.addr, streamTarget(g))
+	if status != "HTTP/1.1 200 OK" {
+		t.Fatalf("a valid grant: %s", status)
+	}
+	c.expect(": open\n\n")
+	waitLog(t, s.server, `"GET `+streamTarget(g)+` HTTP/1.1" 200 8`)
+}
