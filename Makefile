@@ -105,8 +105,11 @@ test-venv: $(TEST_VENV)/.installed
 # The seed, the Mojo m0serve (its wheel pinned with its hash in
 # tests/seed/requirements.txt), in a venv of its own: make test-seed runs
 # tests/seed/row.py, the client script TestSeedRow runs on bin/m0serve,
-# against it. Not part of make test: it checks the seed, not this server
-# (README, "Coming from the Mojo m0serve", says where the two differ).
+# against it, then the realtime tests' clients (TestSeedRealtime: holds,
+# replay, WebSockets, grants), the seed's bin on PATH since it finds
+# libpython from python3 there. Not part of make test: it checks the
+# seed, not this server (README, "Coming from the Mojo m0serve" and
+# "Realtime", says where the two differ).
 SEED_VENV := tests/seed/.venv
 $(SEED_VENV)/.installed: tests/seed/requirements.txt | packages-test
 	rm -rf $(SEED_VENV)
@@ -118,6 +121,8 @@ $(SEED_VENV)/.installed: tests/seed/requirements.txt | packages-test
 test-seed: $(SEED_VENV)/.installed
 	PATH=$(CURDIR)/$(SEED_VENV)/bin:$$PATH $(SEED_VENV)/bin/python tests/seed/row.py \
 		--server $(CURDIR)/$(SEED_VENV)/bin/m0serve --impl seed
+	cd tests && PATH=$(CURDIR)/$(SEED_VENV)/bin:$$PATH M0_SEED=$(CURDIR)/$(SEED_VENV)/bin/m0serve \
+		$(GO) test $(LDFLAGS) -count=1 -run TestSeedRealtime -v .
 
 # The Python servers and frameworks the benchmarks measure (Granian,
 # uvicorn, gunicorn, Hypercorn, uWSGI as pyuwsgi, Flask, Starlette,
@@ -338,18 +343,6 @@ pythons:
 # stay covered: `make test` runs the default.
 test-wsgi-handoff: packages-test $(TEST_VENV)/.installed
 	M0_TEST_WSGI_INLINE=off $(GO) test $(LDFLAGS) -count=1 -timeout 30m ./tests/
-
-# The realtime tests' clients against the Mojo m0serve, whose wire
-# --realtime keeps (README, Realtime: where the two differ): its wheel in
-# a venv of its own, on PATH, since it finds libpython from python3 there.
-# Not part of make test.
-SEED_VENV := build/seed-venv
-.PHONY: test-seed
-test-seed:
-	test -x $(SEED_VENV)/bin/m0serve || { /usr/bin/python3 -m venv $(SEED_VENV) && \
-		$(SEED_VENV)/bin/pip install --require-hashes -r tests/seed-requirements.txt; }
-	cd tests && PATH=$(abspath $(SEED_VENV))/bin:$$PATH M0_SEED=$(abspath $(SEED_VENV))/bin/m0serve \
-		$(GO) test $(LDFLAGS) -count=1 -run TestSeedRealtime -v .
 
 # The bridge's tests once under AddressSanitizer: Go's -asan builds the C
 # shim and the Go runtime with it. PYTHONMALLOC=malloc puts Python's own

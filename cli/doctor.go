@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/m0serve/m0serve/grant"
+	"github.com/m0serve/m0serve/realtime"
 	"io"
 	"os"
 	"runtime"
@@ -79,7 +81,7 @@ func runDoctor(cfg server.Config, fs *flag.FlagSet, apps []string, stdout, stder
 	case len(cfg.Mounts) > 0 && len(apps) > 0:
 		r.fail("application-spec", doctorUsage, "--mount and the application "+quoteAll(apps), "give one app, or mount each")
 	case len(cfg.Mounts) > 0:
-		cfg.App = cfg.Mounts[0].Spec
+		cfg.App = firstMountedApp(cfg.Mounts)
 		r.Application["requested"] = true
 		r.pass("application-spec", fmt.Sprintf("%d mounts", len(cfg.Mounts)))
 	case len(apps) == 0 && cfg.Native == "":
@@ -216,6 +218,14 @@ func doctorPython(r *doctorReport, cfg *server.Config, stdout io.Writer) {
 	} else {
 		r.pass("interpreter", "started; "+err.Error())
 	}
+	// The modules a start provides before the app imports (the app may
+	// import them at its top): m0pub without its bus, and grant.
+	if err := interp.ProvidePublisher(pybridge.Publisher{Source: realtime.PublisherSource}); err != nil {
+		r.fail("interpreter", doctorStartup, err.Error(), "check the Python m0serve embeds")
+	}
+	if err := interp.ProvideModule("grant", grant.Source); err != nil {
+		r.fail("interpreter", doctorStartup, err.Error(), "check the Python m0serve embeds")
+	}
 	if len(cfg.Mounts) > 0 {
 		doctorMounts(r, cfg, interp)
 		return
@@ -316,6 +326,11 @@ func serverFacts(cfg *server.Config) map[string]any {
 func doctorMounts(r *doctorReport, cfg *server.Config, interp *pybridge.Interpreter) {
 	var mounts []map[string]string
 	for _, m := range cfg.Mounts {
+		if m.Spec == server.HoldSpec {
+			mounts = append(mounts, map[string]string{"prefix": m.Prefix, "spec": m.Spec, "protocol": "hold"})
+			r.pass("mount", m.Prefix+"=hold: streams opened with grants "+grant.KeyEnv+" verifies")
+			continue
+		}
 		app, err := interp.LoadApp(pybridge.AppSpec{Target: m.Spec, Factory: cfg.Factory, RootPath: strings.TrimRight(m.Prefix, "/"), ServerName: cfg.Host, ServerPort: cfg.Port})
 		if err != nil {
 			r.fail("mount", doctorStartup, m.Prefix+"="+m.Spec+": "+loadErrorLine(err), "check --app-dir and the mount's MODULE[:ATTR]")

@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"github.com/m0serve/m0serve/grant"
 	"io"
 	"os"
 	"sort"
@@ -69,7 +70,9 @@ func loadEnvFile(fs *flag.FlagSet, options []option, given map[string]bool) erro
 var (
 	internalPrefixes = []string{"M0_WORKER_", "M0_URING_", "M0_TEST_", "M0_E2E_", "M0_WHEEL_", "M0_PYTHON_", "M0_SERVER_"}
 	internalNames    = map[string]bool{"M0_CPUPROFILE": true, "M0_SCHED_NORMAL": true, "M0_BINARY": true,
-		"M0_CONTAINER_NS": true, "M0_ROOTFS_CACHE": true, "M0_TARGET_PYTHON": true, "M0_PKG_CONFIG": true}
+		"M0_CONTAINER_NS": true, "M0_ROOTFS_CACHE": true, "M0_TARGET_PYTHON": true, "M0_PKG_CONFIG": true,
+		// --realtime's, read by the server and the app alike.
+		server.HeartbeatEnv: true, grant.KeyEnv: true, grant.PreviousKeyEnv: true, grant.CookieEnv: true}
 )
 
 // unknownVariables are the environment's M0_ variables that no flag

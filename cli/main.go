@@ -76,7 +76,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch len(apps) {
 	case 0:
 		if len(cfg.Mounts) > 0 {
-			cfg.App = cfg.Mounts[0].Spec // each mount's own is loaded (server/mount.go)
+			cfg.App = firstMountedApp(cfg.Mounts) // each mount's own is loaded (server/mount.go)
 		} else if cfg.Native == "" {
 			fmt.Fprintf(stderr, "m0serve: no application: give module:attr, e.g. `m0serve main:app` (or --native NAME; see --help)\n")
 			return 2

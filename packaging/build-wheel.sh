@@ -66,6 +66,8 @@ cp "$root/packaging/pyproject.toml" "$root/packaging/setup.py" "$root/packaging/
 cp "$root/packaging/m0serve/"*.py "$stage/m0serve/"
 # m0serve.m0pub: one file, which bin/m0serve embeds (realtime/publisher.go).
 cp "$root/realtime/m0pub.py" "$stage/m0serve/"
+# m0serve.grant: the same way (grant/module.go).
+cp "$root/grant/grant.py" "$stage/m0serve/"
 git -C "$root" rev-parse --short HEAD >"$stage/COMMIT" 2>/dev/null || echo unknown >"$stage/COMMIT"
 cp "$root/go.mod" "$root/go.sum" "$stage/go/"
 # Every platform's imports: go mod vendor checks them all (kq's for the

@@ -5,6 +5,7 @@
  * the server maps, atomically, without ctypes.
  */
 #include "shim.h"
+#include <stdio.h>
 
 static int64_t *counter_word;
 
@@ -18,11 +19,14 @@ static PyObject *server_next_id(PyObject *self, PyObject *unused)
 static PyMethodDef next_id_def = {"_server_next_id", server_next_id, METH_NOARGS,
                                   "The next event id from the counter all workers share."};
 
-/* provide returns m0serve.m0pub: the installed one, or one made from
+/* provide returns m0serve.<name>: the installed one, or one made from
  * source under a package of its own. New reference; NULL with an error. */
-static PyObject *provide(const char *source)
+static PyObject *provide(const char *name, const char *source)
 {
-	PyObject *mod = PyImport_ImportModule("m0serve.m0pub");
+	char qualified[64], filename[64];
+	snprintf(qualified, sizeof qualified, "m0serve.%s", name);
+	snprintf(filename, sizeof filename, "m0serve/%s.py", name);
+	PyObject *mod = PyImport_ImportModule(qualified);
 	if (mod != NULL)
 		return mod;
 	PyErr_Clear();
@@ -37,12 +41,12 @@ static PyObject *provide(const char *source)
 		}
 		Py_DECREF(path);
 	}
-	PyObject *code = Py_CompileString(source, "m0serve/m0pub.py", Py_file_input);
+	PyObject *code = Py_CompileString(source, filename, Py_file_input);
 	if (code == NULL)
 		return NULL;
-	mod = PyImport_ExecCodeModule("m0serve.m0pub", code);
+	mod = PyImport_ExecCodeModule(qualified, code);
 	Py_DECREF(code);
-	if (mod != NULL && PyObject_SetAttrString(pkg, "m0pub", mod) < 0)
+	if (mod != NULL && PyObject_SetAttrString(pkg, name, mod) < 0)
 		Py_CLEAR(mod);
 	return mod;
 }
@@ -51,7 +55,7 @@ char *m0_provide_publisher(const char *source, int64_t *counter)
 {
 	PyGILState_STATE g = PyGILState_Ensure();
 	char *err = NULL;
-	PyObject *mod = provide(source);
+	PyObject *mod = provide("m0pub", source);
 	if (mod != NULL && counter != NULL) {
 		counter_word = counter;
 		PyObject *f = PyCFunction_New(&next_id_def, NULL);
@@ -59,6 +63,20 @@ char *m0_provide_publisher(const char *source, int64_t *counter)
 			Py_CLEAR(mod);
 		Py_XDECREF(f);
 	}
+	if (mod == NULL)
+		err = m0_format_exception();
+	Py_XDECREF(mod);
+	PyGILState_Release(g);
+	return err;
+}
+
+/* m0_provide_module makes m0serve.<name> importable: the installed module
+ * where there is one, else source (bin/m0serve's embedded copy). */
+char *m0_provide_module(const char *name, const char *source)
+{
+	PyGILState_STATE g = PyGILState_Ensure();
+	char *err = NULL;
+	PyObject *mod = provide(name, source);
 	if (mod == NULL)
 		err = m0_format_exception();
 	Py_XDECREF(mod);

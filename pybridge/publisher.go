@@ -5,6 +5,7 @@ package pybridge
 #include <stdlib.h>
 
 char *m0_provide_publisher(const char *source, int64_t *counter);
+char *m0_provide_module(const char *name, const char *source);
 */
 import "C"
 
@@ -35,6 +36,25 @@ func (ip *Interpreter) ProvidePublisher(p Publisher) error {
 	defer C.free(unsafe.Pointer(source))
 	if msg := C.m0_provide_publisher(source, (*C.int64_t)(unsafe.Pointer(p.Counter))); msg != nil {
 		return errors.New("pybridge: providing m0serve.m0pub: " + takeText(msg))
+	}
+	return nil
+}
+
+// ProvideModule makes m0serve.<name> importable from source where no
+// installed m0serve package has it (bin/m0serve): a module of the
+// wheel's that needs nothing of the server (m0serve.grant). Call it
+// before the app is imported.
+func (ip *Interpreter) ProvideModule(name, source string) error {
+	ip.mu.Lock()
+	defer ip.mu.Unlock()
+	if ip.closed {
+		return errors.New("pybridge: interpreter closed")
+	}
+	cname, csource := C.CString(name), C.CString(source)
+	defer C.free(unsafe.Pointer(cname))
+	defer C.free(unsafe.Pointer(csource))
+	if msg := C.m0_provide_module(cname, csource); msg != nil {
+		return errors.New("pybridge: providing m0serve." + name + ": " + takeText(msg))
 	}
 	return nil
 }

@@ -16,10 +16,11 @@ type Mount struct {
 	Spec   string // module[:attr]
 }
 
-// mounted is a mount with its app loaded.
+// mounted is a mount with its app loaded, or a hold mount's gate.
 type mounted struct {
 	prefix string // without a trailing slash; "" for the root
 	app    *pybridge.App
+	gate   *holdGate // --mount PREFIX=hold (app nil)
 }
 
 // mountTable routes a request to the app whose prefix is the longest that
@@ -31,6 +32,7 @@ type mountTable []mounted
 // validateMounts checks --mount's prefixes.
 func (c *Config) validateMounts() error {
 	seen := map[string]bool{}
+	apps := 0
 	for _, m := range c.Mounts {
 		prefix := strings.TrimRight(m.Prefix, "/")
 		switch {
@@ -42,6 +44,16 @@ func (c *Config) validateMounts() error {
 			return &ConfigError{Flag: "mount", Reason: fmt.Sprintf("%q: two apps at %s", m.Prefix+"="+m.Spec, m.Prefix)}
 		}
 		seen[prefix] = true
+		if m.Spec == HoldSpec {
+			if err := c.validateHoldMount(m); err != nil {
+				return err
+			}
+		} else {
+			apps++
+		}
+	}
+	if len(c.Mounts) > 0 && apps == 0 {
+		return &ConfigError{Flag: "mount", Reason: "every mount is PREFIX=hold: mount an app beside them (it issues the grants and publishes)"}
 	}
 	if len(c.Mounts) > 0 && c.Threads == 0 {
 		return &ConfigError{Flag: "mount", Reason: "--threads 0 runs one app on the I/O thread: give --threads 1 or more"}
@@ -56,11 +68,22 @@ func loadMounts(cfg *Config, interp *pybridge.Interpreter, spec pybridge.AppSpec
 	for _, m := range cfg.Mounts {
 		s := spec
 		s.Target, s.RootPath = m.Spec, strings.TrimRight(m.Prefix, "/")
+		if m.Spec == HoldSpec {
+			gate, err := newHoldGate(s.RootPath)
+			if err != nil {
+				table.close()
+				return nil, &ConfigError{Flag: "mount", Reason: err.Error()}
+			}
+			table = append(table, mounted{prefix: s.RootPath, gate: gate})
+			continue
+		}
 		app, err := interp.LoadApp(s)
 		if err != nil {
+			table.close()
 			return nil, err
 		}
 		if app.Interface == pybridge.ASGI || cfg.Interface == "asgi" {
+			table.close()
 			return nil, &ConfigError{Flag: "mount", Reason: fmt.Sprintf("%s=%s is an ASGI app: mounts serve WSGI apps (the one ASGI event loop serves one app); serve it alone", m.Prefix, m.Spec)}
 		}
 		table = append(table, mounted{prefix: s.RootPath, app: app})
@@ -69,14 +92,50 @@ func loadMounts(cfg *Config, interp *pybridge.Interpreter, spec pybridge.AppSpec
 	return table, nil
 }
 
-// route is the app for path (nil: none holds it).
+// route is the app for path (nil: none holds it, or a hold mount).
 func (t mountTable) route(path []byte) *pybridge.App {
+	if m := t.find(path); m != nil {
+		return m.app
+	}
+	return nil
+}
+
+// find is the mount that holds path (nil: none).
+func (t mountTable) find(path []byte) *mounted {
 	for i := range t {
 		if under(path, t[i].prefix) {
+			return &t[i]
+		}
+	}
+	return nil
+}
+
+// first is the app of the last mount, the shortest prefix, that has one.
+func (t mountTable) first() *pybridge.App {
+	for i := len(t) - 1; i >= 0; i-- {
+		if t[i].app != nil {
 			return t[i].app
 		}
 	}
 	return nil
+}
+
+// logAccess has the hold mounts log the streams they open.
+func (t mountTable) logAccess(format *accessFormat, proxy *proxyTrust) {
+	for i := range t {
+		if t[i].gate != nil {
+			t[i].gate.logFormat, t[i].gate.proxy = format, proxy
+		}
+	}
+}
+
+// close stops the hold mounts' goroutines.
+func (t mountTable) close() {
+	for i := range t {
+		if t[i].gate != nil {
+			t[i].gate.close()
+		}
+	}
 }
 
 // describe is "/api=api:app, /=site:application" for the start line.
@@ -87,7 +146,11 @@ func (t mountTable) describe() string {
 		if prefix == "" {
 			prefix = "/"
 		}
-		parts = append(parts, prefix+"="+t[i].app.Spec().Target)
+		spec := HoldSpec
+		if t[i].app != nil {
+			spec = t[i].app.Spec().Target
+		}
+		parts = append(parts, prefix+"="+spec)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -100,12 +163,16 @@ type mountRouter struct {
 }
 
 func (r mountRouter) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
-	if r.table.route(req.Bytes(req.Path)) == nil {
+	m := r.table.find(req.Bytes(req.Path))
+	switch {
+	case m == nil:
 		w.AddHeader("Content-Type", "text/plain; charset=utf-8")
 		w.Respond(404, notMounted)
-		return
+	case m.gate != nil:
+		m.gate.serve(req, w)
+	default:
+		r.next.ServeInline(req, w)
 	}
-	r.next.ServeInline(req, w)
 }
 
 var notMounted = []byte("not found: no application is mounted here\n")

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/m0serve/m0serve/grant"
 	"os"
 	"strings"
 	"time"
@@ -93,6 +94,10 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 		interp.Close()
 		return nil, err
 	}
+	if err := interp.ProvideModule("grant", grant.Source); err != nil {
+		interp.Close()
+		return nil, err
+	}
 	if cfg.LogConfig != "" {
 		warning, err := interp.ConfigureLogging(cfg.LogConfig)
 		if err != nil {
@@ -181,6 +186,7 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 // meanwhile exits at once.
 func (py *python) stop(s *stopper, logf func(string, ...any)) error {
 	py.queue.Close()
+	py.pool.mounts.close()
 	ended := make(chan struct{})
 	var closeErr error
 	go func() {
@@ -259,7 +265,7 @@ func inlinesWSGI(cfg *Config) bool {
 // --mount the first mount's (each job then takes its own).
 func loadFirst(interp *pybridge.Interpreter, spec pybridge.AppSpec, mounts mountTable) (*pybridge.App, error) {
 	if mounts != nil {
-		return mounts[len(mounts)-1].app, nil
+		return mounts.first(), nil
 	}
 	return interp.LoadApp(spec)
 }

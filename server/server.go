@@ -164,6 +164,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 		}
 		if py.pool.mounts != nil {
 			handler = mountRouter{table: py.pool.mounts, next: handler}
+			if cfg.AccessLog {
+				py.pool.mounts.logAccess(cfg.accessFormat, cfg.proxyTrust)
+			}
 		}
 		if py.executor != nil {
 			handler = asgiRequests{}

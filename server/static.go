@@ -55,15 +55,21 @@ type staticLog struct {
 // logAccess logs a response; it runs before the job is finished (the
 // loop reuses it after).
 func (s *staticFiles) logAccess(lg *staticLog, j *loop.Job, status int, sent int64) {
-	if s.logFormat == nil {
+	lg.log(s.logFormat, s.proxy, j, status, sent)
+}
+
+// log writes a job's access-log line in format (nil: none), from a
+// goroutine that serves jobs itself (static files, hold mounts).
+func (lg *staticLog) log(format *accessFormat, proxy *proxyTrust, j *loop.Job, status int, sent int64) {
+	if format == nil {
 		return
 	}
-	lg.remote, _, _ = s.proxy.client(lg.remote, j.RemoteAddr, &j.Request.Header)
+	lg.remote, _, _ = proxy.client(lg.remote, j.RemoteAddr, &j.Request.Header)
 	lg.entry.setResponse(lg.remote, &j.Request, nil, status, sent)
-	if s.logFormat.timed {
+	if format.timed {
 		lg.entry.duration = time.Duration(time.Now().UnixNano() - j.Arrived)
 	}
-	lg.line = s.logFormat.append(lg.line[:0], &lg.entry)
+	lg.line = format.append(lg.line[:0], &lg.entry)
 	unix.Write(int(accessLogFD.Load()), lg.line)
 }
 

@@ -40,8 +40,11 @@ func TestSeedRealtime(t *testing.T) {
 			}
 		}
 		argv := append([]string{"--host", "127.0.0.1", "--port", strconv.Itoa(port), "--app-dir", appsDir(t), "--realtime"}, args...)
+		if target != "" { // "": the args mount the apps
+			argv = append(argv, target)
+		}
 		// Its lines go to stdout: to stderr here, where launch reads.
-		cmd := exec.Command("/bin/sh", append([]string{"-c", `exec "$0" "$@" 1>&2`, seed}, append(argv, target)...)...)
+		cmd := exec.Command("/bin/sh", append([]string{"-c", `exec "$0" "$@" 1>&2`, seed}, argv...)...)
 		cmd.Env = append(cleanEnv(), env...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		s, _ := launch(t, cmd, "the Mojo m0serve", seedServing, workers)
@@ -55,6 +58,8 @@ func TestSeedRealtime(t *testing.T) {
 		"Heartbeat":                   realtimeHeartbeat,
 		"ChildProcessPublishes":       realtimeChildProcessPublishes,
 		"WebSocketHold":               realtimeWebSocketHold,
+		"GrantHoldMount":              realtimeGrantHoldMount,
+		"GrantPreviousKey":            realtimeGrantPreviousKey,
 	} {
 		t.Run(name, func(t *testing.T) { test(t, serveSeed) })
 	}

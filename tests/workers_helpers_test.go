@@ -80,7 +80,9 @@ func launchWorkersApp(t *testing.T, dir, target string, env []string, args ...st
 func launchWorkersBinary(t *testing.T, exe, dir, target string, env []string, args ...string) (*server, *starting) {
 	t.Helper()
 	argv := append([]string{"--host", "127.0.0.1", "--port", "0", "--app-dir", dir}, args...)
-	argv = append(argv, target)
+	if target != "" { // "": the args mount the apps
+		argv = append(argv, target)
+	}
 	cmd := exec.Command(exe, argv...)
 	cmd.Env = append(cleanEnv(), env...)
 	// A group of its own, as a shell gives a job: a test can signal the

@@ -1,6 +1,7 @@
 """The realtime tests' app: a stream view that holds its connection
 (M0-Hold), views that publish with m0pub, from the view and from a child
-process handed m0pub.child_fds()."""
+process handed m0pub.child_fds(), and one that issues a hold mount's
+grants with m0serve.grant."""
 
 import os
 import subprocess
@@ -44,6 +45,15 @@ def app(environ, start_response):
         else:
             reached = m0pub.publish(channel, data, event=event)
         body = ("%d\n" % reached).encode()
+    elif path.startswith("/grant/"):
+        # m0serve.grant, as a view issues a hold mount's grants.
+        from m0serve import grant
+        kwargs = {"ttl": int(query.get("ttl", ["3600"])[0])}
+        if "key" in query:
+            kwargs["key"] = query["key"][0].encode()
+        if "session" in query:
+            kwargs["session"] = query["session"][0]
+        body = (grant.issue(path[len("/grant/"):], **kwargs) + "\n").encode()
     elif path.startswith("/child/"):
         code = "import sys; from m0serve import m0pub; print(m0pub.publish(sys.argv[1], 'from a child'))"
         env = dict(os.environ, PYTHONPATH=os.environ["REALTIME_CHILD_PATH"])
