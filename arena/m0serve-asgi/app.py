@@ -127,6 +127,15 @@ def default_cache_folder():
 CACHE = SharedCache(os.environ.get("CRUD_CACHE_DIR") or default_cache_folder(), 0.2)
 
 
+class QuietConnection(asyncpg.Connection):
+    """No reset query when the pool takes a connection back (as
+    HttpArena's uvicorn entry): the app holds no session state, and the
+    reset would be a round trip to Postgres per request."""
+
+    def get_reset_query(self):
+        return ""
+
+
 class Database:
     """A pool of asyncpg connections for this worker, made on first use
     (and again after a failure) from DATABASE_URL, its size this worker's
@@ -143,7 +152,8 @@ class Database:
 
     async def connection_pool(self):
         if self.pool is None and self.url:
-            self.pool = await asyncpg.create_pool(self.url, min_size=0, max_size=self.size)
+            self.pool = await asyncpg.create_pool(self.url, min_size=0, max_size=self.size,
+                                                  connection_class=QuietConnection)
         return self.pool
 
     async def fetch(self, sql, *args):
