@@ -224,9 +224,9 @@ def run_arm(name, arm, profile, args, scripts):
         command = command[:at] + tls + command[at:]
     if profile == "static":  # m0serve's and Granian's flags are the same
         command = command[:at] + ["--static-path-mount", scripts["static-dir"], "--static-path-route", "/static"] + command[at:]
-    env = dict(os.environ, **env)
+    env = dict(os.environ, **env, **scripts["entry-env"].get(name, {}))
     if profile in DB_PROFILES:
-        env.update(scripts["database-env"].get(name, {}))
+        env.update(scripts["database-env"])
     proc = subprocess.Popen(["taskset", "-c", args.server_cpu] + command, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
@@ -304,6 +304,7 @@ def main():
         with open(scripts[key], "w") as f:
             f.write(ROTATE_LUA % ", ".join(f'"/json/{c}?m={m}"' for c, m in pairs))
 
+    scripts["database-env"], scripts["entry-env"] = entry_environments(work)
     docker = None
     if any(profile in DB_PROFILES for profile in args.profiles.split(",")):
         docker = start_database(work, scripts, args.load_cpu)
@@ -323,18 +324,46 @@ def main():
         print(f"| {profile} | {name} | {mid['rps']:.0f} | {mid['us']:.1f} | {mid['errors']} |")
 
 
+def entry_environments(work):
+    """Each arm's environment for the entries' apps: the virtual
+    environment arena/validate/docker makes from the entry's
+    requirements.txt (its database driver, which the apps import),
+    VIRTUAL_ENV for m0serve, PYTHONPATH for the peers; and the database
+    profiles' DATABASE_URL, DATABASE_MAX_CONN and crud's cache folder."""
+    validate = os.path.join(ARENA, "validate")
+    docker = [os.path.join(validate, "docker")]
+    os.environ.setdefault("ARENA_VENVS", os.path.join(validate, ".venvs"))
+    venvs = {}
+    for entry in ("m0serve-asgi", "m0serve-wsgi"):
+        venv = subprocess.run(docker + ["venv", os.path.join(ARENA, entry, "requirements.txt")],
+                              check=True, capture_output=True, text=True).stdout.strip()
+        site = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
+                               "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                              check=True, capture_output=True, text=True).stdout.strip()
+        venvs[entry] = (venv, site)
+    # DATABASE_MAX_CONN: one worker's share of the harness's 256 (its
+    # servers run a worker per CPU, 32 to 64 of them), since each server
+    # here is one worker on one CPU.
+    database = {"DATABASE_URL": DATABASE_URL, "DATABASE_MAX_CONN": "8", "CRUD_CACHE_DIR": os.path.join(work, "crud-cache")}
+    asgi, wsgi = venvs["m0serve-asgi"], venvs["m0serve-wsgi"]
+    return database, {
+        "m0serve-asgi": {"VIRTUAL_ENV": asgi[0]},
+        "m0serve-asgi-executor": {"VIRTUAL_ENV": asgi[0]},
+        "m0serve-wsgi": {"VIRTUAL_ENV": wsgi[0]},
+        "uvicorn": {"PYTHONPATH": asgi[1]},
+        "granian-asgi": {"PYTHONPATH": asgi[1]},
+        "granian-wsgi": {"PYTHONPATH": wsgi[1]},
+    }
+
+
 def start_database(work, scripts, load_cpu):
     """The database profiles' Postgres, as the harness starts it: by
     arena/validate/docker's postgres:18 (Debian's PostgreSQL, seeded
-    with HttpArena's pgdb-seed.sql), not on the server's CPU; and each
-    arm's environment for it (DATABASE_URL, the entry's virtual
-    environment made by that script from its requirements.txt)."""
-    validate = os.path.join(ARENA, "validate")
-    docker = [os.path.join(validate, "docker")]
+    with HttpArena's pgdb-seed.sql), off the server's CPU."""
+    docker = [os.path.join(ARENA, "validate", "docker")]
     os.environ["ARENA_DOCKER_STATE"] = os.path.join(work, "docker")
-    os.environ.setdefault("ARENA_VENVS", os.path.join(validate, ".venvs"))
     seed = os.path.join(work, "pgdb-seed.sql")
-    subprocess.run([sys.executable, os.path.join(validate, "httparena", "scripts", "generate-pgdb.py"),
+    subprocess.run([sys.executable, os.path.join(ARENA, "validate", "httparena", "scripts", "generate-pgdb.py"),
                     os.environ["DATASET_PATH"], seed], check=True, capture_output=True)
     # Postgres beside the load generator, off the server's CPU (the
     # harness pins it to CPUs of its own too).
@@ -350,25 +379,6 @@ def start_database(work, scripts, load_cpu):
         time.sleep(0.5)
     else:
         raise SystemExit("arena-bench: postgres did not start")
-    # DATABASE_MAX_CONN: one worker's share of the harness's 256 (its
-    # servers run a worker per CPU, 32 to 64 of them), since each server
-    # here is one worker on one CPU.
-    common = {"DATABASE_URL": DATABASE_URL, "DATABASE_MAX_CONN": "8", "CRUD_CACHE_DIR": os.path.join(work, "crud-cache")}
-    venvs = {}
-    for entry in ("m0serve-asgi", "m0serve-wsgi"):
-        venv = subprocess.run(docker + ["venv", os.path.join(ARENA, entry, "requirements.txt")],
-                              check=True, capture_output=True, text=True).stdout.strip()
-        site = subprocess.run([os.path.join(venv, "bin", "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                              check=True, capture_output=True, text=True).stdout.strip()
-        venvs[entry] = (venv, site)
-    scripts["database-env"] = {
-        "m0serve-asgi": dict(common, VIRTUAL_ENV=venvs["m0serve-asgi"][0]),
-        "m0serve-asgi-executor": dict(common, VIRTUAL_ENV=venvs["m0serve-asgi"][0]),
-        "m0serve-wsgi": dict(common, VIRTUAL_ENV=venvs["m0serve-wsgi"][0]),
-        "uvicorn": dict(common, PYTHONPATH=venvs["m0serve-asgi"][1]),
-        "granian-asgi": dict(common, PYTHONPATH=venvs["m0serve-asgi"][1]),
-        "granian-wsgi": dict(common, PYTHONPATH=venvs["m0serve-wsgi"][1]),
-    }
     with open(os.path.join(work, "async-db.lua"), "w") as f:
         f.write(ROTATE_LUA % ", ".join(f'"/async-db?min=10&max=50&limit={n}"' for n in ASYNC_DB_LIMITS))
     scripts["async-db"] = os.path.join(work, "async-db.lua")
