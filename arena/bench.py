@@ -8,7 +8,7 @@ for h2c, both with the harness's requests. Arms whose program is missing
 are skipped and said so. Run from the repository root after make build:
 
     python3 arena/bench.py [-duration 5] [-rounds 1] [-connections 256]
-        [-profiles baseline,pipelined,json,json-comp,json-tls,baseline-h2c,baseline-h2,static]
+        [-profiles baseline,pipelined,json,json-comp,json-tls,baseline-h2c,baseline-h2,static,async-db,crud]
         [-arms m0serve-asgi,uvicorn,...] [-venv bench/.venv]
         [-fasthttp PATH (HttpArena's frameworks/go-fasthttp, built)]
 """
@@ -262,7 +262,7 @@ def main():
     p.add_argument("-duration", type=int, default=5)
     p.add_argument("-rounds", type=int, default=1)
     p.add_argument("-connections", type=int, default=256)
-    p.add_argument("-profiles", default="baseline,pipelined,json,json-comp,json-tls,baseline-h2c,baseline-h2,static")
+    p.add_argument("-profiles", default="baseline,pipelined,json,json-comp,json-tls,baseline-h2c,baseline-h2,static,async-db,crud")
     p.add_argument("-arms", default="")
     p.add_argument("-venv", default=os.path.join(ROOT, "bench", ".venv"))
     p.add_argument("-fasthttp", default="")

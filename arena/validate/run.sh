@@ -52,7 +52,8 @@ mkdir -p "$root/frameworks" "$root/data" "$work/bin" "$work/logs"
 cp -r "$source/scripts" "$root/scripts"
 ln -s "$source/certs" "$root/certs"
 ln -s "$source/data/dataset.json" "$root/data/dataset.json"
-if [ -s "$source/data/pgdb-seed.sql" ]; then
+# A checkout's seed may be a Git LFS pointer, not the SQL.
+if head -c 12 "$source/data/pgdb-seed.sql" 2>/dev/null | grep -q '^CREATE TABLE'; then
 	ln -s "$source/data/pgdb-seed.sql" "$root/data/pgdb-seed.sql"
 else
 	python3 "$source/scripts/generate-pgdb.py" "$source/data/dataset.json" "$root/data/pgdb-seed.sql" >/dev/null
