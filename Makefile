@@ -537,16 +537,19 @@ test-deploy: packages-deploy build
 # is, for each, their Dockerfile's command run without a container
 # (arena/validate/run.sh; arena/README.md says why). HTTPARENA=DIR runs a
 # checkout's script and data instead of the pinned copy; make test runs it
-# too (tests/arena_test.go).
+# too (tests/arena_test.go). The database profiles run against Debian's
+# PostgreSQL; the entries' drivers (their requirements.txt) come from the
+# package index into arena/validate/.venvs.
 .PHONY: arena-validate
 arena-validate: build
-	@$(INSTALL_PACKAGES) curl iproute2 util-linux
+	@$(INSTALL_PACKAGES) curl iproute2 util-linux postgresql python3-venv
 	M0SERVE=$(abspath $(BIN)) arena/validate/run.sh
 
 # HttpArena's profiles scaled to one core: the entries beside uvicorn and
 # Granian (bench/.venv) and, with FASTHTTP=PATH, HttpArena's go-fasthttp
 # entry built from its folder; CPU per request beside requests/s
-# (arena/README.md). About 4 minutes.
+# (arena/README.md); async-db and crud against Debian's PostgreSQL. About
+# 8 minutes.
 .PHONY: arena-bench
 arena-bench: packages-bench build
 	python3 arena/bench.py $(if $(FASTHTTP),-fasthttp $(FASTHTTP))

@@ -7,6 +7,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <dlfcn.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,6 +128,16 @@ char *m0_init(const char *app_dir, const char *site_dirs, const char *home,
 {
 	if (Py_IsInitialized())
 		return m0_copy_text("the Python interpreter is already initialised");
+#ifdef __GLIBC__
+	/* glibc gives a heap's free top back to the kernel past
+	 * M_TRIM_THRESHOLD, 128 KiB until the process frees its first mapped
+	 * block (which raises it, and python3's start-up does): below that a
+	 * request freeing a few hundred KiB (zlib's deflate buffers) faults
+	 * them back in, zeroed, on the next. These are the values glibc moves
+	 * to itself after freeing a 1 MiB mapping. */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+	mallopt(M_TRIM_THRESHOLD, 2 << 20);
+#endif
 	PyConfig config;
 	PyConfig_InitPythonConfig(&config);
 	/* No Python signal handlers: signals stay the Go runtime's. */

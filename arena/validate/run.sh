@@ -6,7 +6,10 @@
 # script's mounts as links. The script and its data come from HTTPARENA, a
 # checkout of MDA2AV/HttpArena, or else from httparena/ here (the copy
 # pinned in httparena/README.md, with the static files made by
-# static.py). The whole run gets a network namespace of its own, so the
+# static.py and the database profiles' pgdb-seed.sql by HttpArena's
+# generate-pgdb.py). The entries' virtual environments (their
+# requirements.txt) are kept in ARENA_VENVS, by default
+# arena/validate/.venvs. The whole run gets a network namespace of its own, so the
 # script's fixed ports (8080-8082, 8443) are free whatever else runs on
 # the machine.
 #
@@ -19,7 +22,14 @@ source=$(realpath "${HTTPARENA:-$here/httparena}")
 [ -x "$binary" ] || { echo "arena-validate: $binary: no m0serve binary (make build, or set M0SERVE)" >&2; exit 2; }
 [ -f "$source/scripts/validate.sh" ] || { echo "arena-validate: HTTPARENA=$source: no scripts/validate.sh there" >&2; exit 2; }
 
+export ARENA_VENVS=${ARENA_VENVS:-$here/.venvs}
 if [ -z "${ARENA_NETNS:-}" ]; then
+	# The entries' virtual environments first: pip needs the network.
+	for requirements in "$arena"/m0serve-*/requirements.txt; do
+		[ -f "$requirements" ] || continue
+		"$here/docker" venv "$requirements" >/dev/null ||
+			{ echo "arena-validate: $requirements: pip install failed" >&2; exit 1; }
+	done
 	if unshare -rn true 2>/dev/null; then
 		exec env ARENA_NETNS=1 M0SERVE="$binary" HTTPARENA="$source" unshare -rn "$0" "$@"
 	fi
@@ -42,6 +52,12 @@ mkdir -p "$root/frameworks" "$root/data" "$work/bin" "$work/logs"
 cp -r "$source/scripts" "$root/scripts"
 ln -s "$source/certs" "$root/certs"
 ln -s "$source/data/dataset.json" "$root/data/dataset.json"
+# A checkout's seed may be a Git LFS pointer, not the SQL.
+if head -c 12 "$source/data/pgdb-seed.sql" 2>/dev/null | grep -q '^CREATE TABLE'; then
+	ln -s "$source/data/pgdb-seed.sql" "$root/data/pgdb-seed.sql"
+else
+	python3 "$source/scripts/generate-pgdb.py" "$source/data/dataset.json" "$root/data/pgdb-seed.sql" >/dev/null
+fi
 if [ -d "$source/data/static" ]; then
 	ln -s "$source/data/static" "$root/data/static"
 else
@@ -66,6 +82,7 @@ for entry in "${entries[@]}"; do
 	# A process group of its own, ended with the script: its watchdog's
 	# sleep would otherwise hold the output open for VALIDATE_TIMEOUT.
 	(cd "$root" && PATH="$work/bin:$PATH" ARENA_DOCKER_STATE="$work/state" ARENA_DOCKER_LOGS="$work/logs" \
+		CRUD_CACHE_DIR="$work/crud-cache" \
 		exec setsid bash scripts/validate.sh "$entry") &
 	script=$!
 	status=0
