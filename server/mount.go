@@ -10,7 +10,8 @@ import (
 )
 
 // Mount is one --mount PREFIX=SPEC: the app SPEC served under PREFIX,
-// with PREFIX as its SCRIPT_NAME and stripped from its PATH_INFO.
+// with PREFIX as its SCRIPT_NAME and stripped from its PATH_INFO (WSGI),
+// or as its scope's root_path (ASGI).
 type Mount struct {
 	Prefix string // "/api"; "/" for the root
 	Spec   string // module[:attr]
@@ -50,23 +51,51 @@ func (c *Config) validateMounts() error {
 }
 
 // loadMounts imports every mounted app, each with its prefix as its root
-// path; each must be WSGI (the ASGI executor serves one app).
+// path, and detects each one's protocol. At most one is ASGI: the
+// executor's event loop serves one app (its lifespan, its scope).
 func loadMounts(cfg *Config, interp *pybridge.Interpreter, spec pybridge.AppSpec) (mountTable, error) {
+	if cfg.Interface == "asgi" {
+		return nil, &ConfigError{Flag: "mount", Reason: "--interface asgi with --mount: each mount's protocol is detected on its own; leave --interface auto"}
+	}
 	var table mountTable
+	var asgi string
 	for _, m := range cfg.Mounts {
 		s := spec
-		s.Target, s.RootPath = m.Spec, strings.TrimRight(m.Prefix, "/")
+		s.Target, s.RootPath, s.RootInPath = m.Spec, strings.TrimRight(m.Prefix, "/"), true
 		app, err := interp.LoadApp(s)
 		if err != nil {
 			return nil, err
 		}
-		if app.Interface == pybridge.ASGI || cfg.Interface == "asgi" {
-			return nil, &ConfigError{Flag: "mount", Reason: fmt.Sprintf("%s=%s is an ASGI app: mounts serve WSGI apps (the one ASGI event loop serves one app); serve it alone", m.Prefix, m.Spec)}
+		if app.Interface == pybridge.ASGI {
+			if asgi != "" {
+				return nil, &ConfigError{Flag: "mount", Reason: fmt.Sprintf("%s=%s and %s are both ASGI apps: one process serves one ASGI mount (its event loop runs one app) beside any number of WSGI ones; mount the other in its own server, or as a route of the first", m.Prefix, m.Spec, asgi)}
+			}
+			asgi = m.Prefix + "=" + m.Spec
 		}
 		table = append(table, mounted{prefix: s.RootPath, app: app})
 	}
 	sort.SliceStable(table, func(i, j int) bool { return len(table[i].prefix) > len(table[j].prefix) })
 	return table, nil
+}
+
+// asgiApp is the ASGI mount's app (nil: none).
+func (t mountTable) asgiApp() *pybridge.App {
+	for i := range t {
+		if t[i].app.Interface == pybridge.ASGI {
+			return t[i].app
+		}
+	}
+	return nil
+}
+
+// wsgiApps reports whether any mount is WSGI.
+func (t mountTable) wsgiApps() bool {
+	for i := range t {
+		if t[i].app.Interface != pybridge.ASGI {
+			return true
+		}
+	}
+	return false
 }
 
 // route is the app for path (nil: none holds it).
@@ -93,19 +122,30 @@ func (t mountTable) describe() string {
 }
 
 // mountRouter answers 404 on the loop thread for a path no mount holds;
-// the rest go on to the app's handler, which calls the mount's app.
+// the rest go on to the app's handler, which calls the mount's app. With
+// an ASGI mount beside WSGI ones, the ASGI app's requests (WebSockets
+// too) go to the executor's queue and the WSGI apps' to the handler
+// threads' (wsgi).
 type mountRouter struct {
 	table mountTable
 	next  loop.Handler
+	// asgi is the ASGI mount's app, wsgi the WSGI mounts' queue, when
+	// the process serves both (else nil).
+	asgi *pybridge.App
+	wsgi *loop.JobQueue
 }
 
 func (r mountRouter) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
-	if r.table.route(req.Bytes(req.Path)) == nil {
+	app := r.table.route(req.Bytes(req.Path))
+	switch {
+	case app == nil:
 		w.AddHeader("Content-Type", "text/plain; charset=utf-8")
 		w.Respond(404, notMounted)
-		return
+	case r.wsgi != nil && app != r.asgi:
+		w.DeferTo(r.wsgi)
+	default:
+		r.next.ServeInline(req, w)
 	}
-	r.next.ServeInline(req, w)
 }
 
 var notMounted = []byte("not found: no application is mounted here\n")

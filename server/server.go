@@ -162,9 +162,6 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 				rescueAccepts = policy
 			}
 		}
-		if py.pool.mounts != nil {
-			handler = mountRouter{table: py.pool.mounts, next: handler}
-		}
 		if py.executor != nil {
 			handler = asgiRequests{}
 			jobGone, jobWritten, jobReadable = py.pool.jobGone, py.pool.jobWritten, py.pool.jobReadable
@@ -172,6 +169,9 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 				stepper = py.executor
 				onExit = py.executor.LeaveLoop
 			}
+		}
+		if py.mounts != nil {
+			handler = mountRouter{table: py.mounts, next: handler, asgi: py.mounts.asgiApp(), wsgi: py.wsgiQueue}
 		}
 	} else {
 		native := natives[cfg.Native]
