@@ -70,6 +70,9 @@ type App struct {
 	c         *C.m0_app
 	spec      AppSpec
 	Interface Interface
+	// asgiIndex is the app's place in the ASGI executor's table
+	// (ASGIOptions.Mounted), set as it starts.
+	asgiIndex int
 }
 
 // Spec returns what the app was loaded from; a Target given without

@@ -214,7 +214,7 @@ static PyObject *header_list(const m0_request *req, const char *head,
 	return list;
 }
 
-PyObject *m0_asgi_scope_build(m0_asgi *ex, const m0_request *req,
+PyObject *m0_asgi_scope_build(const m0_asgi_app *ex, const m0_request *req,
                               const char *head, const m0_field *fields,
                               const char *remote)
 {

@@ -66,6 +66,7 @@ func (py *python) startASGI(cfg *Config, app *pybridge.App, listener *Listener) 
 		// The loop thread must not wait on the GIL the WSGI mounts'
 		// handler threads hold.
 		Driven: asgiOnLoopThread(cfg) && py.wsgiPool == nil,
+		Mounted: mountedASGI(py.mounts),
 	}, py.pool, py.pool)
 	if err != nil {
 		py.queue.Close()
@@ -87,6 +88,15 @@ func (py *python) startASGI(cfg *Config, app *pybridge.App, listener *Listener) 
 	}
 	py.executor = ex
 	py.pool.executor = ex
+	return nil
+}
+
+// mountedASGI are the ASGI mounts beside the first, which the executor
+// serves too: each job names its mount's app (bridgePool.wrap).
+func mountedASGI(mounts mountTable) []*pybridge.App {
+	if apps := mounts.asgiApps(); len(apps) > 1 {
+		return apps[1:]
+	}
 	return nil
 }
 

@@ -51,14 +51,12 @@ func (c *Config) validateMounts() error {
 }
 
 // loadMounts imports every mounted app, each with its prefix as its root
-// path, and detects each one's protocol. At most one is ASGI: the
-// executor's event loop serves one app (its lifespan, its scope).
+// path, and detects each one's protocol.
 func loadMounts(cfg *Config, interp *pybridge.Interpreter, spec pybridge.AppSpec) (mountTable, error) {
 	if cfg.Interface == "asgi" {
 		return nil, &ConfigError{Flag: "mount", Reason: "--interface asgi with --mount: each mount's protocol is detected on its own; leave --interface auto"}
 	}
 	var table mountTable
-	var asgi string
 	for _, m := range cfg.Mounts {
 		s := spec
 		s.Target, s.RootPath, s.RootInPath = m.Spec, strings.TrimRight(m.Prefix, "/"), true
@@ -66,26 +64,21 @@ func loadMounts(cfg *Config, interp *pybridge.Interpreter, spec pybridge.AppSpec
 		if err != nil {
 			return nil, err
 		}
-		if app.Interface == pybridge.ASGI {
-			if asgi != "" {
-				return nil, &ConfigError{Flag: "mount", Reason: fmt.Sprintf("%s=%s and %s are both ASGI apps: one process serves one ASGI mount (its event loop runs one app) beside any number of WSGI ones; mount the other in its own server, or as a route of the first", m.Prefix, m.Spec, asgi)}
-			}
-			asgi = m.Prefix + "=" + m.Spec
-		}
 		table = append(table, mounted{prefix: s.RootPath, app: app})
 	}
 	sort.SliceStable(table, func(i, j int) bool { return len(table[i].prefix) > len(table[j].prefix) })
 	return table, nil
 }
 
-// asgiApp is the ASGI mount's app (nil: none).
-func (t mountTable) asgiApp() *pybridge.App {
-	for i := range t {
+// asgiApps are the ASGI mounts' apps, the shortest prefix's first.
+func (t mountTable) asgiApps() []*pybridge.App {
+	var apps []*pybridge.App
+	for i := len(t) - 1; i >= 0; i-- {
 		if t[i].app.Interface == pybridge.ASGI {
-			return t[i].app
+			apps = append(apps, t[i].app)
 		}
 	}
-	return nil
+	return apps
 }
 
 // wsgiApps reports whether any mount is WSGI.
@@ -123,15 +116,14 @@ func (t mountTable) describe() string {
 
 // mountRouter answers 404 on the loop thread for a path no mount holds;
 // the rest go on to the app's handler, which calls the mount's app. With
-// an ASGI mount beside WSGI ones, the ASGI app's requests (WebSockets
-// too) go to the executor's queue and the WSGI apps' to the handler
-// threads' (wsgi).
+// ASGI mounts beside WSGI ones, the ASGI apps' requests (WebSockets too)
+// go to the executor's queue and the WSGI apps' to the handler threads'
+// (wsgi).
 type mountRouter struct {
 	table mountTable
 	next  loop.Handler
-	// asgi is the ASGI mount's app, wsgi the WSGI mounts' queue, when
-	// the process serves both (else nil).
-	asgi *pybridge.App
+	// wsgi is the WSGI mounts' queue when the process serves both kinds
+	// (else nil).
 	wsgi *loop.JobQueue
 }
 
@@ -141,7 +133,7 @@ func (r mountRouter) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 	case app == nil:
 		w.AddHeader("Content-Type", "text/plain; charset=utf-8")
 		w.Respond(404, notMounted)
-	case r.wsgi != nil && app != r.asgi:
+	case r.wsgi != nil && app.Interface != pybridge.ASGI:
 		w.DeferTo(r.wsgi)
 	default:
 		r.next.ServeInline(req, w)

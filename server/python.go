@@ -163,7 +163,6 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 				return nil, err
 			}
 		}
-		py.pool.mounts = nil // every job of the executor's is the ASGI app's
 		return py, py.startASGI(cfg, app, listener)
 	}
 	if py.handlers, err = py.startHandlers(cfg, py.pool); err != nil {
@@ -301,12 +300,12 @@ func inlinesWSGI(cfg *Config) bool {
 }
 
 // loadFirst is the app the bridge starts from: the one named, or with
-// --mount the ASGI mount's (the executor serves it), else the shortest
+// --mount the first ASGI mount's (the executor serves them), else the shortest
 // prefix's (each job then takes its own).
 func loadFirst(interp *pybridge.Interpreter, spec pybridge.AppSpec, mounts mountTable) (*pybridge.App, error) {
 	if mounts != nil {
-		if app := mounts.asgiApp(); app != nil {
-			return app, nil
+		if apps := mounts.asgiApps(); apps != nil {
+			return apps[0], nil
 		}
 		return mounts[len(mounts)-1].app, nil
 	}

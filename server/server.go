@@ -171,7 +171,7 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 			}
 		}
 		if py.mounts != nil {
-			handler = mountRouter{table: py.mounts, next: handler, asgi: py.mounts.asgiApp(), wsgi: py.wsgiQueue}
+			handler = mountRouter{table: py.mounts, next: handler, wsgi: py.wsgiQueue}
 		}
 	} else {
 		native := natives[cfg.Native]

@@ -30,11 +30,14 @@ def _note(line):
         f.write(line + "\n")
 
 
-@contextlib.asynccontextmanager
-async def _lifespan(app):
-    _note(f"startup {os.getpid()}")
-    yield {"started": True}
-    _note(f"shutdown {os.getpid()}")
+def _lifespan(name):
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        _note(f"startup {name} {os.getpid()}")
+        yield {"started": name}
+        _note(f"shutdown {name} {os.getpid()}")
+
+    return lifespan
 
 
 async def _who(request):
@@ -54,8 +57,13 @@ async def _echo(websocket):
     await websocket.close()
 
 
-starlette = Starlette(routes=[Route("/who", _who, name="who"), Route("/go", _go),
-                              WebSocketRoute("/echo", _echo)], lifespan=_lifespan)
+def _starlette(name):
+    return Starlette(routes=[Route("/who", _who, name="who"), Route("/go", _go),
+                             WebSocketRoute("/echo", _echo)], lifespan=_lifespan(name))
+
+
+starlette = _starlette("a")
+other = _starlette("b")
 
 
 def site(environ, start_response):
