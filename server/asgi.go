@@ -65,7 +65,7 @@ func (py *python) startASGI(cfg *Config, app *pybridge.App, listener *Listener) 
 		ServerPort: listener.serverPort(),
 		// The loop thread must not wait on the GIL the WSGI mounts'
 		// handler threads hold.
-		Driven: asgiOnLoopThread(cfg) && py.wsgiPool == nil,
+		Driven:  asgiOnLoopThread(cfg) && py.wsgiPool == nil,
 		Mounted: mountedASGI(py.mounts),
 	}, py.pool, py.pool)
 	if err != nil {
