@@ -98,6 +98,45 @@ func TestMountsMixed(t *testing.T) {
 	}
 }
 
+// TestMountsASGIOnly: ASGI mounts alone share the event loop the I/O
+// thread steps (no WSGI threads hold the GIL), each with its own
+// root_path, lifespan state and WebSockets; a path no mount holds is 404
+// without entering Python.
+func TestMountsASGIOnly(t *testing.T) {
+	dir := t.TempDir()
+	s := start(t, wsgiVariant("E2E_DIR="+dir), withVenv(t, "--app-dir", appsDir(t),
+		"--mount", "/a=mounts_app:starlette", "--mount", "/a/b=mounts_app:other")...)
+	host := s.addr
+	checkJSON(t, s.url("/a/who"), map[string]any{"root_path": "/a", "path": "/a/who", "url": "http://" + host + "/a/who", "started": "a"})
+	checkJSON(t, s.url("/a/b/who"), map[string]any{"root_path": "/a/b", "path": "/a/b/who", "url": "http://" + host + "/a/b/who", "started": "b"})
+	if resp, body := get(t, s.url("/who")); resp.StatusCode != 404 || !strings.Contains(body, "no application is mounted here") {
+		t.Errorf("/who: %d %q", resp.StatusCode, body)
+	}
+	ctx := wsContext(t)
+	c, _, err := coder.Dial(ctx, "ws://"+host+"/a/b/echo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if err := c.Write(ctx, coder.MessageText, []byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if _, p, err := c.Read(ctx); err != nil || string(p) != "/a/b /a/b/echo hi" {
+		t.Fatalf("websocket read %q %v", p, err)
+	}
+	s.stop()
+	lines := readLines(t, filepath.Join(dir, "lifespan"))
+	want := []string{"startup a", "startup b", "shutdown b", "shutdown a"}
+	if len(lines) != len(want) {
+		t.Fatalf("lifespan lines %q, want %q in that order", lines, want)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w+" ") {
+			t.Fatalf("lifespan lines %q, want %q in that order", lines, want)
+		}
+	}
+}
+
 // TestMountsRefused: a mounted ASGI app whose lifespan startup fails
 // fails the start, as a single app's does, whether it is the first ASGI
 // mount or one beside it.
