@@ -322,9 +322,10 @@ func serverFacts(cfg *server.Config) map[string]any {
 }
 
 // doctorMounts imports each --mount's app, as a start does: each must
-// import, and be WSGI.
+// import; the protocol is theirs ("wsgi", "asgi", or "mixed").
 func doctorMounts(r *doctorReport, cfg *server.Config, interp *pybridge.Interpreter) {
 	var mounts []map[string]string
+	seen := map[string]bool{}
 	for _, m := range cfg.Mounts {
 		if m.Spec == server.HoldSpec {
 			mounts = append(mounts, map[string]string{"prefix": m.Prefix, "spec": m.Spec, "protocol": "hold"})
@@ -338,13 +339,17 @@ func doctorMounts(r *doctorReport, cfg *server.Config, interp *pybridge.Interpre
 		}
 		protocol := app.Interface.String()
 		mounts = append(mounts, map[string]string{"prefix": m.Prefix, "spec": app.Spec().Target, "protocol": protocol})
-		if app.Interface == pybridge.ASGI {
-			r.fail("mount", doctorStartup, m.Prefix+"="+m.Spec+" is an ASGI app: mounts serve WSGI apps", "serve the ASGI app alone, or mount WSGI apps only")
-			continue
-		}
+		seen[protocol] = true
 		r.pass("mount", m.Prefix+"="+app.Spec().Target+" imports and classifies as "+protocol)
 	}
+	protocol := "wsgi"
+	switch {
+	case len(seen) > 1:
+		protocol = "mixed"
+	case seen["asgi"]:
+		protocol = "asgi"
+	}
 	r.Application["mounts"] = mounts
-	r.Application["protocol"] = "wsgi"
-	r.Topology["protocol"] = "wsgi"
+	r.Application["protocol"] = protocol
+	r.Topology["protocol"] = protocol
 }

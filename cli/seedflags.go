@@ -35,7 +35,7 @@ func addSeedFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.IntVar(&cfg.Threads, "blocking-threads", cfg.Threads, "the seed's --threads: WSGI handler threads per worker (0: the app runs on the I/O thread)")
 	fs.BoolVar(&cfg.Metrics, "metrics", cfg.Metrics, "serve Prometheus metrics at "+server.MetricsPath+" on the serving port (a worker's own; --metrics-address has the master's sum)")
 	fs.StringVar(&cfg.HealthPath, "health-path", cfg.HealthPath, `answer PATH with {"status": "ok", ...} from the server, never the app`)
-	fs.Var((*mountList)(&cfg.Mounts), "mount", "serve the WSGI app SPEC under PREFIX (its SCRIPT_NAME), instead of one app; repeatable, longest prefix wins; SPEC hold: grant-verified streams")
+	fs.Var((*mountList)(&cfg.Mounts), "mount", "serve the app SPEC (WSGI or ASGI; hold: grant-verified streams) under PREFIX, its SCRIPT_NAME or root_path; repeatable, longest prefix wins")
 	fs.BoolVar(&doctor, "doctor", false, "print this configuration as JSON (interpreter, topology, the app's protocol, every start-up check) and exit: 0, 2 usage, 1 start-up, 78 config")
 }
 

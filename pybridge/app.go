@@ -45,8 +45,12 @@ type AppSpec struct {
 	// the root; a trailing slash is dropped). WSGI: it is stripped from
 	// PATH_INFO under it by whole segments: /app/x and /app, not /appx.
 	// ASGI: the scope's path and raw_path are it followed by the target,
-	// as uvicorn's (the proxy in front stripped it).
+	// as uvicorn's (the proxy in front stripped it), unless RootInPath.
 	RootPath string
+	// RootInPath says the targets it serves hold RootPath already (a
+	// mount routed by it, not a proxy that stripped it): ASGI's path is
+	// the target as sent. WSGI strips it from PATH_INFO either way.
+	RootInPath bool
 	// ServerName and ServerPort fill SERVER_NAME and SERVER_PORT.
 	ServerName string
 	ServerPort int
@@ -66,6 +70,9 @@ type App struct {
 	c         *C.m0_app
 	spec      AppSpec
 	Interface Interface
+	// asgiIndex is the app's place in the ASGI executor's table
+	// (ASGIOptions.Mounted), set as it starts.
+	asgiIndex int
 }
 
 // Spec returns what the app was loaded from; a Target given without
@@ -118,6 +125,9 @@ func (ip *Interpreter) LoadApp(spec AppSpec) (*App, error) {
 		} else {
 			spec.Target += ":" + found
 		}
+	}
+	if spec.RootInPath {
+		c.root_in_path = 1
 	}
 	app := &App{c: c, spec: spec, Interface: WSGI}
 	if c.is_asgi != 0 {

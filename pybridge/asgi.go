@@ -22,81 +22,6 @@ import (
 //go:embed asgi_executor.py
 var asgiPythonHalf string
 
-// Loop chooses the ASGI executor's event loop.
-type Loop uint8
-
-const (
-	LoopAuto    Loop = iota // uvloop when it imports, else asyncio
-	LoopAsyncio             // the standard library's loop
-	LoopUvloop              // uvloop, or StartASGI fails
-)
-
-func (l Loop) String() string {
-	switch l {
-	case LoopAsyncio:
-		return "asyncio"
-	case LoopUvloop:
-		return "uvloop"
-	}
-	return "auto"
-}
-
-// Lifespan chooses whether the ASGI lifespan protocol runs.
-type Lifespan uint8
-
-const (
-	// LifespanAuto runs it and tolerates an app that raises on the
-	// lifespan scope (as uvicorn's "auto" does); a startup.failed message
-	// still fails the start.
-	LifespanAuto Lifespan = iota
-	// LifespanOn runs it; the app raising in it fails the start.
-	LifespanOn
-	// LifespanOff sends no lifespan scope.
-	LifespanOff
-)
-
-func (l Lifespan) String() string {
-	switch l {
-	case LifespanOn:
-		return "on"
-	case LifespanOff:
-		return "off"
-	}
-	return "auto"
-}
-
-// ASGIOptions configure an ASGI executor.
-type ASGIOptions struct {
-	Loop     Loop
-	Lifespan Lifespan
-	// ServerName and ServerPort fill the scope's server pair; URLScheme
-	// its scheme ("http" when empty). The root path is the app's
-	// (AppSpec.RootPath).
-	ServerName string
-	ServerPort int
-	URLScheme  string
-	// MaxInFlight bounds the requests the executor runs at once; past it
-	// the executor takes no more jobs from its source (the loop feels the
-	// back-pressure). 0 means DefaultMaxInFlight; at most 65536, the
-	// process's slot table, which all executors share (a job finding no
-	// free slot gets a 503).
-	MaxInFlight int
-	// Batch is how many jobs the executor takes from its source at a
-	// time; 0 means 64.
-	Batch int
-	// CancelTimeout is how long Stop waits for cancelled tasks (their
-	// finally clauses) before lifespan shutdown; 0 means 5 s.
-	CancelTimeout time.Duration
-	// Driven runs the event loop on the caller's loop thread instead of
-	// a thread of its own: after startup, that thread calls Step once per
-	// pass and LeaveLoop as it ends (asgi_driven.go). The loop is
-	// asyncio's whatever Loop says (LoopUvloop is refused).
-	Driven bool
-}
-
-// DefaultMaxInFlight is ASGIOptions.MaxInFlight's default.
-const DefaultMaxInFlight = 4096
-
 // StartupError is a lifespan startup that failed: Message is the app's
 // (lifespan.startup.failed) or says that the app raised (its traceback
 // went to stderr).
@@ -199,6 +124,9 @@ func (ip *Interpreter) StartASGI(app *App, opt ASGIOptions, src NotifySource, do
 	}
 	if err := ip.handlerStarted(); err != nil {
 		return nil, err
+	}
+	if len(opt.Mounted) >= C.M0_ASGI_MAX_APPS {
+		return nil, fmt.Errorf("pybridge: more than %d ASGI apps on one executor", C.M0_ASGI_MAX_APPS)
 	}
 	ex := &ASGIExecutor{ip: ip, app: app, opt: opt, src: src, done: done,
 		batch: make([]*Job, opt.Batch), started: make(chan error, 1), finished: make(chan struct{})}
@@ -317,7 +245,8 @@ func (ex *ASGIExecutor) run() {
 	if ex.driven {
 		driven = 1
 	}
-	ex.c = C.m0_asgi_new(C.int(ex.id), ex.app.c, cs[0], cs[1], cs[2], cs[3],
+	apps := ex.appTable()
+	ex.c = C.m0_asgi_new(C.int(ex.id), &apps[0], C.int(len(apps)), cs[0], cs[1], cs[2], cs[3],
 		C.int(ex.opt.ServerPort), cs[4], C.double(ex.opt.CancelTimeout.Seconds()), ex.readFD, driven, &cerr)
 	for _, p := range cs {
 		C.free(unsafe.Pointer(p))
@@ -561,7 +490,7 @@ func (ex *ASGIExecutor) spawn(j *Job) {
 	}
 	// As in serve: every pointer passed points at memory holding no Go
 	// pointer, and C copies what it keeps.
-	C.m0_asgi_spawn(ex.c, C.int(s.id), &ex.creq,
+	C.m0_asgi_spawn(ex.c, C.int(ex.appIndex(j)), C.int(s.id), &ex.creq,
 		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.cHead()))),
 		(*C.m0_field)(unsafe.Pointer(unsafe.SliceData(r.Fields))),
 		(*C.char)(unsafe.Pointer(unsafe.SliceData(r.RemoteAddr))),

@@ -13,15 +13,24 @@
  * the one table of requests in flight. */
 #define M0_ASGI_MAX_SLOTS 65536
 #define M0_ASGI_MAX_EXECUTORS 64
+/* Apps one executor serves (--mount): each job names its own. */
+#define M0_ASGI_MAX_APPS 64
 
-/* One executor: the app, its scope template and the Python Executor. */
+/* One app of an executor's: its scope template, lifespan state and
+ * callable. */
+typedef struct {
+	m0_app *app;
+	PyObject *scope;    /* the template copied per request */
+	PyObject *state;    /* the lifespan state, copied into each scope */
+	PyObject *callable; /* Executor.apps[i]: the app, ASGI 2 wrapped */
+} m0_asgi_app;
+
+/* One executor: its apps, their event loop and the Python Executor. */
 typedef struct {
 	int id;
-	m0_app *app;
+	int napps;
+	m0_asgi_app apps[M0_ASGI_MAX_APPS];
 	PyObject *executor;
-	PyObject *scope; /* the template copied per request */
-	PyObject *state; /* the lifespan state, copied into each scope */
-	PyObject *app_callable; /* Executor.app: the app, ASGI 2 wrapped */
 	PyObject *loop;         /* the executor's event loop */
 	int direct_tasks;       /* no task factory: asyncio.Task itself */
 	PyObject *step;         /* Executor.step, while a loop thread drives it */
@@ -94,7 +103,7 @@ struct m0_asgi_conn {
 int m0_asgi_scope_init(void);
 PyObject *m0_asgi_scope_template(m0_app *app, const char *server_name,
                                  int server_port, const char *scheme);
-PyObject *m0_asgi_scope_build(m0_asgi *ex, const m0_request *req,
+PyObject *m0_asgi_scope_build(const m0_asgi_app *app, const m0_request *req,
                               const char *head, const m0_field *fields,
                               const char *remote);
 
@@ -156,7 +165,7 @@ int m0_asgi_module_init(void);
 m0_asgi *m0_asgi_executor_get(int id);
 void m0_asgi_executor_set(int id, m0_asgi *ex);
 
-m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
+m0_asgi *m0_asgi_new(int id, m0_app **apps, int napps, const char *source,
                      const char *loop, const char *lifespan,
                      const char *server_name, int server_port,
                      const char *scheme, double cancel_timeout, int wake_fd,
@@ -173,7 +182,7 @@ void m0_asgi_free(m0_asgi *ex);
 int m0_asgi_eager_install(m0_asgi *ex);
 void m0_asgi_eager_arm(m0_asgi *ex, int armed);
 void m0_asgi_eager_remove(m0_asgi *ex);
-void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
+void m0_asgi_spawn(m0_asgi *ex, int app, int slot, const m0_request *req,
                    const char *head, const m0_field *fields,
                    const char *remote, m0_response *resp, int writer,
                    m0_asgi_conn **conn);

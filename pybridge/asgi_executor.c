@@ -1,6 +1,7 @@
 /*
  * The ASGI executor's C side: the Python half loaded once per process,
- * an executor per app (its scope template and its Python Executor), a job
+ * an executor with its apps (each one's scope template, lifespan state and
+ * callable) and its Python Executor, a job
  * spawned as one task, and the wake descriptor the event loop reads.
  */
 #include "asgi.h"
@@ -69,7 +70,51 @@ static PyObject *load_python_half(const char *source)
 	return python_half;
 }
 
-m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
+/* clear_apps drops the apps' references. */
+static void clear_apps(m0_asgi *ex)
+{
+	for (int i = 0; i < ex->napps; i++) {
+		Py_CLEAR(ex->apps[i].scope);
+		Py_CLEAR(ex->apps[i].state);
+		Py_CLEAR(ex->apps[i].callable);
+	}
+}
+
+/* fill_apps takes each app's scope template, and its callable and
+ * lifespan state from the Python Executor (apps, states). */
+static int fill_apps(m0_asgi *ex, m0_app **apps, const char *server_name,
+                     int server_port, const char *scheme)
+{
+	PyObject *callables = PyObject_GetAttrString(ex->executor, "apps");
+	PyObject *states = callables ? PyObject_GetAttrString(ex->executor, "states") : NULL;
+	int rc = -1;
+	if (states == NULL)
+		goto out;
+	if (!PyList_Check(callables) || !PyList_Check(states) ||
+	    PyList_GET_SIZE(callables) != ex->napps || PyList_GET_SIZE(states) != ex->napps) {
+		PyErr_SetString(PyExc_TypeError, "Executor.apps and .states are not one list entry per app");
+		goto out;
+	}
+	for (int i = 0; i < ex->napps; i++) {
+		m0_asgi_app *a = &ex->apps[i];
+		a->app = apps[i];
+		a->callable = Py_NewRef(PyList_GET_ITEM(callables, i));
+		a->state = Py_NewRef(PyList_GET_ITEM(states, i));
+		if (!PyDict_Check(a->state)) {
+			PyErr_SetString(PyExc_TypeError, "an Executor.states entry is not a dict");
+			goto out;
+		}
+		if ((a->scope = m0_asgi_scope_template(apps[i], server_name, server_port, scheme)) == NULL)
+			goto out;
+	}
+	rc = 0;
+out:
+	Py_XDECREF(callables);
+	Py_XDECREF(states);
+	return rc;
+}
+
+m0_asgi *m0_asgi_new(int id, m0_app **apps, int napps, const char *source,
                      const char *loop, const char *lifespan,
                      const char *server_name, int server_port,
                      const char *scheme, double cancel_timeout, int wake_fd,
@@ -79,31 +124,37 @@ m0_asgi *m0_asgi_new(int id, m0_app *app, const char *source,
 		*err = m0_copy_text("no free ASGI executor id");
 		return NULL;
 	}
+	if (napps < 1 || napps > M0_ASGI_MAX_APPS) {
+		*err = m0_copy_text("an ASGI executor serves 1 to 64 apps");
+		return NULL;
+	}
 	m0_asgi *ex = PyMem_Calloc(1, sizeof *ex);
 	if (ex == NULL) {
 		*err = m0_copy_text("out of memory");
 		return NULL;
 	}
 	ex->id = id;
-	ex->app = app;
+	ex->napps = napps;
 	PyObject *half = load_python_half(source);
-	if (half == NULL ||
-	    (ex->scope = m0_asgi_scope_template(app, server_name, server_port, scheme)) == NULL ||
-	    (ex->executor = PyObject_CallMethod(half, "Executor", "iOssidi", id, app->app, loop,
+	PyObject *callables = half ? PyTuple_New(napps) : NULL;
+	if (callables != NULL)
+		for (int i = 0; i < napps; i++)
+			PyTuple_SET_ITEM(callables, i, Py_NewRef(apps[i]->app));
+	if (callables == NULL ||
+	    (ex->executor = PyObject_CallMethod(half, "Executor", "iOssidi", id, callables, loop,
 	                                        lifespan, wake_fd, cancel_timeout, driven)) == NULL ||
-	    (ex->state = PyObject_GetAttrString(ex->executor, "state")) == NULL ||
 	    (ex->loop = PyObject_GetAttrString(ex->executor, "loop")) == NULL ||
-	    (ex->app_callable = PyObject_GetAttrString(ex->executor, "app")) == NULL ||
-	    !PyDict_Check(ex->state) || m0_asgi_eager_install(ex) < 0) {
-		*err = PyErr_Occurred() ? m0_format_exception() : m0_copy_text("Executor.state is not a dict");
-		Py_XDECREF(ex->scope);
+	    fill_apps(ex, apps, server_name, server_port, scheme) < 0 ||
+	    m0_asgi_eager_install(ex) < 0) {
+		*err = m0_format_exception();
+		Py_XDECREF(callables);
+		clear_apps(ex);
 		Py_XDECREF(ex->executor);
-		Py_XDECREF(ex->state);
 		Py_XDECREF(ex->loop);
-		Py_XDECREF(ex->app_callable);
 		PyMem_Free(ex);
 		return NULL;
 	}
+	Py_DECREF(callables);
 	m0_asgi_executor_set(id, ex);
 	return ex;
 }
@@ -222,24 +273,22 @@ void m0_asgi_free(m0_asgi *ex)
 	m0_asgi_eager_remove(ex);
 	Py_XDECREF(ex->step);
 	Py_XDECREF(ex->ready);
-	Py_XDECREF(ex->scope);
+	clear_apps(ex);
 	Py_XDECREF(ex->executor);
-	Py_XDECREF(ex->state);
 	Py_XDECREF(ex->loop);
-	Py_XDECREF(ex->app_callable);
 	PyMem_Free(ex);
 }
 
 /* call_app calls the app with the scope and the request's receive and
  * send; what it returns, or NULL with the exception set. */
-static PyObject *call_app(m0_asgi *ex, PyObject *request, PyObject *scope)
+static PyObject *call_app(PyObject *app, PyObject *request, PyObject *scope)
 {
 	PyObject *receive = PyObject_GetAttr(request, s_receive);
 	PyObject *send = receive ? PyObject_GetAttr(request, s_send) : NULL;
 	PyObject *awaitable = NULL;
 	if (send != NULL) {
 		PyObject *args[3] = {scope, receive, send};
-		awaitable = PyObject_Vectorcall(ex->app_callable, args, 3, NULL);
+		awaitable = PyObject_Vectorcall(app, args, 3, NULL);
 	}
 	Py_XDECREF(receive);
 	Py_XDECREF(send);
@@ -249,9 +298,9 @@ static PyObject *call_app(m0_asgi *ex, PyObject *request, PyObject *scope)
 /* start_task runs the app for request as a task, whose coroutine
  * (asgi_task.c) settles the request and releases its slot; so does every
  * way out here. */
-static void start_task(m0_asgi *ex, PyObject *request, PyObject *scope)
+static void start_task(m0_asgi *ex, PyObject *app, PyObject *request, PyObject *scope)
 {
-	PyObject *awaitable = call_app(ex, request, scope);
+	PyObject *awaitable = call_app(app, request, scope);
 	PyObject *coro = awaitable ? m0_asgi_task_coro_new(request, awaitable) : NULL;
 	if (coro == NULL) {
 		if (awaitable != NULL && PyCoro_CheckExact(awaitable)) {
@@ -295,7 +344,7 @@ static void start_task(m0_asgi *ex, PyObject *request, PyObject *scope)
  * running the app. *conn is the request's connection from before the
  * task starts (settle's m0goASGIFree may let it go again inside the
  * call), or stays NULL. A failure before the task exists is a 500. */
-void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
+void m0_asgi_spawn(m0_asgi *ex, int app, int slot, const m0_request *req,
                    const char *head, const m0_field *fields,
                    const char *remote, m0_response *resp, int writer,
                    m0_asgi_conn **conn)
@@ -313,11 +362,13 @@ void m0_asgi_spawn(m0_asgi *ex, int slot, const m0_request *req,
 		return;
 	}
 	*conn = (m0_asgi_conn *)request;
-	PyObject *scope = m0_asgi_scope_build(ex, req, head, fields, remote);
+	/* The job's app (asgi.go keeps it within napps). */
+	const m0_asgi_app *a = &ex->apps[app];
+	PyObject *scope = m0_asgi_scope_build(a, req, head, fields, remote);
 	if (scope != NULL && req->websocket && m0_asgi_websocket_scope(scope, request) < 0)
 		Py_CLEAR(scope);
 	if (scope != NULL) {
-		start_task(ex, request, scope);
+		start_task(ex, a->callable, request, scope);
 		Py_DECREF(scope);
 	} else {
 		m0_asgi_conn *c = (m0_asgi_conn *)request;

@@ -89,11 +89,12 @@ class _DrivenSelector(selectors.DefaultSelector):
 
 
 class Executor:
-    """The event loop of one ASGI app, its lifespan and its requests."""
+    """The event loop of the ASGI apps (one, or several --mount ones),
+    their lifespans and their requests."""
 
-    def __init__(self, exid, app, loop_kind, lifespan, wake_fd, cancel_timeout, driven):
+    def __init__(self, exid, apps, loop_kind, lifespan, wake_fd, cancel_timeout, driven):
         self.exid = exid
-        self.app = app if _asgi3(app) else _ASGI2(app)
+        self.apps = [app if _asgi3(app) else _ASGI2(app) for app in apps]
         self.selector = None
         if driven:
             # Stepped through asyncio's own iteration (_run_once, on every
@@ -104,17 +105,11 @@ class Executor:
             self.loop, self.loop_name = _new_loop(loop_kind)
         asyncio.set_event_loop(self.loop)
         self.lifespan = lifespan
-        self.state = _realtime_state()
+        self.lifespans = [_Lifespan(app, lifespan) for app in self.apps]
+        self.states = [each.state for each in self.lifespans]
         self.wake_fd = wake_fd
         self.cancel_timeout = cancel_timeout
         self.stopped = self.loop.create_future()
-        self.lifespan_task = None
-        self.lifespan_queue = None
-        self.startup_done = None
-        self.shutdown_done = None
-        self.startup_failed = None
-        self.shutdown_failed = None
-        self.lifespan_error = False
 
     def stop(self):
         if not self.stopped.done():
@@ -187,11 +182,16 @@ class Executor:
         """Lifespan startup; whether it went well."""
         error = None
         if self.lifespan != "off":
-            error = await self.startup()
+            # In the order mounted; the first failure fails the start.
+            for each in self.lifespans:
+                error = await each.startup()
+                if error is not None:
+                    break
         _m0asgi.started(self.exid, error, self.loop_name, self.loop.get_task_factory())
         if error is not None:
-            if self.lifespan_task is not None:
-                self.lifespan_task.cancel()
+            for each in self.lifespans:
+                if each.task is not None:
+                    each.task.cancel()
             return False
         return True
 
@@ -208,8 +208,10 @@ class Executor:
             # end. Cancelled before it, anyio cancelled the lifespan task
             # too ("lifespan shutdown failed: CancelledError").
             await self.cancel_tasks(_is_request)
-            if self.lifespan != "off" and self.lifespan_task is not None:
-                await self.shutdown()
+            if self.lifespan != "off":
+                for each in reversed(self.lifespans):
+                    if each.task is not None:
+                        await each.shutdown()
             await self.cancel_tasks(lambda task: True)
         finally:
             self.loop.remove_reader(self.wake_fd)
@@ -219,20 +221,36 @@ class Executor:
 
     async def cancel_tasks(self, which):
         current = asyncio.current_task()
-        tasks = [t for t in asyncio.all_tasks() if t is not current and t is not self.lifespan_task and which(t)]
+        lifespans = {each.task for each in self.lifespans}
+        tasks = [t for t in asyncio.all_tasks() if t is not current and t not in lifespans and which(t)]
         for t in tasks:
             t.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=self.cancel_timeout)
 
-    # Lifespan, as uvicorn runs it: "auto" tolerates an app that raises
-    # on the lifespan scope; "on" makes that a startup failure.
+
+class _Lifespan:
+    """One app's lifespan, as uvicorn runs it: "auto" tolerates an app
+    that raises on the lifespan scope; "on" makes that a startup failure.
+    Its state is the app's own, copied into each of its scopes."""
+
+    def __init__(self, app, lifespan):
+        self.app = app
+        self.lifespan = lifespan
+        self.state = _realtime_state()
+        self.task = None
+        self.lifespan_queue = None
+        self.startup_done = None
+        self.shutdown_done = None
+        self.startup_failed = None
+        self.shutdown_failed = None
+        self.lifespan_error = False
 
     async def startup(self):
         self.lifespan_queue = asyncio.Queue()
         self.startup_done = asyncio.Event()
         self.shutdown_done = asyncio.Event()
-        self.lifespan_task = self.loop.create_task(self.lifespan_main())
+        self.task = asyncio.get_running_loop().create_task(self.lifespan_main())
         await self.lifespan_queue.put({"type": "lifespan.startup"})
         await self.startup_done.wait()
         if self.startup_failed is not None:

@@ -9,7 +9,7 @@ static int m0_asgi_parts_scope(m0_asgi *ex, const m0_request *req, const char *h
                                const m0_field *fields, const char *remote, int n)
 {
 	for (int i = 0; i < n; i++) {
-		PyObject *scope = m0_asgi_scope_build(ex, req, head, fields, remote);
+		PyObject *scope = m0_asgi_scope_build(&ex->apps[0], req, head, fields, remote);
 		if (scope == NULL) {
 			PyErr_Clear();
 			return -1;

@@ -129,29 +129,31 @@ static PyObject *header_name(const char *p, size_t n)
 /* decoded_path: percent-decoded, then UTF-8 with invalid sequences
  * replaced (what urllib.parse.unquote gives uvicorn), with the root path
  * in front: ASGI's path includes root_path (spec 2.x), and uvicorn puts
- * --root-path before the path it received, the proxy having stripped it. */
+ * --root-path before the path it received, the proxy having stripped it;
+ * a --mount's path holds its prefix already. */
 static PyObject *decoded_path(m0_app *app, const char *p, size_t n)
 {
-	if (memchr(p, '%', n) == NULL && app->root_len == 0) {
+	size_t root_len = app->root_in_path ? 0 : app->root_len;
+	if (memchr(p, '%', n) == NULL && root_len == 0) {
 		PyObject *v = last_path;
 		if (v != NULL && PyUnicode_IS_ASCII(v) &&
 		    PyUnicode_GET_LENGTH(v) == (Py_ssize_t)n &&
 		    memcmp(PyUnicode_1BYTE_DATA(v), p, n) == 0)
 			return Py_NewRef(v);
 	}
-	size_t total = app->root_len + n;
+	size_t total = root_len + n;
 	if (total == 0)
 		return PyUnicode_FromStringAndSize("", 0);
 	char stack[512];
 	char *out = total <= sizeof stack ? stack : PyMem_Malloc(total);
 	if (out == NULL)
 		return PyErr_NoMemory();
-	memcpy(out, app->root_path, app->root_len);
-	size_t m = app->root_len + m0_percent_decode(p, n, out + app->root_len);
+	memcpy(out, app->root_path, root_len);
+	size_t m = root_len + m0_percent_decode(p, n, out + root_len);
 	PyObject *v = PyUnicode_DecodeUTF8(out, (Py_ssize_t)m, "replace");
 	if (out != stack)
 		PyMem_Free(out);
-	if (v != NULL && app->root_len == 0 && m <= 256)
+	if (v != NULL && root_len == 0 && m <= 256)
 		Py_XSETREF(last_path, Py_NewRef(v));
 	return v;
 }
@@ -160,7 +162,7 @@ static PyObject *decoded_path(m0_app *app, const char *p, size_t n)
  * as before path. */
 static PyObject *raw_path(m0_app *app, const char *p, size_t n)
 {
-	if (app->root_len == 0)
+	if (app->root_len == 0 || app->root_in_path)
 		return cached_bytes(&last_raw_path, p, n);
 	PyObject *v = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(app->root_len + n));
 	if (v == NULL)
@@ -212,7 +214,7 @@ static PyObject *header_list(const m0_request *req, const char *head,
 	return list;
 }
 
-PyObject *m0_asgi_scope_build(m0_asgi *ex, const m0_request *req,
+PyObject *m0_asgi_scope_build(const m0_asgi_app *ex, const m0_request *req,
                               const char *head, const m0_field *fields,
                               const char *remote)
 {

@@ -109,6 +109,9 @@ typedef struct {
 	PyObject *environ; /* the template copied per request */
 	char *root_path;   /* SCRIPT_NAME, stripped from PATH_INFO; before ASGI's path */
 	size_t root_len;
+	/* root_in_path: the request's path holds the root path already (a
+	 * --mount: nobody stripped it), so ASGI's path is not given it twice. */
+	int root_in_path;
 	int is_asgi;
 } m0_app;
 

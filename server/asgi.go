@@ -63,10 +63,17 @@ func (py *python) startASGI(cfg *Config, app *pybridge.App, listener *Listener) 
 		ServerName: listener.serverName(),
 		URLScheme:  cfg.urlScheme(),
 		ServerPort: listener.serverPort(),
-		Driven:     asgiOnLoopThread(cfg),
+		// The loop thread must not wait on the GIL the WSGI mounts'
+		// handler threads hold.
+		Driven:  asgiOnLoopThread(cfg) && py.wsgiPool == nil,
+		Mounted: mountedASGI(py.mounts),
 	}, py.pool, py.pool)
 	if err != nil {
 		py.queue.Close()
+		if py.wsgiHandlers != nil {
+			py.wsgiQueue.Close()
+			py.wsgiHandlers.Wait()
+		}
 		py.interp.Close()
 		var startup *pybridge.StartupError
 		if errors.As(err, &startup) {
@@ -84,6 +91,15 @@ func (py *python) startASGI(cfg *Config, app *pybridge.App, listener *Listener) 
 	return nil
 }
 
+// mountedASGI are the ASGI mounts beside the first, which the executor
+// serves too: each job names its mount's app (bridgePool.wrap).
+func mountedASGI(mounts mountTable) []*pybridge.App {
+	if apps := mounts.asgiApps(); len(apps) > 1 {
+		return apps[1:]
+	}
+	return nil
+}
+
 // jobGone is the loop's word (Config.OnJobGone) that the client of a job
 // still in the app has gone (the connection closed) or ended its input (a
 // half-close, which still takes the response): a task awaiting receive
@@ -93,25 +109,27 @@ func (py *python) startASGI(cfg *Config, app *pybridge.App, listener *Listener) 
 // covers a job the executor has not started yet, whose ClientGone note
 // would be ignored: the executor reads it as it starts the job.
 func (p *bridgePool) jobGone(owner any, how loop.JobGone) {
+	// The job's own pool: a WSGI mount's job beside the executor is
+	// not the executor's.
 	w, ok := owner.(*bridgeJob)
-	if !ok || p.executor == nil {
+	if !ok || w.pool.executor == nil {
 		return
 	}
 	if how == loop.InputEnded {
 		w.inputEnded.Store(true)
-		p.executor.ClientInputEnded(&w.job)
+		w.pool.executor.ClientInputEnded(&w.job)
 		return
 	}
 	w.gone.Store(true)
-	p.executor.ClientGone(&w.job)
+	w.pool.executor.ClientGone(&w.job)
 }
 
 // jobWritten is the loop's word (Config.OnJobWritten) that the outbox a
 // Post left full has gone to the connection: the task's send resumes.
 // On the loop thread, under the loop job's lock, as jobGone.
 func (p *bridgePool) jobWritten(owner any) {
-	if w, ok := owner.(*bridgeJob); ok && p.executor != nil {
-		p.executor.Written(&w.job)
+	if w, ok := owner.(*bridgeJob); ok && w.pool.executor != nil {
+		w.pool.executor.Written(&w.job)
 	}
 }
 
@@ -119,8 +137,8 @@ func (p *bridgePool) jobWritten(owner any) {
 // TryRead found empty has news: the task's receive goes on. On the loop
 // thread, under the loop job's lock, as jobGone.
 func (p *bridgePool) jobReadable(owner any) {
-	if w, ok := owner.(*bridgeJob); ok && p.executor != nil {
-		p.executor.Readable(&w.job)
+	if w, ok := owner.(*bridgeJob); ok && w.pool.executor != nil {
+		w.pool.executor.Readable(&w.job)
 	}
 }
 

@@ -10,7 +10,8 @@ import (
 )
 
 // Mount is one --mount PREFIX=SPEC: the app SPEC served under PREFIX,
-// with PREFIX as its SCRIPT_NAME and stripped from its PATH_INFO.
+// with PREFIX as its SCRIPT_NAME and stripped from its PATH_INFO (WSGI),
+// or as its scope's root_path (ASGI).
 type Mount struct {
 	Prefix string // "/api"; "/" for the root
 	Spec   string // module[:attr]
@@ -62,12 +63,15 @@ func (c *Config) validateMounts() error {
 }
 
 // loadMounts imports every mounted app, each with its prefix as its root
-// path; each must be WSGI (the ASGI executor serves one app).
+// path, and detects each one's protocol.
 func loadMounts(cfg *Config, interp *pybridge.Interpreter, spec pybridge.AppSpec) (mountTable, error) {
+	if cfg.Interface == "asgi" {
+		return nil, &ConfigError{Flag: "mount", Reason: "--interface asgi with --mount: each mount's protocol is detected on its own; leave --interface auto"}
+	}
 	var table mountTable
 	for _, m := range cfg.Mounts {
 		s := spec
-		s.Target, s.RootPath = m.Spec, strings.TrimRight(m.Prefix, "/")
+		s.Target, s.RootPath, s.RootInPath = m.Spec, strings.TrimRight(m.Prefix, "/"), true
 		if m.Spec == HoldSpec {
 			gate, err := newHoldGate(s.RootPath)
 			if err != nil {
@@ -82,14 +86,31 @@ func loadMounts(cfg *Config, interp *pybridge.Interpreter, spec pybridge.AppSpec
 			table.close()
 			return nil, err
 		}
-		if app.Interface == pybridge.ASGI || cfg.Interface == "asgi" {
-			table.close()
-			return nil, &ConfigError{Flag: "mount", Reason: fmt.Sprintf("%s=%s is an ASGI app: mounts serve WSGI apps (the one ASGI event loop serves one app); serve it alone", m.Prefix, m.Spec)}
-		}
 		table = append(table, mounted{prefix: s.RootPath, app: app})
 	}
 	sort.SliceStable(table, func(i, j int) bool { return len(table[i].prefix) > len(table[j].prefix) })
 	return table, nil
+}
+
+// asgiApps are the ASGI mounts' apps, the shortest prefix's first.
+func (t mountTable) asgiApps() []*pybridge.App {
+	var apps []*pybridge.App
+	for i := len(t) - 1; i >= 0; i-- {
+		if t[i].app != nil && t[i].app.Interface == pybridge.ASGI {
+			apps = append(apps, t[i].app)
+		}
+	}
+	return apps
+}
+
+// wsgiApps reports whether any mount is WSGI.
+func (t mountTable) wsgiApps() bool {
+	for i := range t {
+		if t[i].app != nil && t[i].app.Interface != pybridge.ASGI {
+			return true
+		}
+	}
+	return false
 }
 
 // route is the app for path (nil: none holds it, or a hold mount).
@@ -156,10 +177,16 @@ func (t mountTable) describe() string {
 }
 
 // mountRouter answers 404 on the loop thread for a path no mount holds;
-// the rest go on to the app's handler, which calls the mount's app.
+// the rest go on to the app's handler, which calls the mount's app. With
+// ASGI mounts beside WSGI ones, the ASGI apps' requests (WebSockets too)
+// go to the executor's queue and the WSGI apps' to the handler threads'
+// (wsgi).
 type mountRouter struct {
 	table mountTable
 	next  loop.Handler
+	// wsgi is the WSGI mounts' queue when the process serves both kinds
+	// (else nil).
+	wsgi *loop.JobQueue
 }
 
 func (r mountRouter) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
@@ -170,6 +197,8 @@ func (r mountRouter) ServeInline(req *loop.Request, w *loop.ResponseWriter) {
 		w.Respond(404, notMounted)
 	case m.gate != nil:
 		m.gate.serve(req, w)
+	case r.wsgi != nil && m.app.Interface != pybridge.ASGI:
+		w.DeferTo(r.wsgi)
 	default:
 		r.next.ServeInline(req, w)
 	}

@@ -78,6 +78,13 @@ type python struct {
 	pool     *bridgePool
 	handlers *pybridge.Handlers     // WSGI
 	executor *pybridge.ASGIExecutor // ASGI
+	// With an ASGI --mount beside WSGI ones, the WSGI mounts' queue,
+	// pool and handler threads (the executor has the ones above).
+	wsgiQueue    *loop.JobQueue
+	wsgiPool     *bridgePool
+	wsgiHandlers *pybridge.Handlers
+	// mounts: --mount's table (nil: one app).
+	mounts mountTable
 }
 
 // startPython starts the interpreter, imports the app and starts the
@@ -145,36 +152,64 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 		logf("m0serve: serving %s", found)
 	}
 	py := &python{interp: interp, queue: loop.NewJobQueue(jobQueueSize)}
-	py.pool = newBridgePool(py.queue, app, cfg.AccessLog, logf)
-	py.pool.mounts = mounts
-	py.pool.inApp = cfg.Worker.inApp()
-	py.pool.inFlight = cfg.Worker.requests()
-	py.pool.stats = cfg.appStats
-	py.pool.proxy, py.pool.logFormat = cfg.proxyTrust, cfg.accessFormat
-	py.pool.realtime = cfg.Realtime
+	py.pool = py.newPool(cfg, py.queue, app, logf)
+	py.pool.mounts, py.mounts = mounts, mounts
 	warnIdleFlags(cfg, servesASGI(cfg, app), logf)
 	if servesASGI(cfg, app) {
+		if mounts.wsgiApps() {
+			// WSGI mounts beside the ASGI one: handler threads of their
+			// own, on a queue of their own (mountRouter).
+			py.wsgiQueue = loop.NewJobQueue(jobQueueSize)
+			py.wsgiPool = py.newPool(cfg, py.wsgiQueue, mounts[len(mounts)-1].app, logf)
+			py.wsgiPool.mounts = mounts
+			if py.wsgiHandlers, err = py.startHandlers(cfg, py.wsgiPool); err != nil {
+				py.queue.Close()
+				interp.Close()
+				return nil, err
+			}
+		}
 		return py, py.startASGI(cfg, app, listener)
 	}
+	if py.handlers, err = py.startHandlers(cfg, py.pool); err != nil {
+		interp.Close()
+		return nil, err
+	}
+	return py, nil
+}
+
+// newPool is a bridge pool over queue, with the configuration's
+// instruments.
+func (py *python) newPool(cfg *Config, queue *loop.JobQueue, app *pybridge.App, logf func(string, ...any)) *bridgePool {
+	pool := newBridgePool(queue, app, cfg.AccessLog, logf)
+	pool.inApp = cfg.Worker.inApp()
+	pool.inFlight = cfg.Worker.requests()
+	pool.stats = cfg.appStats
+	pool.proxy, pool.logFormat = cfg.proxyTrust, cfg.accessFormat
+	pool.realtime = cfg.Realtime
+	return pool
+}
+
+// startHandlers starts the WSGI handler threads taking from pool. On
+// failure its queue is closed and the threads started are waited for.
+func (py *python) startHandlers(cfg *Config, pool *bridgePool) (*pybridge.Handlers, error) {
 	threads := max(1, cfg.Threads) // --threads 0 keeps one for requests with a body
 	batch := batchJobs
 	if threads > 1 {
 		batch = 1
 	}
-	interp.SetMaxClientWaits(cfg.MaxClientWaits)
-	py.handlers, err = interp.StartHandlers(threads, batch, py.pool, py.pool)
+	py.interp.SetMaxClientWaits(cfg.MaxClientWaits)
+	handlers, err := py.interp.StartHandlers(threads, batch, pool, pool)
 	if err != nil {
-		py.queue.Close()
-		if py.handlers != nil {
-			py.handlers.Wait()
+		pool.queue.Close()
+		if handlers != nil {
+			handlers.Wait()
 		}
-		interp.Close()
 		return nil, fmt.Errorf("starting %d handler threads: %w", threads, err)
 	}
 	if cfg.MaxClientWaits > 0 {
-		py.pool.handlers = py.handlers
+		pool.handlers = handlers
 	}
-	return py, nil
+	return handlers, nil
 }
 
 // stop runs after the loop has ended: the handler threads finish what is
@@ -186,10 +221,16 @@ func startPython(cfg *Config, listener *Listener, logf func(string, ...any)) (*p
 // meanwhile exits at once.
 func (py *python) stop(s *stopper, logf func(string, ...any)) error {
 	py.queue.Close()
-	py.pool.mounts.close()
+	py.mounts.close()
+	if py.wsgiQueue != nil {
+		py.wsgiQueue.Close()
+	}
 	ended := make(chan struct{})
 	var closeErr error
 	go func() {
+		if py.wsgiHandlers != nil {
+			py.wsgiHandlers.Wait()
+		}
 		if py.executor != nil {
 			if err := py.executor.Stop(); err != nil {
 				logf("m0serve: error: %v", err)
@@ -227,6 +268,9 @@ func describeApp(cfg *Config, py *python) string {
 		if py.executor.Driven() {
 			b.WriteString(" on the I/O thread")
 		}
+		if py.wsgiHandlers != nil {
+			fmt.Fprintf(&b, ", its WSGI mounts on %s", plural(max(1, cfg.Threads), "handler thread"))
+		}
 	} else {
 		switch {
 		case cfg.Threads == 0:
@@ -262,9 +306,13 @@ func inlinesWSGI(cfg *Config) bool {
 }
 
 // loadFirst is the app the bridge starts from: the one named, or with
-// --mount the first mount's (each job then takes its own).
+// --mount the first ASGI mount's (the executor serves them), else the shortest
+// prefix's (each job then takes its own).
 func loadFirst(interp *pybridge.Interpreter, spec pybridge.AppSpec, mounts mountTable) (*pybridge.App, error) {
 	if mounts != nil {
+		if apps := mounts.asgiApps(); apps != nil {
+			return apps[0], nil
+		}
 		return mounts.first(), nil
 	}
 	return interp.LoadApp(spec)

@@ -162,18 +162,18 @@ func Run(cfg Config, logf func(format string, args ...any)) error {
 				rescueAccepts = policy
 			}
 		}
-		if py.pool.mounts != nil {
-			handler = mountRouter{table: py.pool.mounts, next: handler}
-			if cfg.AccessLog {
-				py.pool.mounts.logAccess(cfg.accessFormat, cfg.proxyTrust)
-			}
-		}
 		if py.executor != nil {
 			handler = asgiRequests{}
 			jobGone, jobWritten, jobReadable = py.pool.jobGone, py.pool.jobWritten, py.pool.jobReadable
 			if py.executor.Driven() {
 				stepper = py.executor
 				onExit = py.executor.LeaveLoop
+			}
+		}
+		if py.mounts != nil {
+			handler = mountRouter{table: py.mounts, next: handler, wsgi: py.wsgiQueue}
+			if cfg.AccessLog {
+				py.mounts.logAccess(cfg.accessFormat, cfg.proxyTrust)
 			}
 		}
 	} else {
