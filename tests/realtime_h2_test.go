@@ -30,6 +30,8 @@ type h2Holder struct {
 	ended   map[uint32]bool
 	resets  map[uint32]xhttp2.ErrCode
 	goAways int
+	// shut are the streams whose window the client does not open.
+	shut map[uint32]bool
 	// order is what happened, for the shutdown's sequence.
 	order []string
 }
@@ -54,7 +56,7 @@ func dialHolder(t *testing.T, addr string, ca *tlstest.CA, window uint32) *h2Hol
 	}
 	t.Cleanup(func() { nc.Close() })
 	c := &h2Holder{t: t, conn: nc, fields: map[uint32]map[string]string{}, data: map[uint32]*bytes.Buffer{},
-		ended: map[uint32]bool{}, resets: map[uint32]xhttp2.ErrCode{}}
+		ended: map[uint32]bool{}, resets: map[uint32]xhttp2.ErrCode{}, shut: map[uint32]bool{}}
 	c.fr = xhttp2.NewFramer(nc, nc)
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.enc = hpack.NewEncoder(&c.buf)
@@ -126,7 +128,7 @@ func (c *h2Holder) take(f xhttp2.Frame) {
 		} else {
 			c.order = append(c.order, "data")
 		}
-		if n := uint32(len(f.Data())); n > 0 {
+		if n := uint32(len(f.Data())); n > 0 && !c.shut[id] {
 			c.fr.WriteWindowUpdate(0, n)
 			c.fr.WriteWindowUpdate(id, n)
 		}
@@ -209,6 +211,17 @@ func holdersOnEveryWorker(t *testing.T, addr string, ca *tlstest.CA, channel str
 	return holders
 }
 
+// publishH2 publishes on channel over HTTP/2 (a connection of its own)
+// and returns the publish's answer: how many workers it reached.
+func publishH2(t *testing.T, addr string, ca *tlstest.CA, channel, query string) string {
+	t.Helper()
+	c := dialHolder(t, addr, ca, 0)
+	defer c.conn.Close()
+	c.get(1, "/publish/"+channel+"?"+query)
+	c.until("the publish's answer", func() bool { return c.ended[1] })
+	return strings.TrimSpace(c.body(1))
+}
+
 func forBothTransports(t *testing.T, test func(t *testing.T, useTLS bool)) {
 	t.Run("h2c", func(t *testing.T) { test(t, false) })
 	t.Run("tls", func(t *testing.T) { test(t, true) })
@@ -223,7 +236,7 @@ func TestRealtimeHTTP2HoldAndPublish(t *testing.T) {
 		s, ca := h2Realtime(t, useTLS, "--workers", "2")
 		defer s.stop()
 		holders := holdersOnEveryWorker(t, s.addr, ca, "news")
-		if got := publish(t, s.addr, "news", "data=hello"); got != "2" {
+		if got := publishH2(t, s.addr, ca, "news", "data=hello"); got != "2" {
 			t.Fatalf("publish reached %q workers, want 2", got)
 		}
 		// A second stream on a held connection: a publish, answered whole.
@@ -245,14 +258,14 @@ func TestRealtimeHTTP2Replay(t *testing.T) {
 	forBothTransports(t, func(t *testing.T, useTLS bool) {
 		s, ca := h2Realtime(t, useTLS, "--workers", "2", "--replay-frames", "3")
 		defer s.stop()
-		publish(t, s.addr, "r", "data=1")
-		publish(t, s.addr, "r", "data=2")
+		publishH2(t, s.addr, ca, "r", "data=1")
+		publishH2(t, s.addr, ca, "r", "data=2")
 		c := dialHolder(t, s.addr, ca, 0)
 		c.holdOn(1, "r", [2]string{"last-event-id", "1"})
 		c.expect(1, ": connected\n\nid: 2\ndata: 2\n\n")
 		c.holdOn(3, "r", [2]string{"last-event-id", "99"})
 		c.expect(3, ": connected\n\nevent: m0-gap\n"+`data: {"last_event_id":99,"head":2}`+"\n\n")
-		publish(t, s.addr, "r", "data=3")
+		publishH2(t, s.addr, ca, "r", "data=3")
 		c.expect(1, ": connected\n\nid: 2\ndata: 2\n\nid: 3\ndata: 3\n\n")
 		c.expect(3, ": connected\n\nevent: m0-gap\n"+`data: {"last_event_id":99,"head":2}`+"\n\nid: 3\ndata: 3\n\n")
 	})
@@ -261,7 +274,7 @@ func TestRealtimeHTTP2Replay(t *testing.T) {
 // TestRealtimeHTTP2ClientReset: a held stream the client resets leaves
 // its channel (the worker holds none), and its connection goes on.
 func TestRealtimeHTTP2ClientReset(t *testing.T) {
-	s, _ := h2Realtime(t, false, "--workers", "1", "--health-path", "/healthz")
+	s, ca := h2Realtime(t, false, "--workers", "1", "--health-path", "/healthz")
 	defer s.stop()
 	c := dialHolder(t, s.addr, nil, 0)
 	c.holdOn(1, "gone")
@@ -287,10 +300,10 @@ func TestRealtimeHTTP2ClientReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	heldStreams("1")
-	if got := publish(t, s.addr, "gone", "data=x"); got != "1" {
+	if got := publishH2(t, s.addr, ca, "gone", "data=x"); got != "1" {
 		t.Fatalf("publish reached %q", got)
 	}
-	publish(t, s.addr, "kept", "data=y")
+	publishH2(t, s.addr, ca, "kept", "data=y")
 	c.expect(3, ": connected\n\nid: 2\ndata: y\n\n")
 	if c.body(1) != ": connected\n\n" {
 		t.Fatalf("the reset stream got %q", c.body(1))
@@ -301,18 +314,19 @@ func TestRealtimeHTTP2ClientReset(t *testing.T) {
 // client keeps shut past --send-timeout is reset (CANCEL), not its
 // connection: the connection's other held stream goes on.
 func TestRealtimeHTTP2SlowStreamReset(t *testing.T) {
-	s, _ := h2Realtime(t, false, "--workers", "1", "--send-timeout", "1")
+	s, ca := h2Realtime(t, false, "--workers", "1", "--send-timeout", "1")
 	defer s.stop()
 	slow := dialHolder(t, s.addr, nil, 16) // ": connected" fits; a frame does not
+	slow.shut[1] = true
 	slow.holdOn(1, "slow")
 	slow.until("the view's body", func() bool { return slow.body(1) == ": connected\n\n" })
 	slow.holdOn(3, "fine")
-	publish(t, s.addr, "slow", "data="+strings.Repeat("x", 100))
+	publishH2(t, s.addr, ca, "slow", "data="+strings.Repeat("x", 100))
 	slow.until("the slow stream's reset", func() bool { _, ok := slow.resets[1]; return ok })
 	if code := slow.resets[1]; code != xhttp2.ErrCodeCancel {
 		t.Fatalf("reset with %v", code)
 	}
-	publish(t, s.addr, "fine", "data=y")
+	publishH2(t, s.addr, ca, "fine", "data=y")
 	slow.until("the other stream's frame", func() bool { return strings.HasSuffix(slow.body(3), "data: y\n\n") })
 }
 
