@@ -93,7 +93,8 @@ func newHolds(cfg *Realtime) *holds {
 // to channel; lastEventID is the client's Last-Event-ID (0: none), whose
 // missed frames follow the response's body. Call it before the head is
 // posted: the head then says keep-alive with no framing (the stream runs
-// until either side closes) and X-Accel-Buffering: no.
+// until either side closes) and X-Accel-Buffering: no. Over HTTP/2 the
+// stream is held, not the connection (hold_http2.go).
 func (j *Job) Hold(channel string, lastEventID int64) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
