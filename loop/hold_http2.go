@@ -179,8 +179,8 @@ func (l *Loop) drainStreamHolds(s *slot, hc *h2conn) {
 	for _, sub := range hc.holds {
 		l.drainStreamHold(sub)
 	}
-	if !s.sending && !hc.serving {
-		l.serviceStreamHolds(s, hc)
+	if !hc.serving {
+		l.serviceStreamHolds(s, hc) // into the codec's output, ahead of the GOAWAY
 	}
 }
 

@@ -357,3 +357,27 @@ func TestRealtimeHTTP2ShutdownClosesHolds(t *testing.T) {
 		t.Errorf("the shutdown took %v: held streams waited for the graceful timeout", took)
 	}
 }
+
+// TestRealtimeHTTP2HoldCountsTowardStreams: a held stream is an open
+// stream, so --http2-max-concurrent-streams bounds them: past it a
+// stream is refused, and once the client resets the hold, served.
+func TestRealtimeHTTP2HoldCountsTowardStreams(t *testing.T) {
+	s, _ := h2Realtime(t, false, "--workers", "1", "--http2-max-concurrent-streams", "1")
+	defer s.stop()
+	c := dialHolder(t, s.addr, nil, 0)
+	c.holdOn(1, "one")
+	c.expect(1, ": connected\n\n")
+	c.get(3, "/publish/one?data=x")
+	c.until("the second stream's refusal", func() bool { _, ok := c.resets[3]; return ok || c.ended[3] })
+	if code, ok := c.resets[3]; !ok || code != xhttp2.ErrCodeRefusedStream && code != xhttp2.ErrCodeProtocol {
+		t.Fatalf("a stream past the limit: reset %v (%v), answered %v %q", code, ok, c.fields[3], c.body(3))
+	}
+	if err := c.fr.WriteRSTStream(1, xhttp2.ErrCodeCancel); err != nil {
+		t.Fatal(err)
+	}
+	c.get(5, "/publish/one?data=x")
+	c.until("the third stream's answer", func() bool { return c.ended[5] })
+	if c.fields[5][":status"] != "200" || c.body(5) != "0\n" && c.body(5) != "1\n" {
+		t.Fatalf("after the reset: %v %q", c.fields[5], c.body(5))
+	}
+}
