@@ -184,13 +184,18 @@ func (c *h2Holder) holdOn(id uint32, channel string, fields ...[2]string) (worke
 // h2Realtime runs realtime_app with --realtime, over TLS where useTLS.
 func h2Realtime(t *testing.T, useTLS bool, args ...string) (*workersServer, *tlstest.CA) {
 	t.Helper()
+	return h2RealtimeEnv(t, useTLS, nil, args...)
+}
+
+func h2RealtimeEnv(t *testing.T, useTLS bool, env []string, args ...string) (*workersServer, *tlstest.CA) {
+	t.Helper()
 	var ca *tlstest.CA
 	if useTLS {
 		ca = tlstest.NewCA(t, "m0serve-test")
 		cert := ca.Server(t, tlstest.ECDSA)
 		args = append(args, "--ssl-certfile", cert.CertFile, "--ssl-keyfile", cert.KeyFile)
 	}
-	return startRealtime(t, nil, args...), ca
+	return startRealtime(t, env, args...), ca
 }
 
 // holdersOnEveryWorker opens connections, each holding stream 1 on
@@ -391,4 +396,14 @@ func TestRealtimeHTTP2HoldCountsTowardStreams(t *testing.T) {
 	if c.fields[5][":status"] != "200" || c.body(5) != "0\n" && c.body(5) != "1\n" {
 		t.Fatalf("after the reset: %v %q", c.fields[5], c.body(5))
 	}
+}
+
+// TestRealtimeHTTP2Heartbeat: a held stream over TLS (a browser's
+// EventSource) gets ": heartbeat" every M0_SSE_HEARTBEAT_MS.
+func TestRealtimeHTTP2Heartbeat(t *testing.T) {
+	s, ca := h2RealtimeEnv(t, true, []string{"M0_SSE_HEARTBEAT_MS=200"}, "--workers", "1")
+	defer s.stop()
+	c := dialHolder(t, s.addr, ca, 0)
+	c.holdOn(1, "hb")
+	c.expect(1, ": connected\n\n: heartbeat\n\n: heartbeat\n\n")
 }
