@@ -33,7 +33,9 @@ type Realtime struct {
 const holdOutLimit = 1 << 20
 
 // ErrNoHold is Job.Hold's answer where a hold cannot be taken: the loop
-// has no Config.Realtime, or the head was already posted. The handler answers as it would without a hold.
+// has no Config.Realtime, or the head was already posted (HoldWebSocket:
+// also a WebSocket over HTTP/2). The handler answers as it would without
+// a hold.
 var ErrNoHold = errors.New("loop: this connection cannot be held")
 
 // holdAsk is what the handler asked of its job's connection.
