@@ -33,8 +33,9 @@ type Realtime struct {
 const holdOutLimit = 1 << 20
 
 // ErrNoHold is Job.Hold's answer where a hold cannot be taken: the loop
-// has no Config.Realtime, the request came over HTTP/2, or the head was
-// already posted. The handler answers as it would without a hold.
+// has no Config.Realtime, or the head was already posted (HoldWebSocket:
+// also a WebSocket over HTTP/2). The handler answers as it would without
+// a hold.
 var ErrNoHold = errors.New("loop: this connection cannot be held")
 
 // holdAsk is what the handler asked of its job's connection.
@@ -44,19 +45,22 @@ type holdAsk struct {
 	webSocket   bool
 }
 
-// hold is a held connection's subscription.
+// hold is a subscription: a held connection's (slot), or a held HTTP/2
+// stream's (stream, hold_http2.go).
 type hold struct {
 	channel string
 	index   int    // in its channel's subscribers
 	out     []byte // frames that came while a send was under way
 	closing bool   // ": close" is queued: the connection ends after it
+	slot    *slot
+	stream  *streamHold
 }
 
 // holds is the loop's held connections and the frames posted for them.
 type holds struct {
 	cfg      Realtime
 	journal  *realtime.Journal
-	channels map[string][]*slot
+	channels map[string][]*hold
 	count    int
 	// heartbeatDue: the next heartbeat (unix ns).
 	heartbeatDue int64
@@ -83,7 +87,7 @@ func newHolds(cfg *Realtime) *holds {
 	return &holds{
 		cfg:      *cfg,
 		journal:  realtime.NewJournal(cfg.ReplayFrames, start),
-		channels: make(map[string][]*slot),
+		channels: make(map[string][]*hold),
 	}
 }
 
@@ -91,11 +95,12 @@ func newHolds(cfg *Realtime) *holds {
 // to channel; lastEventID is the client's Last-Event-ID (0: none), whose
 // missed frames follow the response's body. Call it before the head is
 // posted: the head then says keep-alive with no framing (the stream runs
-// until either side closes) and X-Accel-Buffering: no.
+// until either side closes) and X-Accel-Buffering: no. Over HTTP/2 the
+// stream is held, not the connection (hold_http2.go).
 func (j *Job) Hold(channel string, lastEventID int64) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.loop.holds == nil || j.h2 != nil || j.headPosted || channel == "" {
+	if j.loop.holds == nil || j.headPosted || channel == "" {
 		return ErrNoHold
 	}
 	j.hold = &holdAsk{channel: channel, lastEventID: lastEventID}
@@ -158,13 +163,17 @@ func (l *Loop) startHold(s *slot, j *Job) bool {
 
 // subscribe puts a connection on its channel's list.
 func (l *Loop) subscribe(s *slot, channel string) {
+	s.hold = &hold{channel: channel, slot: s}
+	l.addHold(s.hold)
+}
+
+// addHold puts a subscription on its channel's list.
+func (l *Loop) addHold(sub *hold) {
 	h := l.holds
-	sub := &hold{channel: channel}
-	list := h.channels[channel]
+	list := h.channels[sub.channel]
 	sub.index = len(list)
-	h.channels[channel] = append(list, s)
+	h.channels[sub.channel] = append(list, sub)
 	h.count++
-	s.hold = sub
 }
 
 // serveHold is a held connection's turn: what the client sends is
@@ -196,14 +205,19 @@ func (l *Loop) serveHold(s *slot) bool {
 
 // unhold takes a closing connection off its channel.
 func (l *Loop) unhold(s *slot) {
-	h, sub := l.holds, s.hold
+	l.removeHold(s.hold)
+	s.hold = nil
+}
+
+// removeHold takes a subscription off its channel's list.
+func (l *Loop) removeHold(sub *hold) {
+	h := l.holds
 	list := h.channels[sub.channel]
 	last := len(list) - 1
 	moved := list[last]
 	list[sub.index] = moved
-	moved.hold.index = sub.index
+	moved.index = sub.index
 	list[last] = nil
-	s.hold = nil
 	if last == 0 {
 		delete(h.channels, sub.channel)
 	} else {
@@ -298,8 +312,11 @@ func (l *Loop) writeChannel(channel string, b []byte, webSockets bool) {
 		if i >= len(list) {
 			continue
 		}
-		if s := list[i]; webSockets || s.ws == nil {
-			l.holdWrite(s, b)
+		switch sub := list[i]; {
+		case sub.stream != nil:
+			l.streamHoldWrite(sub, b)
+		case webSockets || sub.slot.ws == nil:
+			l.holdWrite(sub.slot, b)
 		}
 	}
 }

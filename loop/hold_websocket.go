@@ -26,7 +26,7 @@ const InboundPath = "/ws/message"
 // AcceptWebSocket.
 func (j *Job) HoldWebSocket(channel string) error {
 	j.mu.Lock()
-	if j.loop.holds == nil || !j.webSocket || j.headPosted || channel == "" {
+	if j.loop.holds == nil || !j.webSocket || j.h2 != nil || j.headPosted || channel == "" {
 		j.mu.Unlock()
 		return ErrNoHold
 	}

@@ -75,6 +75,9 @@ type h2conn struct {
 	// wsReady those with input to read or output to move; wsShut the
 	// tick's scratch list of those held at a shut window.
 	sockets, wsReady, wsShut []*WebSocket
+	// holds are the connection's held streams (hold_http2.go); holdReady
+	// those with frames to move.
+	holds, holdReady []*hold
 	// progress is when the client last opened a window the server was
 	// waiting for, or the connection's window was not what held a
 	// stream (--send-timeout).
@@ -190,6 +193,9 @@ func (l *Loop) serveHTTP2(s *slot) bool {
 			hc.wsReady = ready[:0]
 		}
 	}
+	if len(hc.holdReady) > 0 && hc.conn.Err() == nil {
+		l.serviceStreamHolds(s, hc)
+	}
 	hc.serving = false
 	l.h2Output(s)
 	switch {
@@ -276,6 +282,7 @@ func (l *Loop) closeHTTP2(s *slot) {
 	}
 	hc.ready, hc.jobs = nil, nil
 	l.closeStreamWebSockets(hc)
+	l.closeStreamHolds(hc)
 }
 
 // drainHTTP2 starts a connection's graceful close (RFC 9113 §6.8): a
@@ -288,6 +295,7 @@ func (l *Loop) drainHTTP2(s *slot) {
 		return
 	}
 	hc.shutdown = true
+	l.drainStreamHolds(s, hc)
 	hc.conn.Shutdown()
 	l.goingAwayStreamWebSockets(hc)
 	l.h2Kick(hc)
@@ -423,6 +431,10 @@ func (hc *h2conn) Data(st *http2.Stream, p []byte, end bool) {
 		l.streamWebSocketData(c, p)
 		return
 	}
+	if _, ok := st.Value.(*hold); ok {
+		hc.conn.Consumed(st, len(p)) // a held stream's client has nothing to say
+		return
+	}
 	j, _ := st.Value.(*Job)
 	if j == nil || j.h2 != hc {
 		hc.conn.Consumed(st, len(p))
@@ -467,6 +479,10 @@ func (hc *h2conn) Reset(st *http2.Stream, _ http2.ErrCode) {
 		hc.loop.streamWebSocketReset(c)
 		return
 	}
+	if sub, ok := st.Value.(*hold); ok {
+		hc.loop.releaseStreamHold(sub)
+		return
+	}
 	j, _ := st.Value.(*Job)
 	if j == nil || j.h2 != hc {
 		hc.conn.Done(st)
@@ -482,6 +498,11 @@ func (hc *h2conn) WindowOpened(st *http2.Stream) {
 	if c, ok := st.Value.(*WebSocket); ok {
 		c.stream.sendAt = hc.loop.now
 		hc.markWebSocket(c)
+		return
+	}
+	if sub, ok := st.Value.(*hold); ok {
+		sub.stream.sendAt = hc.loop.now
+		hc.markHold(sub)
 		return
 	}
 	if j, _ := st.Value.(*Job); j != nil && j.h2 == hc {

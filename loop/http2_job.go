@@ -6,6 +6,7 @@ import (
 
 	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/http2"
+	"golang.org/x/net/http2/hpack"
 	"golang.org/x/sys/unix"
 )
 
@@ -93,6 +94,10 @@ func (l *Loop) serviceStream(s *slot, hc *h2conn, j *Job) {
 		}
 		return
 	}
+	if j.hold != nil && !j.h2Ended && !j.h2Broken {
+		l.startStreamHold(hc, j)
+		return
+	}
 	l.endStream(hc, j)
 	j.mu.Unlock()
 	l.releaseJob(j)
@@ -107,7 +112,11 @@ func (l *Loop) writeStreamHead(hc *h2conn, j *Job) {
 		ContentLength: j.contentLength,
 		HeadRequest:   j.Request.MethodIs("HEAD"),
 	}
-	fields, mode := l.streamFields(j.fields, j.fieldSpans, j.fieldsSet, &head)
+	var extra []hpack.HeaderField
+	if j.hold != nil {
+		extra = holdStreamFields
+	}
+	fields, mode := l.streamFields(j.fields, j.fieldSpans, j.fieldsSet, &head, extra...)
 	j.mode = mode
 	end := mode == http1.BodyNone
 	hc.conn.WriteHeaders(j.stream, j.status, fields, end)

@@ -29,6 +29,7 @@ func (l *Loop) tickHTTP2(s *slot) {
 	}
 	l.tickStreamWebSockets(hc)
 	cut := l.streamWebSocketSendTimeouts(hc)
+	cut = l.streamHoldSendTimeouts(hc) || cut
 	if l.now-hc.swept >= int64(l.cfg.BodyTimeout) {
 		hc.swept = l.now
 		cut = hc.conn.ExpireLingering() || cut

@@ -75,10 +75,8 @@ type bridgePool struct {
 	// handlers hear of WSGI jobs waiting on their clients (clientwait.go);
 	// nil: no spare threads.
 	handlers *pybridge.Handlers
-	// realtime: a response may hold its connection (--realtime; hold.go);
-	// warnedHoldH2: a hold asked over HTTP/2 was logged (once).
-	realtime     bool
-	warnedHoldH2 atomic.Bool
+	// realtime: a response may hold its connection (--realtime; hold.go).
+	realtime bool
 
 	mu   sync.Mutex
 	free []*bridgeJob

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"strconv"
 
-	"github.com/m0serve/m0serve/http1"
 	"github.com/m0serve/m0serve/loop"
 	"github.com/m0serve/m0serve/pybridge"
 )
@@ -61,9 +60,9 @@ func (w *bridgeJob) holdWebSocket(resp *pybridge.Response) bool {
 
 // hold asks the loop to hold the connection when the response says so: a
 // 200 with M0-Hold: stream and a channel. The client's Last-Event-ID
-// says what it has. Anything else (another status, no channel, HTTP/2)
-// is served as the ordinary response it is, as under a server without
-// holds.
+// says what it has; over HTTP/2 the stream is held. Anything else
+// (another status, no channel) is served as the ordinary response it
+// is, as under a server without holds.
 func (w *bridgeJob) hold(resp *pybridge.Response) bool {
 	if resp.Status() != 200 {
 		return false
@@ -73,12 +72,6 @@ func (w *bridgeJob) hold(resp *pybridge.Response) bool {
 		return false
 	}
 	lj := w.loopJob
-	if lj.Request.Version == http1.Version20 {
-		if p := w.pool; p.logf != nil && p.warnedHoldH2.CompareAndSwap(false, true) {
-			p.logf("m0serve: warning: M0-Hold over HTTP/2 is served as the view's response, not held (once per process): with TLS, --http 1 keeps browsers' streams on HTTP/1.1")
-		}
-		return false
-	}
 	last, _ := strconv.ParseInt(string(bytes.TrimSpace(lj.Request.Header.Get("last-event-id"))), 10, 64)
 	return lj.Hold(string(channel), last) == nil
 }

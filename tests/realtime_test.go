@@ -415,30 +415,6 @@ func TestRealtimeHoldsCountTowardMaxConnections(t *testing.T) {
 	held[1].expect("id: 1\ndata: in\n\n")
 }
 
-// TestRealtimeHTTP2IsNotHeld: over HTTP/2 a view's M0-Hold is served as
-// the short response it is (its M0-* fields dropped), with one warning
-// saying how to keep TLS clients on HTTP/1.1.
-func TestRealtimeHTTP2IsNotHeld(t *testing.T) {
-	s := startH2(t, wsgiVariant(), false, "--realtime", "realtime_app:app")
-	defer s.stop()
-	resp, err := s.client().Get(s.url("/events/h2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.ProtoMajor != 2 || string(body) != ": connected\n\n" || resp.Header.Get("M0-Hold") != "" {
-		t.Fatalf("HTTP/%d %q, %v, fields %v", resp.ProtoMajor, body, err, resp.Header)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(s.logs.String(), "M0-Hold over HTTP/2") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no warning:\n%s", s.logs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestRealtimeHealthCountsHolds: --health-path reports the streams the
 // worker holds, answered by the loop without entering Python.
 func TestRealtimeHealthCountsHolds(t *testing.T) {
