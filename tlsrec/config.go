@@ -205,7 +205,9 @@ func privateKeyPEM(data []byte, password string) ([]byte, error) {
 				}
 				//lint:ignore SA1019 as above: no other decoder for this format
 				der, err := x509.DecryptPEMBlock(block, []byte(password))
-				if err != nil {
+				if err != nil || !parsesAsKey(der) {
+					// A wrong password passes the format's padding check
+					// about once in 256 and yields bytes that are no key.
 					return nil, errPassword
 				}
 				return pem.EncodeToMemory(&pem.Block{Type: block.Type, Bytes: der}), nil
@@ -213,6 +215,19 @@ func privateKeyPEM(data []byte, password string) ([]byte, error) {
 			return pem.EncodeToMemory(block), nil
 		}
 	}
+}
+
+// parsesAsKey reports whether der is a private key in one of the forms a
+// legacy encrypted PEM block holds (PKCS #1, SEC 1, PKCS #8).
+func parsesAsKey(der []byte) bool {
+	if _, err := x509.ParsePKCS1PrivateKey(der); err == nil {
+		return true
+	}
+	if _, err := x509.ParseECPrivateKey(der); err == nil {
+		return true
+	}
+	_, err := x509.ParsePKCS8PrivateKey(der)
+	return err == nil
 }
 
 func loadCAs(path string) (*x509.CertPool, error) {
