@@ -1,12 +1,14 @@
 package grant
 
+import "bytes"
+
 // FromQuery finds the grant in a request's query: the last g=, percent-
 // decoded into dst (cap MaxLen or more; a longer one comes back cut to
 // MaxLen+1, which Verify calls malformed). found is false without a g=.
 func FromQuery(dst, query []byte) (grant []byte, found bool) {
 	for len(query) > 0 {
 		pair := query
-		if i := indexByte(query, '&'); i >= 0 {
+		if i := bytes.IndexByte(query, '&'); i >= 0 {
 			pair, query = query[:i], query[i+1:]
 		} else {
 			query = nil
@@ -52,34 +54,15 @@ func unhex(c byte) int {
 func CookieValue(field []byte, name string) (value []byte, found bool) {
 	for len(field) > 0 {
 		pair := field
-		if i := indexByte(field, ';'); i >= 0 {
+		if i := bytes.IndexByte(field, ';'); i >= 0 {
 			pair, field = field[:i], field[i+1:]
 		} else {
 			field = nil
 		}
-		pair = trimSpace(pair)
+		pair = bytes.Trim(pair, " \t")
 		if len(pair) > len(name) && pair[len(name)] == '=' && string(pair[:len(name)]) == name {
 			return pair[len(name)+1:], true
 		}
 	}
 	return nil, false
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
-func indexByte(b []byte, c byte) int {
-	for i := range b {
-		if b[i] == c {
-			return i
-		}
-	}
-	return -1
 }
